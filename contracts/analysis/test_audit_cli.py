@@ -1,0 +1,139 @@
+"""``tools/audit_stubs.py`` as pre-commit runs it: exit codes, formats, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from factories.mutants import Mutation, mutated_tree
+
+REPO = Path(__file__).resolve().parents[2]
+TOOL = REPO / "tools" / "audit_stubs.py"
+SEED = REPO / "contracts" / "stub_fixtures" / "seed_fp8_prefill_stubs.py"
+AITER_MLA = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
+
+
+def run_tool(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(TOOL), *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, needle: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert needle in lines[0]
+
+
+def test_imports_neither_torch_nor_vllm(release_src):
+    probe = (
+        "import sys, runpy\n"
+        f"sys.argv = ['audit_stubs.py', '--vllm-src', {str(release_src('0.34.0'))!r}, '--quiet']\n"
+        "try:\n"
+        f"    runpy.run_path({str(TOOL)!r}, run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'vllm'))\n"
+        "print('LOADED', bad, 'EXIT', code)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert "LOADED [] EXIT 0" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_own_specs_are_clean_against_the_pinned_release(release_src):
+    proc = run_tool("--vllm-src", str(release_src("0.34.0")))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 stub(s) found, 2 resolved" in proc.stderr
+
+
+def test_own_specs_drift_when_vllm_reads_a_new_field(release_src):
+    mutation = Mutation(
+        AITER_MLA,
+        "        v_head_dim = self.v_head_dim\n        tile_q = _FP8_PREFILL_TILE_Q\n",
+        "        v_head_dim = self.v_head_dim\n        tile_q = self._fp8_tile_q\n",
+    )
+    with mutated_tree(release_src("0.34.0"), mutation) as tree:
+        proc = run_tool("--vllm-src", str(tree), "--format", "json")
+    assert proc.returncode == 1
+    findings = json.loads(proc.stdout)
+    assert [(f["kind"], f["name"]) for f in findings] == [("missing-attribute", "_fp8_tile_q")]
+    assert findings[0]["vllm_location"].endswith(f"{AITER_MLA}:3051")
+    assert findings[0]["stub_location"].startswith(str(REPO / "factories" / "specs.py"))
+
+
+def test_seed_drift_exit_code_and_text_format(release_src):
+    proc = run_tool("--vllm-src", str(release_src("0.34.0")), str(SEED))
+    assert proc.returncode == 1
+    assert "error: AiterMLAImpl._mla_fp8_prefill_attn() reads self._fp8_prefill_one_scale" in proc.stdout
+    assert "[missing-argument]" in proc.stdout
+    assert "findings: missing-argument=1, missing-attribute=1" in proc.stderr
+
+
+def test_github_format(release_src):
+    proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--format", "github", str(SEED))
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("::error file=contracts/stub_fixtures/seed_fp8_prefill_stubs.py,line=") for line in lines)
+
+
+def test_allowlist_silences_a_known_finding(release_src, tmp_path):
+    allow = tmp_path / "allow.txt"
+    allow.write_text("# known\nmissing-argument:AiterMLAMetadataBuilder._init_fp8_prefill_ps_buffers:*\n")
+    proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--allowlist", str(allow), str(SEED), "--format", "json")
+    assert proc.returncode == 1  # the other finding remains
+    assert [f["name"] for f in json.loads(proc.stdout)] == ["_fp8_prefill_one_scale"]
+
+
+def test_missing_vllm_src_dir():
+    assert_one_line_error(run_tool("--vllm-src", "/nonexistent/vllm-src"), "no such directory")
+
+
+def test_folder_without_vllm(tmp_path):
+    assert_one_line_error(run_tool("--vllm-src", str(tmp_path)), "no vllm/ package inside")
+
+
+def test_file_with_syntax_error(release_src, tmp_path):
+    bad = tmp_path / "test_broken.py"
+    bad.write_text("def f(:\n    pass\n")
+    assert_one_line_error(
+        run_tool("--vllm-src", str(release_src("0.34.0")), str(bad)), "syntax error"
+    )
+
+
+def test_file_that_does_not_exist(release_src):
+    assert_one_line_error(
+        run_tool("--vllm-src", str(release_src("0.34.0")), "no/such/test_file.py"),
+        "no such file or directory",
+    )
+
+
+def test_no_installed_vllm_and_no_flag(tmp_path):
+    """Without --vllm-src the installed package is used; with none installed: exit 2."""
+    probe = (
+        "import importlib.util, sys, runpy\n"
+        "real = importlib.util.find_spec\n"
+        "importlib.util.find_spec = lambda name, *a: None if name == 'vllm' else real(name, *a)\n"
+        f"sys.argv = ['audit_stubs.py']\n"
+        f"runpy.run_path({str(TOOL)!r}, run_name='__main__')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert_one_line_error(proc, "pass --vllm-src")
+
+
+def test_bad_option():
+    assert_one_line_error(run_tool("--format", "xml"), "invalid choice")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_clean_run_exits_zero_in_every_format(release_src, fmt):
+    root = release_src("0.34.0")
+    proc = run_tool("--vllm-src", str(root), "--format", fmt, str(root / "tests/kernels/attention/test_rocm_aiter_mla_fp8_prefill.py"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() in ("", "[]")

@@ -1,0 +1,26 @@
+"""Shared fixtures of the contract suite (CPU-only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factories.releases import ReleaseNotFetched, release_source
+
+
+@pytest.fixture(scope="session")
+def release_src():
+    """``release_src("0.29.0")`` -> the folder holding that release's ``vllm/`` and ``tests/``.
+
+    A missing release *fails* the test: the set-up fetches every release the suite needs, and a
+    skip here would hide the drift checks that are this project's reason to exist.
+    """
+
+    def get(version: str) -> Path:
+        try:
+            return release_source(version)
+        except ReleaseNotFetched as exc:
+            pytest.fail(str(exc), pytrace=False)
+
+    return get

@@ -1,0 +1,435 @@
+"""Audit stubs against the current vLLM source: the one place findings are produced.
+
+Audit = for each method the stub calls, in order: the call's shape against the current
+signature, then the attributes that call reads before anything (the stub or an earlier call)
+wrote them.  Stub fields no analysed method reads are *stale* (a warning).  The same function
+serves test files found on disk and this project's own stub specs (``factories.specs``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import attrs
+
+from factories.analysis.classes import (
+    ClassIndex,
+    ClassInfo,
+    External,
+    MemberKind,
+    Missing,
+)
+from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.readset import MethodReport, ReadSetAnalyzer
+from factories.analysis.source_tree import SourceError, SourceTree, gc_paused
+from factories.analysis.stubs import Stub, StubExtractor, has_object_new
+
+
+class AuditInputError(Exception):
+    """Bad input to the audit (missing tree, unreadable file); one line, exit 2 in the CLI."""
+
+
+@attrs.frozen
+class AuditSummary:
+    files: int
+    files_with_stubs: int
+    stubs: int
+    resolved: int
+    unresolved: int
+    audited: int
+    findings_by_kind: tuple[tuple[str, int], ...]
+
+    def __str__(self) -> str:
+        kinds = ", ".join(f"{k}={n}" for k, n in self.findings_by_kind) or "none"
+        return (
+            f"audited {self.files} file(s), {self.files_with_stubs} with object.__new__ stubs: "
+            f"{self.stubs} stub(s) found, {self.resolved} resolved into the vLLM source "
+            f"({self.unresolved} unresolved: dynamic or outside vLLM), "
+            f"{self.audited} with method calls audited; findings: {kinds}"
+        )
+
+
+@attrs.frozen
+class AuditResult:
+    findings: tuple[Finding, ...]
+    summary: AuditSummary
+    unused_allowlist: tuple[str, ...] = ()
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.kind is not FindingKind.STALE_FIELD)
+
+
+@attrs.frozen
+class Allowlist:
+    """``kind:Class.method:name`` patterns (fnmatch) that silence known findings, as stubtest's."""
+
+    patterns: tuple[str, ...] = ()
+
+    @classmethod
+    def read(cls, path: Path) -> Allowlist:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise AuditInputError(f"cannot read allowlist {path}: {exc.strerror}") from None
+        entries = [line.split("#", 1)[0].strip() for line in lines]
+        return cls(tuple(e for e in entries if e))
+
+    def matches(self, finding: Finding) -> str | None:
+        for pattern in self.patterns:
+            if fnmatch.fnmatchcase(finding.key, pattern):
+                return pattern
+        return None
+
+
+def locate_vllm_source(explicit: str | None) -> Path:
+    """The folder holding ``vllm/``: the given one, or the installed package's parent.
+
+    ``importlib.util.find_spec`` on a top-level name does not execute the package, so this
+    never imports vLLM (or torch).
+    """
+    if explicit is None:
+        import importlib.util
+
+        spec = importlib.util.find_spec("vllm")
+        if spec is None or not spec.submodule_search_locations:
+            raise AuditInputError(
+                "vllm is not installed here; pass --vllm-src DIR (a folder that holds vllm/)"
+            )
+        return Path(list(spec.submodule_search_locations)[0]).parent
+    root = Path(explicit)
+    if not root.is_dir():
+        raise AuditInputError(f"--vllm-src {explicit}: no such directory")
+    if not (root / "vllm" / "__init__.py").is_file():
+        if root.name == "vllm" and (root / "__init__.py").is_file():
+            return root.parent
+        raise AuditInputError(
+            f"--vllm-src {explicit}: no vllm/ package inside; pass the folder that holds vllm/"
+        )
+    return root
+
+
+class StubAuditor:
+    """Audits stubs against one vLLM source tree.  Caches parsed files and method analyses."""
+
+    def __init__(self, vllm_src: Path) -> None:
+        self.tree = SourceTree(vllm_src)
+        self.index = ClassIndex(self.tree)
+        self.analyzer = ReadSetAnalyzer(self.index)
+
+    # -- test files ---------------------------------------------------------------------
+
+    def extract(self, path: Path) -> list[Stub]:
+        module = self.tree.load(self.tree.module_name_for(path), path)
+        return StubExtractor(module).stubs()
+
+    def audit_paths(
+        self, paths: Sequence[Path], allowlist: Allowlist = Allowlist(), progress=None
+    ) -> AuditResult:
+        with gc_paused():
+            return self._audit_paths(paths, allowlist, progress)
+
+    def _audit_paths(self, paths: Sequence[Path], allowlist: Allowlist, progress) -> AuditResult:
+        files = expand_paths(paths)
+        explicit = {p for p in paths if p.is_file()}
+        stubs: list[Stub] = []
+        with_stubs = 0
+        for i, path in enumerate(files):
+            if progress is not None and len(files) > 200 and i % 500 == 0:
+                progress(f"[audit] {i}/{len(files)} files")
+            # Files named explicitly are always parsed (a syntax error is bad input);
+            # files found in a folder are skipped cheaply when they hold no stub.
+            if path not in explicit and not has_object_new(path):
+                continue
+            try:
+                found = self.extract(path)
+            except SourceError as exc:
+                raise AuditInputError(str(exc)) from None
+            if found:
+                with_stubs += 1
+            stubs.extend(found)
+        return self.audit_stubs(stubs, len(files), with_stubs, allowlist)
+
+    def audit_stubs(
+        self,
+        stubs: Sequence[Stub],
+        n_files: int,
+        n_with_stubs: int,
+        allowlist: Allowlist = Allowlist(),
+    ) -> AuditResult:
+        findings: dict[tuple, Finding] = {}
+        sites: set[Location] = set()
+        resolved_sites: set[Location] = set()
+        audited_sites: set[Location] = set()
+        usages: dict[Location, list[_FieldUsage]] = {}
+        for stub in stubs:
+            sites.add(stub.location)
+            target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+            if isinstance(target, ClassInfo):
+                resolved_sites.add(stub.location)
+                if stub.calls:
+                    audited_sites.add(stub.location)
+                found, usage = self._audit_class(stub, target)
+                usages.setdefault(stub.location, []).append(usage)
+            else:
+                found = self.audit_stub(stub, target)
+            for finding in found:
+                findings.setdefault(_dedup_key(finding), finding)
+        for finding in _stale_fields(usages):
+            findings.setdefault(_dedup_key(finding), finding)
+        used: set[str] = set()
+        kept: list[Finding] = []
+        for finding in findings.values():
+            pattern = allowlist.matches(finding)
+            if pattern is None:
+                kept.append(finding)
+            else:
+                used.add(pattern)
+        kept.sort(key=lambda f: (str(f.stub_location), f.kind.value, f.name))
+        counts = Counter(f.kind.value for f in kept)
+        summary = AuditSummary(
+            files=n_files,
+            files_with_stubs=n_with_stubs,
+            stubs=len(sites),
+            resolved=len(resolved_sites),
+            unresolved=len(sites - resolved_sites),
+            audited=len(audited_sites),
+            findings_by_kind=tuple(sorted(counts.items())),
+        )
+        unused = tuple(p for p in allowlist.patterns if p not in used)
+        return AuditResult(tuple(kept), summary, unused)
+
+    def audit_stub(self, stub: Stub, target=None) -> list[Finding]:
+        if target is None:
+            target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+        if isinstance(target, Missing):
+            close = target.close_names()
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            return [
+                Finding(
+                    kind=FindingKind.MISSING_CLASS,
+                    class_name=stub.class_expr,
+                    method="<class>",
+                    name=target.name,
+                    message=f"{target.module.name} no longer defines {target.name}{hint}",
+                    vllm_location=Location(str(target.module.path), 1),
+                    stub_location=stub.location,
+                    stub_side=f"object.__new__({stub.class_expr})",
+                    vllm_side="names: " + ", ".join(close) if close else "not defined",
+                )
+            ]
+        if isinstance(target, External) and target.dotted.startswith("vllm."):
+            return [self._missing_module(stub, target.dotted)]
+        if not isinstance(target, ClassInfo):
+            return []
+        return self._audit_class(stub, target)[0]
+
+    def _missing_module(self, stub: Stub, dotted: str) -> Finding:
+        """``from vllm.x.y import C`` where ``vllm/x/y`` no longer exists in the tree."""
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            if self.tree.module(".".join(parts[:cut])) is not None:
+                break
+        parent = ".".join(parts[:cut])
+        missing = parts[cut] if cut < len(parts) else dotted
+        parent_dir = self.tree.root.joinpath(*parent.split("."))
+        siblings = sorted(
+            p.stem if p.suffix == ".py" else p.name
+            for p in (parent_dir.iterdir() if parent_dir.is_dir() else [])
+            if p.suffix == ".py" or (p / "__init__.py").is_file()
+        )
+        close = difflib.get_close_matches(missing, siblings, n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        return Finding(
+            kind=FindingKind.MISSING_CLASS,
+            class_name=stub.class_expr,
+            method="<class>",
+            name=dotted,
+            message=f"{parent}.{missing} no longer exists in the vLLM source{hint}",
+            vllm_location=None,
+            stub_location=stub.location,
+            stub_side=f"object.__new__({stub.class_expr}) from {dotted}",
+            vllm_side="close: " + ", ".join(close) if close else "not found",
+        )
+
+    def _audit_class(self, stub: Stub, cls: ClassInfo) -> tuple[list[Finding], _FieldUsage]:
+        out: list[Finding] = []
+        state: frozenset[str] = frozenset()
+        constants: dict[str, object] = {}
+        replaced = self._replaced_methods(stub)
+        set_at: dict[str, Location] = {}
+        reads: set[str] = set()
+        analysed_any = False
+        last_call_index = max(
+            (i for i, e in enumerate(stub.events) if e.kind == "call"), default=-1
+        )
+        for i, event in enumerate(stub.events):
+            if event.kind == "set":
+                state = state | {event.name}
+                if event.has_value:
+                    constants[event.name] = event.value
+                else:
+                    constants.pop(event.name, None)
+                if i < last_call_index:
+                    set_at.setdefault(event.name, event.location)
+                continue
+            if event.name in state:
+                reads.add(event.name)  # calls a callable the test put on the object
+                continue
+            member = self.index.lookup(cls, event.name)
+            if member is None and self.index.mro(cls)[1]:
+                continue  # may come from a base outside the tree (torch.nn.Module, ...)
+            if member is None:
+                close = self.index.close_member_names(cls, event.name)
+                hint = f"; did you mean {', '.join(close)}?" if close else ""
+                out.append(
+                    Finding(
+                        kind=FindingKind.MISSING_METHOD,
+                        class_name=cls.name,
+                        method=event.name,
+                        name=event.name,
+                        message=f"{cls.name} has no attribute {event.name!r}{hint}",
+                        vllm_location=Location(cls.path, cls.node.lineno),
+                        stub_location=event.location,
+                        stub_side=f"calls {event.name}()",
+                        vllm_side="close: " + ", ".join(close) if close else "not defined",
+                    )
+                )
+                continue
+            if member.kind not in (
+                MemberKind.METHOD,
+                MemberKind.STATICMETHOD,
+                MemberKind.CLASSMETHOD,
+            ):
+                continue
+            report = self.analyzer.analyze(
+                cls, event.name, state, constants, replaced, call=event.shape
+            )
+            analysed_any = True
+            assert event.shape is not None
+            for mismatch in report.signature.check(event.shape):
+                out.append(
+                    Finding(
+                        kind=mismatch.kind,
+                        class_name=cls.name,
+                        method=event.name,
+                        name=mismatch.name,
+                        message=f"{cls.name}.{event.name}() {mismatch.message}",
+                        vllm_location=report.location,
+                        stub_location=event.location,
+                        stub_side=f"call passes {event.shape}",
+                        vllm_side=f"def {event.name}{report.signature}",
+                    )
+                )
+            out.extend(self._missing_reads(stub, cls, event.name, report))
+            reads |= report.read_names
+            state = report.state_after
+            for name in report.written_names:
+                constants.pop(name, None)
+        usage = _FieldUsage(
+            class_name=cls.name,
+            methods=tuple(e.name for e in stub.calls),
+            set_at=set_at,
+            reads=frozenset(reads),
+            eligible=analysed_any and not stub.escapes and not stub.opaque,
+        )
+        return out, usage
+
+    def _replaced_methods(self, stub: Stub) -> frozenset[tuple[str, str]]:
+        out = set()
+        for dotted in stub.patched:
+            owner, _, method = dotted.rpartition(".")
+            target = self.index.resolve(stub.module, owner, stub.local_imports)
+            if isinstance(target, ClassInfo):
+                out.add((target.qualname, method))
+        return frozenset(out)
+
+    def _missing_reads(
+        self, stub: Stub, cls: ClassInfo, method: str, report: MethodReport
+    ) -> Iterable[Finding]:
+        if stub.opaque:
+            return
+        for access in report.required:
+            yield Finding(
+                kind=FindingKind.MISSING_ATTRIBUTE,
+                class_name=cls.name,
+                method=method,
+                name=access.name,
+                message=f"{cls.name}.{method}() reads self.{access.name} "
+                f"(in {access.method}) but the stub never sets it",
+                vllm_location=access.location,
+                stub_location=stub.location,
+                stub_side="not set",
+                vllm_side=f"read in {access.method}",
+            )
+
+
+@attrs.frozen
+class _FieldUsage:
+    """What one use of a stub sets (before its last call) and what the analysed calls read."""
+
+    class_name: str
+    methods: tuple[str, ...]
+    set_at: dict[str, Location] = attrs.field(eq=False)
+    reads: frozenset[str]
+    eligible: bool
+
+
+def _stale_fields(usages: dict[Location, list[_FieldUsage]]) -> Iterable[Finding]:
+    """Fields set at a creation site that no use of that site reads.
+
+    A helper that builds one stub for several tests sets the union of what those tests need,
+    so a field is stale only when *every* use of the stub leaves it unread.
+    """
+    for uses in usages.values():
+        if not uses or not all(u.eligible for u in uses):
+            continue
+        read_anywhere = frozenset().union(*(u.reads for u in uses))
+        methods = sorted({m for u in uses for m in u.methods})
+        set_at: dict[str, Location] = {}
+        for use in uses:
+            for name, location in use.set_at.items():
+                set_at.setdefault(name, location)
+        for name, location in sorted(set_at.items()):
+            if name in read_anywhere:
+                continue
+            yield Finding(
+                kind=FindingKind.STALE_FIELD,
+                class_name=uses[0].class_name,
+                method=",".join(methods),
+                name=name,
+                message=f"stub sets {name!r} but no analysed method of "
+                f"{uses[0].class_name} ({', '.join(methods)}) reads it any more",
+                vllm_location=None,
+                stub_location=location,
+                stub_side=f"sets {name}",
+                vllm_side="never read",
+            )
+
+
+def _dedup_key(finding: Finding) -> tuple:
+    return (
+        finding.kind,
+        finding.class_name,
+        finding.method,
+        finding.name,
+        finding.vllm_location,
+        finding.stub_location,
+    )
+
+
+def expand_paths(paths: Sequence[Path]) -> list[Path]:
+    """Files as given, folders expanded to their ``*.py`` files (sorted); checks existence."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*.py") if p.is_file()))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise AuditInputError(f"{path}: no such file or directory")
+    return files

@@ -1,0 +1,303 @@
+"""Classes of a source tree: name resolution through imports, bases, MRO and class members.
+
+Why text and not ``inspect``: the attributes an ``object.__new__`` stub must set are exactly the
+ones ``__init__`` would have created, which class introspection cannot see (stubtest's and
+``create_autospec``'s blind spot).  What the class body *does* provide (methods, properties,
+class attributes, annotated defaults) is what a stub may leave out.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import enum
+
+import attrs
+
+from factories.analysis.source_tree import ImportTarget, ModuleInfo, SourceTree
+
+# Bases that contribute nothing an instance reads.
+_TRANSPARENT_BASES = frozenset(
+    {"object", "typing.Generic", "typing.Protocol", "abc.ABC", "typing_extensions.Protocol"}
+)
+
+
+class MemberKind(enum.Enum):
+    METHOD = "method"
+    STATICMETHOD = "staticmethod"
+    CLASSMETHOD = "classmethod"
+    PROPERTY = "property"
+    ATTRIBUTE = "class attribute"
+    ANNOTATION_ONLY = "annotation only"
+
+
+@attrs.frozen
+class Member:
+    """A name defined in a class body; ``node`` is the def/assignment that defines it."""
+
+    name: str
+    kind: MemberKind
+    owner: ClassInfo
+    node: ast.AST
+    setter: ast.FunctionDef | None = None
+
+    @property
+    def is_default(self) -> bool:
+        """True when an instance without ``__init__`` still has this name."""
+        return self.kind is not MemberKind.ANNOTATION_ONLY
+
+
+@attrs.frozen(eq=False)
+class ClassInfo:
+    """A class defined in the source tree."""
+
+    module: ModuleInfo
+    node: ast.ClassDef
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.module.name}.{self.node.name}"
+
+    @property
+    def path(self) -> str:
+        return str(self.module.path)
+
+    def own_members(self) -> dict[str, Member]:
+        return _members_of(self)
+
+
+@attrs.frozen
+class External:
+    """A name that resolves outside the source tree (torch, aiter, stdlib)."""
+
+    dotted: str
+
+
+@attrs.frozen
+class Missing:
+    """An import whose module is in the tree but which no longer defines ``name``."""
+
+    module: ModuleInfo
+    name: str
+
+    def close_names(self) -> list[str]:
+        names = set(self.module.classes) | set(self.module.functions) | set(self.module.imports)
+        names |= self.module.assigned
+        return difflib.get_close_matches(self.name, sorted(names), n=3, cutoff=0.6)
+
+
+@attrs.frozen
+class ModuleRef:
+    module: ModuleInfo
+
+
+@attrs.frozen
+class FunctionRef:
+    module: ModuleInfo
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+
+
+Resolved = ClassInfo | External | Missing | ModuleRef | FunctionRef | None
+
+
+def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    names = []
+    for deco in node.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        names.append(ast.unparse(target))
+    return names
+
+
+def _members_of(cls: ClassInfo) -> dict[str, Member]:
+    members: dict[str, Member] = {}
+    for node in cls.node.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            decos = _decorator_names(node)
+            if any(d.endswith((".setter", ".deleter")) for d in decos):
+                existing = members.get(node.name)
+                if existing is not None and existing.kind is MemberKind.PROPERTY:
+                    members[node.name] = attrs.evolve(existing, setter=node)
+                continue
+            if any(d.split(".")[-1] in ("property", "cached_property") for d in decos):
+                kind = MemberKind.PROPERTY
+            elif "staticmethod" in decos:
+                kind = MemberKind.STATICMETHOD
+            elif "classmethod" in decos:
+                kind = MemberKind.CLASSMETHOD
+            else:
+                kind = MemberKind.METHOD
+            members[node.name] = Member(node.name, kind, cls, node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Name):
+                        members[sub.id] = Member(sub.id, MemberKind.ATTRIBUTE, cls, node)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            kind = MemberKind.ATTRIBUTE if node.value is not None else MemberKind.ANNOTATION_ONLY
+            members.setdefault(node.target.id, Member(node.target.id, kind, cls, node))
+            if kind is MemberKind.ATTRIBUTE:
+                members[node.target.id] = Member(node.target.id, kind, cls, node)
+        elif isinstance(node, ast.ClassDef):
+            members[node.name] = Member(node.name, MemberKind.ATTRIBUTE, cls, node)
+    return members
+
+
+class ClassIndex:
+    """Resolves names to classes in a ``SourceTree`` and answers MRO/member questions."""
+
+    def __init__(self, tree: SourceTree) -> None:
+        self.tree = tree
+        self._mro: dict[str, tuple[list[ClassInfo], list[str]]] = {}
+        self._members: dict[str, dict[str, Member]] = {}
+
+    # -- name resolution -------------------------------------------------------------------
+
+    def resolve(
+        self,
+        module: ModuleInfo,
+        dotted: str,
+        local_imports: dict[str, ImportTarget] | None = None,
+    ) -> Resolved:
+        """What ``dotted`` (``Name`` or ``a.b.Name``) means in ``module``."""
+        if not all(part.isidentifier() for part in dotted.split(".")):
+            return None  # a call, a conditional, a subscript: not statically a class
+        head, *rest = dotted.split(".")
+        current = self._resolve_name(module, head, local_imports or {}, set())
+        if isinstance(current, Missing) and current.module is module:
+            return None  # a local, a parameter, a class defined in a function
+        for part in rest:
+            if isinstance(current, ModuleRef):
+                current = self._resolve_in_module(current.module, part, set())
+            elif isinstance(current, External):
+                current = External(f"{current.dotted}.{part}")
+            elif isinstance(current, ClassInfo):
+                current = None  # nested classes are out of scope
+            else:
+                return current
+        return current
+
+    def _resolve_name(
+        self,
+        module: ModuleInfo,
+        name: str,
+        local_imports: dict[str, ImportTarget],
+        seen: set[tuple[str, str]],
+    ) -> Resolved:
+        if name in local_imports:
+            return self._resolve_import(local_imports[name], seen)
+        return self._resolve_in_module(module, name, seen)
+
+    def _resolve_in_module(self, module: ModuleInfo, name: str, seen: set) -> Resolved:
+        key = (module.name, name)
+        if key in seen:
+            return None
+        seen = seen | {key}
+        if name in module.classes:
+            return ClassInfo(module, module.classes[name])
+        if name in module.functions:
+            return FunctionRef(module, module.functions[name])
+        if name in module.imports:
+            return self._resolve_import(module.imports[name], seen)
+        if name in module.assigned:
+            return None
+        sub = self.tree.module(f"{module.name}.{name}") if module.is_package else None
+        if sub is not None:
+            return ModuleRef(sub)
+        return Missing(module, name)
+
+    def _resolve_import(self, target: ImportTarget, seen: set) -> Resolved:
+        mod = self.tree.module(target.module)
+        if mod is None:
+            return External(target.dotted)
+        if target.name is None:
+            return ModuleRef(mod)
+        return self._resolve_in_module(mod, target.name, seen)
+
+    # -- hierarchy -------------------------------------------------------------------------
+
+    def bases(self, cls: ClassInfo) -> tuple[list[ClassInfo], list[str]]:
+        """Resolved base classes and the dotted names of bases outside the tree."""
+        resolved: list[ClassInfo] = []
+        external: list[str] = []
+        for base in cls.node.bases:
+            expr = base.value if isinstance(base, ast.Subscript) else base
+            try:
+                dotted = ast.unparse(expr)
+            except Exception:  # pragma: no cover - unparse handles every expression
+                continue
+            target = self.resolve(cls.module, dotted)
+            if isinstance(target, ClassInfo):
+                resolved.append(target)
+            elif isinstance(target, External) and target.dotted not in _TRANSPARENT_BASES:
+                external.append(target.dotted)
+            elif target is None and dotted not in ("object", "Generic", "Protocol", "ABC"):
+                external.append(dotted)
+        return resolved, external
+
+    def mro(self, cls: ClassInfo) -> tuple[list[ClassInfo], list[str]]:
+        """C3 linearisation of the in-tree classes, plus the external bases met on the way."""
+        if cls.qualname in self._mro:
+            return self._mro[cls.qualname]
+        self._mro[cls.qualname] = ([cls], [])  # recursion guard for cyclic nonsense
+        bases, external = self.bases(cls)
+        sequences = [list(self.mro(b)[0]) for b in bases] + [list(bases)]
+        for b in bases:
+            external.extend(e for e in self.mro(b)[1] if e not in external)
+        result = [cls] + _c3_merge(sequences)
+        self._mro[cls.qualname] = (result, external)
+        return result, external
+
+    def members(self, cls: ClassInfo) -> dict[str, Member]:
+        """Every name the class body or an in-tree base defines, first in MRO order wins."""
+        if cls.qualname not in self._members:
+            merged: dict[str, Member] = {}
+            for klass in reversed(self.mro(cls)[0]):
+                merged.update(_members_of(klass))
+            self._members[cls.qualname] = merged
+        return self._members[cls.qualname]
+
+    def lookup(self, cls: ClassInfo, name: str, after: ClassInfo | None = None) -> Member | None:
+        """The member ``name`` as ``getattr`` on an instance of ``cls`` would find it.
+
+        ``after`` starts the search past that class in the MRO (``super()`` semantics).
+        """
+        chain = self.mro(cls)[0]
+        if after is not None:
+            ids = [c.qualname for c in chain]
+            if after.qualname in ids:
+                chain = chain[ids.index(after.qualname) + 1 :]
+        for klass in chain:
+            member = _members_cached(self, klass).get(name)
+            if member is not None and member.kind is not MemberKind.ANNOTATION_ONLY:
+                return member
+        return None
+
+    def close_member_names(self, cls: ClassInfo, name: str) -> list[str]:
+        return difflib.get_close_matches(name, sorted(self.members(cls)), n=3, cutoff=0.6)
+
+
+def _members_cached(index: ClassIndex, cls: ClassInfo) -> dict[str, Member]:
+    key = "own:" + cls.qualname
+    if key not in index._members:
+        index._members[key] = _members_of(cls)
+    return index._members[key]
+
+
+def _c3_merge(sequences: list[list[ClassInfo]]) -> list[ClassInfo]:
+    result: list[ClassInfo] = []
+    seqs = [list(s) for s in sequences if s]
+    while seqs:
+        for seq in seqs:
+            head = seq[0]
+            if not any(head.qualname in [c.qualname for c in s[1:]] for s in seqs):
+                break
+        else:  # inconsistent hierarchy: fall back to depth-first order
+            head = seqs[0][0]
+        result.append(head)
+        seqs = [[c for c in s if c.qualname != head.qualname] for s in seqs]
+        seqs = [s for s in seqs if s]
+    return result

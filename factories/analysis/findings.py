@@ -1,0 +1,99 @@
+"""Value objects every layer of the analyzer speaks.
+
+Modelled on mypy's ``stubtest``: one finding is a small immutable record with a location on each
+side of the mismatch (the vLLM source and the stub that drifted from it), a message, and a short
+description of what each side has.  Factories raise them, contracts assert on them, the CLI prints
+them; nobody re-derives them.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+import attrs
+
+
+@attrs.frozen(order=True)
+class Location:
+    """A ``file:line`` position; ``path`` is kept as given (absolute or relative)."""
+
+    path: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def relative_to(self, root: Path) -> Location:
+        """The same position with ``path`` relative to ``root`` when it lies under it."""
+        try:
+            return Location(str(Path(self.path).resolve().relative_to(root.resolve())), self.line)
+        except ValueError:
+            return self
+
+
+class Severity(enum.Enum):
+    """``error`` makes the audit exit 1; ``warning`` is printed but does not fail it."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class FindingKind(enum.Enum):
+    """What drifted.  The value is the stable, user-facing name (used by allowlists and JSON)."""
+
+    MISSING_ATTRIBUTE = "missing-attribute"
+    MISSING_ARGUMENT = "missing-argument"
+    UNKNOWN_KEYWORD = "unknown-keyword"
+    TOO_MANY_POSITIONAL = "too-many-positional"
+    DUPLICATE_ARGUMENT = "duplicate-argument"
+    MISSING_METHOD = "missing-method"
+    MISSING_CLASS = "missing-class"
+    STALE_FIELD = "stale-field"
+
+    @property
+    def severity(self) -> Severity:
+        return Severity.WARNING if self is FindingKind.STALE_FIELD else Severity.ERROR
+
+
+@attrs.frozen
+class Finding:
+    """One mismatch between an ``object.__new__`` stub and the vLLM code it stands in for.
+
+    ``vllm_location`` points at the code that needs the thing (the first read, the ``def``);
+    ``stub_location`` at the stub (its ``object.__new__`` call or the offending call site).
+    ``stub_side``/``vllm_side`` say what each side has, as stubtest prints "stub:"/"runtime:".
+    """
+
+    kind: FindingKind
+    class_name: str
+    method: str
+    name: str
+    message: str
+    vllm_location: Location | None
+    stub_location: Location | None
+    stub_side: str = ""
+    vllm_side: str = ""
+
+    @property
+    def severity(self) -> Severity:
+        return self.kind.severity
+
+    @property
+    def key(self) -> str:
+        """Allowlist key: ``kind:Class.method:name``."""
+        return f"{self.kind.value}:{self.class_name}.{self.method}:{self.name}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind.value,
+            "severity": self.severity.value,
+            "class": self.class_name,
+            "method": self.method,
+            "name": self.name,
+            "message": self.message,
+            "vllm_location": str(self.vllm_location) if self.vllm_location else None,
+            "stub_location": str(self.stub_location) if self.stub_location else None,
+            "stub": self.stub_side,
+            "vllm": self.vllm_side,
+        }

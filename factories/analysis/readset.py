@@ -1,0 +1,698 @@
+"""Which instance attributes a method sequence reads before it writes them.
+
+This is the one analysis everything else consumes: factories check their stub specs against it
+before building an object, contracts pin the hand-off between builder and impl with it, and
+``tools/audit_stubs.py`` audits vLLM's own ``object.__new__`` stubs with it.
+
+The walk is a small abstract interpretation over a method's AST.  Its state is the set of
+attributes *definitely* written on every path so far; ``if`` branches meet by intersection, loop
+bodies may run zero times, ``return``/``raise`` end a path.  A ``self.X`` load outside that set
+which the class body does not define is a *required read*: an ``object.__new__`` stub must set X.
+A read on any branch counts (the analysis cannot know which branch a test takes; the audit
+report marks that class of finding).  ``self.m(...)`` is followed into ``m`` through the MRO,
+``super().m(...)`` past the defining class, properties into their getters and setters.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+
+from factories.analysis.classes import ClassIndex, ClassInfo, Member, MemberKind
+from factories.analysis.findings import Location
+from factories.analysis.signatures import CallShape, Signature
+from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+
+_BUILTINS = frozenset(dir(builtins))
+_MAX_DEPTH = 16
+
+State = frozenset[str] | None  # None: this path cannot be reached (after return/raise)
+
+
+@attrs.frozen(order=True)
+class AttributeAccess:
+    """``self.<name>`` read or written at ``location`` inside ``method`` (a qualified name)."""
+
+    name: str
+    location: Location
+    method: str
+
+
+@attrs.frozen(order=True)
+class ParamAccess:
+    """An attribute path on an entry-method parameter, e.g. ``metadata.prefill.query_start_loc``."""
+
+    path: str
+    location: Location
+    write: bool
+
+
+@attrs.frozen
+class CallSite:
+    """A call the method makes outside the class.
+
+    ``target`` is dotted and resolved through imports (``aiter.get_ps_metadata_v1``,
+    ``torch.cuda.Event``, ``vllm.platforms.current_platform.num_compute_units``) or
+    ``self.<attr>`` for a callable stored on the instance (``self._mla_reduce_v1``).
+    """
+
+    target: str
+    location: Location
+    shape: CallShape
+
+
+@attrs.frozen
+class MethodReport:
+    """What one call of ``method`` on an instance of ``class_name`` needs and does.
+
+    ``required`` are reads of attributes neither in ``initial`` nor written earlier nor defined
+    by the class; ``state_after`` is what is definitely written once the call returns.
+    """
+
+    class_name: str
+    method: str
+    signature: Signature
+    location: Location
+    initial: frozenset[str]
+    required: tuple[AttributeAccess, ...]
+    class_defaults: tuple[AttributeAccess, ...]
+    writes: tuple[AttributeAccess, ...]
+    reads: tuple[AttributeAccess, ...]
+    param_accesses: tuple[ParamAccess, ...]
+    calls: tuple[CallSite, ...]
+    state_after: frozenset[str]
+
+    @property
+    def required_names(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.required)
+
+    @property
+    def read_names(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.reads)
+
+    @property
+    def written_names(self) -> frozenset[str]:
+        return frozenset(a.name for a in self.writes)
+
+    def param_paths(self, param: str, *, write: bool) -> frozenset[str]:
+        prefix = param + "."
+        return frozenset(
+            p.path[len(prefix) :]
+            for p in self.param_accesses
+            if p.write is write and p.path.startswith(prefix)
+        )
+
+
+@attrs.define
+class _Recorder:
+    reads: list[AttributeAccess] = attrs.field(factory=list)
+    required: list[AttributeAccess] = attrs.field(factory=list)
+    defaults: list[AttributeAccess] = attrs.field(factory=list)
+    writes: list[AttributeAccess] = attrs.field(factory=list)
+    params: list[ParamAccess] = attrs.field(factory=list)
+    calls: list[CallSite] = attrs.field(factory=list)
+
+    def extend(self, other: _Recorder) -> None:
+        for field in attrs.fields(_Recorder):
+            getattr(self, field.name).extend(getattr(other, field.name))
+
+
+def _meet(a: State, b: State) -> State:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a & b
+
+
+def _first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ...]:
+    seen: dict[str, AttributeAccess] = {}
+    for item in items:
+        seen.setdefault(item.name, item)
+    return tuple(seen.values())
+
+
+class MethodNotFound(LookupError):
+    """The class (through its MRO) defines no method of that name."""
+
+
+class ReadSetAnalyzer:
+    """Analyses calls on instances of in-tree classes.  Results are memoised per analyzer."""
+
+    def __init__(self, index: ClassIndex) -> None:
+        self.index = index
+        self._memo: dict[tuple, tuple[_Recorder, State]] = {}
+        self._replaced: frozenset[tuple[str, str]] = frozenset()
+
+    def method_member(self, cls: ClassInfo, method: str) -> Member:
+        member = self.index.lookup(cls, method)
+        if member is None or member.kind not in (
+            MemberKind.METHOD,
+            MemberKind.CLASSMETHOD,
+            MemberKind.STATICMETHOD,
+        ):
+            raise MethodNotFound(method)
+        return member
+
+    def analyze(
+        self,
+        cls: ClassInfo,
+        method: str,
+        initial: Iterable[str] = (),
+        constants: Mapping[str, object] | None = None,
+        replaced: frozenset[tuple[str, str]] = frozenset(),
+        call: CallShape | None = None,
+    ) -> MethodReport:
+        """One call of ``method`` on an instance whose ``__dict__`` holds ``initial``.
+
+        ``constants`` are literal values of some of those attributes (a stub's
+        ``impl._fp8_prefill_enabled = False``): branches they decide are pruned, so a stub that
+        switches a feature off is not asked for the feature's fields.
+        """
+        member = self.method_member(cls, method)
+        node = member.node
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        start = frozenset(initial)
+        bound = member.kind is not MemberKind.STATICMETHOD
+        recorder = _Recorder()
+        self._replaced = replaced
+        if member.kind is MemberKind.METHOD:
+            params = call.bind_literals(node, bound=True) if call is not None else {}
+            state = self._run(
+                cls, member, start, {}, (), recorder, consts=dict(constants or {}), params=params
+            )
+        else:
+            state = start
+        after = state if state is not None else start
+        return MethodReport(
+            class_name=cls.name,
+            method=method,
+            signature=Signature.of(node, bound=bound),
+            location=Location(member.owner.path, node.lineno),
+            initial=start,
+            required=_first_by_name(recorder.required),
+            class_defaults=_first_by_name(recorder.defaults),
+            writes=_first_by_name(recorder.writes),
+            reads=_first_by_name(recorder.reads),
+            param_accesses=tuple(dict.fromkeys(recorder.params)),
+            calls=tuple(recorder.calls),
+            state_after=after,
+        )
+
+    def analyze_sequence(
+        self, cls: ClassInfo, methods: Sequence[str], initial: Iterable[str] = ()
+    ) -> tuple[MethodReport, ...]:
+        """Calls in order on one instance; each starts from what the previous left written."""
+        reports: list[MethodReport] = []
+        state = frozenset(initial)
+        for method in methods:
+            report = self.analyze(cls, method, state)
+            reports.append(report)
+            state = report.state_after
+        return tuple(reports)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _run(
+        self,
+        cls: ClassInfo,
+        member: Member,
+        state: frozenset[str],
+        aliases: dict[str, str],
+        stack: tuple[str, ...],
+        recorder: _Recorder,
+        body: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+        consts: dict[str, object] | None = None,
+        params: dict[str, object] | None = None,
+    ) -> State:
+        node = body or member.node
+        consts = consts or {}
+        if (member.owner.qualname, member.name) in self._replaced:
+            return state
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
+        if key_name in stack or len(stack) > _MAX_DEPTH:
+            return state
+        memo_key = (
+            cls.qualname,
+            key_name,
+            state,
+            tuple(sorted(aliases.items())),
+            tuple(sorted(consts.items(), key=lambda kv: kv[0])),
+            tuple(sorted((params or {}).items(), key=lambda kv: kv[0])),
+            self._replaced,
+        )
+        if memo_key in self._memo:
+            sub, out = self._memo[memo_key]
+            recorder.extend(sub)
+            return out
+        sub = _Recorder()
+        walker = _Walker(
+            self, cls, member.owner, node, aliases, stack + (key_name,), sub, consts, params or {}
+        )
+        out = walker.run(state)
+        self._memo[memo_key] = (sub, out)
+        recorder.extend(sub)
+        return out
+
+
+class _Walker:
+    """Walks one function body; see the module docstring for the state semantics."""
+
+    def __init__(
+        self,
+        analyzer: ReadSetAnalyzer,
+        cls: ClassInfo,
+        owner: ClassInfo,
+        func: ast.FunctionDef | ast.AsyncFunctionDef,
+        aliases: dict[str, str],
+        stack: tuple[str, ...],
+        recorder: _Recorder,
+        consts: dict[str, object],
+        params: dict[str, object],
+    ) -> None:
+        self.analyzer = analyzer
+        self.consts = dict(consts)
+        self.name_consts = dict(params)
+        self.index = analyzer.index
+        self.cls = cls
+        self.owner = owner
+        self.func = func
+        self.module: ModuleInfo = owner.module
+        self.stack = stack
+        self.rec = recorder
+        self.qualname = f"{owner.name}.{func.name}"
+        args = func.args
+        positional = list(args.posonlyargs) + list(args.args)
+        self.self_name = positional[0].arg if positional else None
+        self.params = [a.arg for a in positional[1:]] + [a.arg for a in args.kwonlyargs]
+        self.aliases: dict[str, str] = dict(aliases)
+        self.shadowed: set[str] = set()
+        self.local_imports: dict[str, ImportTarget] = {}
+        for sub in ast.walk(func):
+            if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                self.local_imports.update(
+                    collect_imports([sub], self.module.name, self.module.is_package)
+                )
+        self.locals = {
+            n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } | set(self.local_imports)
+
+    def loc(self, node: ast.AST) -> Location:
+        return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
+
+    def run(self, state: frozenset[str]) -> State:
+        return self.block(self.func.body, state)
+
+    # -- statements ---------------------------------------------------------------------
+
+    def block(self, body: Sequence[ast.stmt], state: State) -> State:
+        for stmt in body:
+            if state is None:
+                return None
+            state = self.stmt(stmt, state)
+        return state
+
+    def stmt(self, node: ast.stmt, state: frozenset[str]) -> State:
+        if isinstance(node, ast.Assign):
+            state = self.expr(node.value, state)
+            for target in node.targets:
+                state = self.store(target, state, node.value)
+            return state
+        if isinstance(node, ast.AnnAssign):
+            if node.value is None:
+                return state
+            state = self.expr(node.value, state)
+            return self.store(node.target, state, node.value)
+        if isinstance(node, ast.AugAssign):
+            state = self.expr(node.value, state)
+            state = self.expr(_as_load(node.target), state)
+            return self.store(node.target, state, None)
+        if isinstance(node, ast.Delete):
+            for target in node.targets:
+                if self.is_self_attr(target):
+                    state = state - {target.attr}  # type: ignore[attr-defined]
+                else:
+                    state = self.expr(target, state)
+            return state
+        if isinstance(node, ast.If):
+            state = self.expr(node.test, state)
+            verdict = self.truth(node.test)
+            if verdict is True:
+                return self.block(node.body, state)
+            if verdict is False:
+                return self.block(node.orelse, state)
+            return _meet(self.block(node.body, state), self.block(node.orelse, state))
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            state = self.expr(node.iter, state)
+            state = self.store(node.target, state, None)
+            self.block(node.body, state)
+            return _meet(state, self.block(node.orelse, state))
+        if isinstance(node, ast.While):
+            state = self.expr(node.test, state)
+            self.block(node.body, state)
+            return _meet(state, self.block(node.orelse, state))
+        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            body_state = self.block(node.body, state)
+            body_state = self.block(node.orelse, body_state) if body_state is not None else None
+            result = body_state
+            for handler in node.handlers:
+                result = _meet(result, self.block(handler.body, state))
+            if node.finalbody:
+                final_in = result if result is not None else state
+                final = self.block(node.finalbody, final_in)
+                return None if result is None or final is None else final
+            return result
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            for item in node.items:
+                state = self.expr(item.context_expr, state)
+                if item.optional_vars is not None:
+                    state = self.store(item.optional_vars, state, None)
+            return self.block(node.body, state)
+        if isinstance(node, (ast.Return, ast.Raise)):
+            for child in ast.iter_child_nodes(node):
+                state = self.expr(child, state)
+            return None
+        if isinstance(node, (ast.Break, ast.Continue)):
+            return None
+        if isinstance(node, ast.Match):
+            state = self.expr(node.subject, state)
+            result: State = state  # no case may match
+            for case in node.cases:
+                case_state = state if case.guard is None else self.expr(case.guard, state)
+                result = _meet(result, self.block(case.body, case_state))
+            return result
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            # A nested def may run later or never: its reads count, its writes do not.
+            for child in node.body:
+                self.stmt(child, state)
+            return state
+        if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Pass)):
+            return state
+        for child in ast.iter_child_nodes(node):  # Expr, Assert, ...
+            if isinstance(child, ast.expr):
+                state = self.expr(child, state)
+        return state
+
+    def store(self, target: ast.expr, state: frozenset[str], value: ast.expr | None) -> frozenset[str]:
+        if self.is_self_attr(target):
+            name = target.attr  # type: ignore[attr-defined]
+            member = self.index.lookup(self.cls, name)
+            if member is not None and member.kind is MemberKind.PROPERTY:
+                self.rec.defaults.append(AttributeAccess(name, self.loc(target), self.qualname))
+                if member.setter is not None:
+                    out = self.analyzer._run(
+                        self.cls,
+                        member,
+                        state,
+                        {},
+                        self.stack,
+                        self.rec,
+                        body=member.setter,
+                        consts=self.consts,
+                    )
+                    return out if out is not None else state
+                return state
+            self.rec.writes.append(AttributeAccess(name, self.loc(target), self.qualname))
+            self.consts.pop(name, None)
+            return state | {name}
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                state = self.store(elt, state, None)
+            return state
+        if isinstance(target, ast.Starred):
+            return self.store(target.value, state, None)
+        if isinstance(target, ast.Name):
+            self.name_consts.pop(target.id, None)
+            path = self.param_path(value) if value is not None else None
+            if path is not None:
+                self.aliases[target.id] = path
+            else:
+                self.aliases.pop(target.id, None)
+                if target.id in self.params:
+                    self.shadowed.add(target.id)
+            return state
+        if isinstance(target, ast.Attribute):
+            path = self.param_path(target)
+            if path is not None:
+                self.rec.params.append(ParamAccess(path, self.loc(target), write=True))
+                return state
+            return self.expr(target.value, state)
+        if isinstance(target, ast.Subscript):
+            state = self.expr(target.value, state)
+            return self.expr(target.slice, state)
+        return state
+
+    # -- expressions --------------------------------------------------------------------
+
+    def is_self_attr(self, node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == self.self_name
+        )
+
+    def param_path(self, node: ast.AST | None) -> str | None:
+        """``metadata.prefill.x`` for an attribute chain rooted at a parameter or its alias."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        if node.id in self.aliases:
+            root = self.aliases[node.id]
+        elif node.id in self.params and node.id not in self.shadowed:
+            root = node.id
+        else:
+            return None
+        return ".".join([root] + list(reversed(parts)))
+
+    def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
+        access = AttributeAccess(name, self.loc(node), self.qualname)
+        self.rec.reads.append(access)
+        if name in state:
+            return state
+        member = self.index.lookup(self.cls, name)
+        if member is None:
+            self.rec.required.append(access)
+            return state
+        self.rec.defaults.append(access)
+        if member.kind is MemberKind.PROPERTY:
+            out = self.analyzer._run(
+                self.cls, member, state, {}, self.stack, self.rec, consts=self.consts
+            )
+            return out if out is not None else state
+        return state
+
+    def call_method(self, member: Member, call: ast.Call, state: frozenset[str]) -> State:
+        callee = member.node
+        assert isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef))
+        positional = [a.arg for a in list(callee.args.posonlyargs) + list(callee.args.args)][1:]
+        aliases: dict[str, str] = {}
+        for name, arg in zip(positional, call.args):
+            path = self.param_path(arg)
+            if path is not None and not isinstance(arg, ast.Starred):
+                aliases[name] = path
+        for kw in call.keywords:
+            path = self.param_path(kw.value) if kw.arg else None
+            if path is not None:
+                aliases[kw.arg] = path  # type: ignore[index]
+        shape = CallShape.of(call)
+        shape = attrs.evolve(
+            shape,
+            positional_literals=tuple(self.known(a) for a in call.args if not isinstance(a, ast.Starred)),
+            keyword_literals=tuple(
+                (k.arg, self.known(k.value)[0]) for k in call.keywords if k.arg and self.known(k.value)
+            ),
+        ) if not shape.star_args else shape
+        before = len(self.rec.writes)
+        out = self.analyzer._run(
+            self.cls,
+            member,
+            state,
+            aliases,
+            self.stack,
+            self.rec,
+            consts=self.consts,
+            params=shape.bind_literals(callee, bound=True),
+        )
+        for write in self.rec.writes[before:]:
+            self.consts.pop(write.name, None)
+        return out if out is not None else state
+
+    def truth(self, test: ast.expr) -> bool | None:
+        """The value of a branch condition over known literal attributes, or None if unknown."""
+        if isinstance(test, ast.Constant):
+            return bool(test.value)
+        known = self.known(test)
+        if known:
+            return bool(known[0])
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.truth(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            values = [self.truth(v) for v in test.values]
+            if isinstance(test.op, ast.And):
+                if False in values:
+                    return False
+                return True if all(v is True for v in values) else None
+            if True in values:
+                return True
+            return False if all(v is False for v in values) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left_known, right_known = self.known(test.left), self.known(test.comparators[0])
+            if not (left_known and right_known):
+                return None
+            left, right, op = left_known[0], right_known[0], test.ops[0]
+            if isinstance(op, ast.Is):
+                return left is right
+            if isinstance(op, ast.IsNot):
+                return left is not right
+            if isinstance(op, ast.Eq):
+                return left == right
+            if isinstance(op, ast.NotEq):
+                return left != right
+        return None
+
+    def known(self, node: ast.expr) -> tuple[object] | tuple[()]:
+        """``(value,)`` when ``node`` is a literal, a known stub field or a known parameter."""
+        if isinstance(node, ast.Constant):
+            return (node.value,)
+        if self.is_self_attr(node) and node.attr in self.consts:  # type: ignore[attr-defined]
+            return (self.consts[node.attr],)  # type: ignore[attr-defined]
+        if isinstance(node, ast.Name) and node.id in self.name_consts:
+            return (self.name_consts[node.id],)
+        return ()
+
+    def expr(self, node: ast.expr, state: frozenset[str]) -> frozenset[str]:
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            if self.is_self_attr(node):
+                out = self.read_attr(node.attr, node, state)
+                return out if out is not None else state
+            path = self.param_path(node)
+            if path is not None:
+                self.rec.params.append(ParamAccess(path, self.loc(node), write=False))
+                return state
+            return self.expr(node.value, state)
+        if isinstance(node, ast.Name):
+            if self.param_path(node) is not None and isinstance(node.ctx, ast.Load):
+                root = self.aliases.get(node.id, node.id)
+                self.rec.params.append(ParamAccess(root, self.loc(node), write=False))
+            return state
+        if isinstance(node, ast.Call):
+            return self.call(node, state)
+        if isinstance(node, ast.Lambda):
+            self.expr(node.body, state)
+            return state
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                state = self.expr(child, state)
+            elif isinstance(child, ast.comprehension):
+                state = self.expr(child.iter, state)
+                for cond in child.ifs:
+                    state = self.expr(cond, state)
+        return state
+
+    def call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
+        func = node.func
+        for arg in node.args:
+            state = self.expr(arg.value if isinstance(arg, ast.Starred) else arg, state)
+        for kw in node.keywords:
+            state = self.expr(kw.value, state)
+
+        # getattr/setattr with a literal name on self
+        if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr"):
+            if node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == self.self_name:
+                literal = _literal_name(node.args[1] if len(node.args) > 1 else None)
+                if literal is not None:
+                    if func.id == "setattr":
+                        self.rec.writes.append(AttributeAccess(literal, self.loc(node), self.qualname))
+                        self.consts.pop(literal, None)
+                        return state | {literal}
+                    if func.id == "getattr" and len(node.args) == 2:
+                        out = self.read_attr(literal, node, state)
+                        return out if out is not None else state
+                    self.rec.reads.append(AttributeAccess(literal, self.loc(node), self.qualname))
+                    return state
+
+        # self.m(...): a method of the class, or a callable stored on the instance
+        if self.is_self_attr(func):
+            name = func.attr  # type: ignore[attr-defined]
+            member = self.index.lookup(self.cls, name) if name not in state else None
+            if member is not None and member.kind is MemberKind.METHOD:
+                self.rec.defaults.append(AttributeAccess(name, self.loc(func), self.qualname))
+                return self.call_method(member, node, state)
+            out = self.read_attr(name, func, state)
+            if member is None:
+                self.rec.calls.append(CallSite(f"self.{name}", self.loc(node), CallShape.of(node)))
+            return out if out is not None else state
+
+        # super().m(...)
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "super"
+        ):
+            member = self.index.lookup(self.cls, func.attr, after=self.owner)
+            if member is not None and member.kind is MemberKind.METHOD:
+                return self.call_method(member, node, state)
+            return state
+
+        target = self.call_target(func)
+        if target is not None:
+            self.rec.calls.append(CallSite(target, self.loc(node), CallShape.of(node)))
+        return self.expr(func, state)
+
+    def call_target(self, func: ast.expr) -> str | None:
+        """Dotted, import-resolved name of a callee outside the instance, or None."""
+        suffix: list[str] = []
+        node: ast.expr = func
+        while True:
+            if isinstance(node, ast.Attribute):
+                suffix.append(node.attr)
+                node = node.value
+            elif isinstance(node, ast.Call):
+                suffix.append("()")
+                node = node.func
+            else:
+                break
+        if not isinstance(node, ast.Name) or node.id == self.self_name:
+            return None
+        name = node.id
+        if name in self.params or name in self.aliases:
+            return None  # a parameter's method: recorded as a parameter path
+        if name in self.local_imports:
+            head = self.local_imports[name].dotted
+        elif name in self.locals:
+            return None
+        elif name in self.module.imports:
+            head = self.module.imports[name].dotted
+        elif name in self.module.classes or name in self.module.functions or name in self.module.assigned:
+            head = f"{self.module.name}.{name}"
+        elif name in _BUILTINS:
+            return None
+        else:
+            head = name
+        text = head
+        for part in reversed(suffix):
+            text += part if part == "()" else f".{part}"
+        return text
+
+
+def _as_load(node: ast.expr) -> ast.expr:
+    if isinstance(node, ast.Attribute):
+        return ast.copy_location(ast.Attribute(node.value, node.attr, ast.Load()), node)
+    if isinstance(node, ast.Name):
+        return ast.copy_location(ast.Name(node.id, ast.Load()), node)
+    return node
+
+
+def _literal_name(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None

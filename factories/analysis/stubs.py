@@ -1,0 +1,438 @@
+"""Find ``object.__new__`` stubs in test files and what each one sets and calls.
+
+A stub is an ``object.__new__(Cls)`` call.  Its *events* are, in source order, the attributes
+the test puts on the object (plain and augmented assignment, ``setattr``/``monkeypatch.setattr``
+/``patch.object`` with a literal name, ``__dict__.update``/``vars(x).update`` with a literal dict
+or keywords) and the methods it calls on it (with the call's shape).  The object is followed
+through local aliases and through helper functions that build and ``return`` it (also inside a
+returned tuple), into every caller in the same module.  A stub handed to other code *escapes*:
+its missing reads are still checked for the calls the test makes, but stale-field warnings are
+suppressed, since something else may read those fields.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import attrs
+
+from factories.analysis.findings import Location
+from factories.analysis.signatures import CallShape, literal_value
+from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+
+# Calls that look at an object without handing it to code that could read its fields.
+_INSPECTING = frozenset(
+    {"isinstance", "type", "id", "repr", "str", "print", "hasattr", "callable", "len", "vars"}
+)
+_MAX_HELPER_DEPTH = 4
+
+
+@attrs.frozen
+class StubEvent:
+    """``set`` of attribute ``name`` or ``call`` of method ``name`` (with ``shape``)."""
+
+    kind: str
+    name: str
+    location: Location
+    shape: CallShape | None = None
+    value: object = None
+    has_value: bool = False
+
+
+@attrs.frozen
+class Stub:
+    """One way an ``object.__new__`` stub is used: creation site, scope imports, events."""
+
+    class_expr: str
+    location: Location
+    module: ModuleInfo = attrs.field(eq=False, repr=False)
+    local_imports: dict[str, ImportTarget] = attrs.field(eq=False, repr=False, factory=dict)
+    events: tuple[StubEvent, ...] = ()
+    escapes: bool = False
+    opaque: bool = False
+    patched: tuple[str, ...] = ()
+
+    @property
+    def fields_set(self) -> frozenset[str]:
+        return frozenset(e.name for e in self.events if e.kind == "set")
+
+    @property
+    def calls(self) -> tuple[StubEvent, ...]:
+        return tuple(e for e in self.events if e.kind == "call")
+
+
+@attrs.define
+class _Track:
+    events: list[StubEvent] = attrs.field(factory=list)
+    escapes: bool = False
+    opaque: bool = False
+    returned_at: int | None | bool = False  # False: not returned; None: as is; int: tuple index
+    patched: list[str] = attrs.field(factory=list)  # "Cls.method" replaced by the test
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    """Nodes of ``scope`` in source order, nested defs included (closures may use the stub)."""
+    body = scope.body if isinstance(scope, ast.Module) else scope.body  # type: ignore[attr-defined]
+    nodes: list[ast.AST] = []
+    for stmt in body:
+        if isinstance(scope, ast.Module) and isinstance(
+            stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        ):
+            continue  # module scope: functions are their own scopes
+        nodes.extend(ast.walk(stmt))
+    nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    return nodes
+
+
+def _is_object_new(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__new__"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "object"
+        and len(node.args) >= 1
+    )
+
+
+def _literal(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+class StubExtractor:
+    """Extracts the stubs of one parsed test module."""
+
+    def __init__(self, module: ModuleInfo) -> None:
+        self.module = module
+        self.path = str(module.path)
+        # Only top-level statements whose text mentions what we look for are walked: a vLLM
+        # test file can hold thousands of lines that never touch a stub.
+        self._texts = [
+            "\n".join(module.lines[_first_line(s) - 1 : (s.end_lineno or s.lineno)])
+            for s in module.tree.body
+        ]
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self._indexed: set[int] = set()
+        self._nodes_cache: dict[int, list[ast.AST]] = {}
+        self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
+
+    def _index(self, needle: str) -> list[ast.stmt]:
+        """Top-level statements whose source contains ``needle``, with parent links built."""
+        hits = []
+        for stmt, text in zip(self.module.tree.body, self._texts):
+            if needle not in text:
+                continue
+            hits.append(stmt)
+            if id(stmt) in self._indexed:
+                continue
+            self._indexed.add(id(stmt))
+            self.parents[stmt] = self.module.tree
+            for parent in ast.walk(stmt):
+                for child in ast.iter_child_nodes(parent):
+                    self.parents[child] = parent
+        return hits
+
+    def loc(self, node: ast.AST) -> Location:
+        return Location(self.path, getattr(node, "lineno", 0))
+
+    def nodes(self, scope: ast.AST) -> list[ast.AST]:
+        if id(scope) not in self._nodes_cache:
+            self._nodes_cache[id(scope)] = _own_nodes(scope)
+        return self._nodes_cache[id(scope)]
+
+    def scope_imports(self, node: ast.AST) -> dict[str, ImportTarget]:
+        """Imports visible at ``node``: those of each enclosing function, innermost last."""
+        chain: list[ast.AST] = []
+        current: ast.AST | None = node
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                chain.append(current)
+            current = self.parents.get(current)
+        table: dict[str, ImportTarget] = {}
+        for func in reversed(chain):
+            if id(func) not in self._imports_cache:
+                own: dict[str, ImportTarget] = {}
+                for sub in ast.walk(func):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        own.update(
+                            collect_imports([sub], self.module.name, self.module.is_package)
+                        )
+                self._imports_cache[id(func)] = own
+            table.update(self._imports_cache[id(func)])
+        return table
+
+    def enclosing_scope(self, node: ast.AST) -> ast.AST:
+        current = self.parents.get(node)
+        while current is not None and not isinstance(
+            current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+        ):
+            current = self.parents.get(current)
+        return current or self.module.tree
+
+    def stubs(self) -> list[Stub]:
+        found: list[Stub] = []
+        sites = [n for stmt in self._index("object.__new__(") for n in ast.walk(stmt)]
+        for node in sites:
+            if not _is_object_new(node):
+                continue
+            assert isinstance(node, ast.Call)
+            class_expr = ast.unparse(node.args[0])
+            base = Stub(
+                class_expr=class_expr,
+                location=self.loc(node),
+                module=self.module,
+                local_imports=self.scope_imports(node),
+            )
+            for track in self.follow_value(node, 0):
+                found.append(
+                    attrs.evolve(
+                        base,
+                        events=tuple(track.events),
+                        escapes=track.escapes,
+                        opaque=track.opaque,
+                        patched=tuple(sorted(set(track.patched))),
+                    )
+                )
+        return found
+
+    # -- following the object -------------------------------------------------------------
+
+    def follow_value(self, value: ast.AST, depth: int) -> list[_Track]:
+        """Tracks of the object produced by expression ``value`` (a creation or helper call)."""
+        parent = self.parents.get(value)
+        scope = self.enclosing_scope(value)
+        track = _Track()
+        if isinstance(parent, ast.Attribute) and parent.value is value:
+            self.chained_use(parent, track)
+            return [track]
+        if isinstance(parent, ast.Assign) and parent.value is value:
+            names = [t.id for t in parent.targets if isinstance(t, ast.Name)]
+            if names:
+                return self.follow_names(scope, set(names), parent, track, depth)
+            track.escapes = True
+            return [track]
+        if isinstance(parent, ast.Return):
+            track.returned_at = None
+            return self.follow_return(scope, track, depth)
+        if isinstance(parent, ast.Expr):
+            return [track]
+        track.escapes = True
+        return [track]
+
+    def follow_element(self, call: ast.Call, index: int, depth: int) -> list[_Track]:
+        """Tracks of element ``index`` of the tuple a helper call returns."""
+        parent = self.parents.get(call)
+        scope = self.enclosing_scope(call)
+        track = _Track()
+        if isinstance(parent, ast.Assign) and parent.value is call:
+            for target in parent.targets:
+                if isinstance(target, (ast.Tuple, ast.List)) and index < len(target.elts):
+                    elt = target.elts[index]
+                    if isinstance(elt, ast.Name) and elt.id != "_":
+                        return self.follow_names(scope, {elt.id}, parent, track, depth)
+                    return [track]
+        if isinstance(parent, ast.Subscript) and _literal_int(parent.slice) == index:
+            return self.follow_value(parent, depth)
+        return [track]
+
+    def follow_names(
+        self, scope: ast.AST, names: set[str], start: ast.stmt, track: _Track, depth: int
+    ) -> list[_Track]:
+        start_key = (start.lineno, start.col_offset)
+        end_line = getattr(start, "end_lineno", start.lineno)
+        names = set(names)
+        track.patched.extend(self.class_patches(scope, names))
+        for node in self.nodes(scope):
+            if (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) <= start_key:
+                continue
+            if getattr(node, "lineno", 0) <= end_line and node is not start:
+                if self._inside(node, start):
+                    continue
+            if isinstance(node, ast.Assign):
+                self.assignment(node, names, track)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                target = node.target
+                if _is_attr_of(target, names) and (
+                    isinstance(node, ast.AugAssign) or node.value is not None
+                ):
+                    track.events.append(StubEvent("set", target.attr, self.loc(node)))  # type: ignore[attr-defined]
+            elif isinstance(node, ast.Call):
+                self.call_event(node, names, track)
+            elif isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+                outcome = self.name_use(node, names, track)
+                if outcome is not False:
+                    return self.follow_return(scope, track, depth, outcome)
+        return [track]
+
+    @staticmethod
+    def _inside(node: ast.AST, container: ast.AST) -> bool:
+        return any(sub is node for sub in ast.walk(container))
+
+    def assignment(self, node: ast.Assign, names: set[str], track: _Track) -> None:
+        literal = literal_value(node.value)
+        for target in node.targets:
+            for sub in ast.walk(target):
+                if _is_attr_of(sub, names) and isinstance(sub.ctx, ast.Store):  # type: ignore[attr-defined]
+                    track.events.append(
+                        StubEvent(
+                            "set",
+                            sub.attr,  # type: ignore[attr-defined]
+                            self.loc(node),
+                            value=literal[0] if literal else None,
+                            has_value=bool(literal) and sub is target,
+                        )
+                    )
+            if isinstance(target, ast.Name):
+                if isinstance(node.value, ast.Name) and node.value.id in names:
+                    names.add(target.id)  # alias
+                elif target.id in names:
+                    names.discard(target.id)  # rebound to something else
+
+    def call_event(self, node: ast.Call, names: set[str], track: _Track) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and _is_name_in(func.value, names):
+            track.events.append(
+                StubEvent("call", func.attr, self.loc(node), CallShape.of(node))
+            )
+            return
+        first = node.args[0] if node.args else None
+        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if fname in ("setattr", "object") and _is_name_in(first, names):
+            literal = _literal(node.args[1]) if len(node.args) > 1 else None
+            if literal is not None:
+                track.events.append(StubEvent("set", literal, self.loc(node)))
+            else:
+                track.opaque = True
+            return
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "update"
+            and _is_dict_of(func.value, names)
+        ):
+            keys = [k.arg for k in node.keywords if k.arg]
+            if any(k.arg is None for k in node.keywords):
+                track.opaque = True
+            for arg in node.args:
+                if isinstance(arg, ast.Dict) and all(_literal(k) for k in arg.keys):
+                    keys.extend(_literal(k) for k in arg.keys)  # type: ignore[misc]
+                else:
+                    track.opaque = True
+            for key in keys:
+                track.events.append(StubEvent("set", key, self.loc(node)))
+
+    def class_patches(self, scope: ast.AST, names: set[str]) -> list[str]:
+        """``Cls.m`` for each ``monkeypatch.setattr(Cls, "m", ...)``/``patch.object(Cls, "m")``
+        anywhere in ``scope``: the test replaced that method for every instance, the stub's too,
+        so the audit must not follow the real one."""
+        out = []
+        for node in self.nodes(scope):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr not in ("setattr", "object") or len(node.args) < 2:
+                continue
+            first, literal = node.args[0], _literal(node.args[1])
+            if literal is not None and not _is_name_in(first, names):
+                out.append(f"{ast.unparse(first)}.{literal}")
+        return out
+
+    def name_use(self, node: ast.Name, names: set[str], track: _Track) -> int | None | bool:
+        """Classify a bare load of the stub; returns a return-position when it is returned."""
+        parent = self.parents.get(node)
+        if isinstance(parent, ast.Attribute):
+            return False  # attribute access, handled as set/call or a plain read
+        if isinstance(parent, ast.Assign) and parent.value is node:
+            return False  # alias, handled by assignment()
+        if isinstance(parent, ast.Return):
+            return None
+        if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(parent), ast.Return):
+            return parent.elts.index(node)
+        if isinstance(parent, ast.Call):
+            fname = getattr(parent.func, "id", getattr(parent.func, "attr", ""))
+            if fname in _INSPECTING or fname in ("setattr", "object", "getattr"):
+                return False
+            if isinstance(parent.func, ast.Attribute) and parent.func.attr == "update":
+                return False
+        if isinstance(parent, (ast.Compare, ast.Assert)):
+            return False
+        track.escapes = True
+        return False
+
+    def chained_use(self, attr: ast.Attribute, track: _Track) -> None:
+        parent = self.parents.get(attr)
+        if isinstance(parent, ast.Call) and parent.func is attr:
+            track.events.append(StubEvent("call", attr.attr, self.loc(parent), CallShape.of(parent)))
+
+    def follow_return(
+        self, scope: ast.AST, track: _Track, depth: int, position: int | None | bool = None
+    ) -> list[_Track]:
+        """Continue a returned stub into every caller of ``scope`` in this module."""
+        if position is False:
+            return [track]
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or depth >= _MAX_HELPER_DEPTH:
+            return [track]
+        callers = [
+            n
+            for stmt in self._index(scope.name + "(")
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == scope.name
+        ]
+        if not callers:
+            return [track]
+        out: list[_Track] = []
+        for call in callers:
+            if position is None:
+                continuations = self.follow_value(call, depth + 1)
+            else:
+                continuations = self.follow_element(call, position, depth + 1)
+            for cont in continuations:
+                out.append(
+                    _Track(
+                        events=track.events + cont.events,
+                        escapes=track.escapes or cont.escapes,
+                        opaque=track.opaque or cont.opaque,
+                        patched=track.patched + cont.patched,
+                    )
+                )
+        return out
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    decorators = getattr(stmt, "decorator_list", [])
+    return min([stmt.lineno] + [d.lineno for d in decorators])
+
+
+def _is_name_in(node: ast.AST | None, names: set[str]) -> bool:
+    return isinstance(node, ast.Name) and node.id in names
+
+
+def _is_attr_of(node: ast.AST, names: set[str]) -> bool:
+    return isinstance(node, ast.Attribute) and _is_name_in(node.value, names)
+
+
+def _is_dict_of(node: ast.AST, names: set[str]) -> bool:
+    """``x.__dict__`` or ``vars(x)`` for a tracked name ``x``."""
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        return _is_name_in(node.value, names)
+    return (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "vars"
+        and len(node.args) == 1
+        and _is_name_in(node.args[0], names)
+    )
+
+
+def _literal_int(node: ast.AST) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    return None
+
+
+def has_object_new(path: Path) -> bool:
+    """Cheap text pre-filter used before parsing a whole test tree."""
+    try:
+        return "object.__new__(" in path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
