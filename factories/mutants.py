@@ -10,6 +10,7 @@ pass for the wrong reason.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shutil
 import tempfile
@@ -50,6 +51,17 @@ def _link_or_copy(src: str, dst: str) -> None:
         shutil.copy2(src, dst)
 
 
+def _sources_only(folder: str, names: list[str]) -> set[str]:
+    """Skip caches and binaries (vLLM wheels carry large .so files): the analyzer and the
+    mutant loader read Python sources only."""
+    base = Path(folder)
+    return {
+        n
+        for n in names
+        if n == "__pycache__" or ((base / n).is_file() and not n.endswith((".py", ".pyi")))
+    }
+
+
 @contextlib.contextmanager
 def mutated_tree(root: Path, *mutations: Mutation, packages: tuple[str, ...] = ("vllm",)) -> Iterator[Path]:
     """A temporary root holding ``packages`` of ``root`` with ``mutations`` applied."""
@@ -60,12 +72,12 @@ def mutated_tree(root: Path, *mutations: Mutation, packages: tuple[str, ...] = (
                 root / package,
                 dest / package,
                 copy_function=_link_or_copy,
-                ignore=shutil.ignore_patterns("__pycache__"),
+                ignore=_sources_only,
             )
         for mutation in mutations:
             target = dest / mutation.relpath
-            text = (root / mutation.relpath).read_text(encoding="utf-8")
-            target.unlink()
+            text = target.read_text(encoding="utf-8")  # earlier mutations of the file included
+            target.unlink()  # a hard link: never write through it into the original
             target.write_text(mutation.apply_to_text(text), encoding="utf-8")
         yield dest
 
@@ -76,3 +88,42 @@ def mutate_file(path: Path, mutation: Mutation, dest_dir: Path) -> Path:
     target = dest_dir / path.name
     target.write_text(mutation.apply_to_text(path.read_text(encoding="utf-8")), encoding="utf-8")
     return target
+
+
+_MUTANT_SERIAL = iter(range(1_000_000))
+
+
+@contextlib.contextmanager
+def mutated_module(module_name: str, *mutations: Mutation) -> Iterator[object]:
+    """Import a mutated copy of an already-importable vLLM module, beside the real one.
+
+    The module's package tree is hard-linked into a temporary root with the mutations
+    applied, and the mutated file is executed as a new module (unique name, registered in
+    ``sys.modules`` for the block so dataclasses and ``inspect`` find it).  Its imports resolve
+    to the real, already-imported vLLM, so this costs one module execution, not a vLLM import.
+    ``inspect.getsourcefile`` of its classes points into the mutated tree, which is what the
+    factories' drift check and the analyzer read.
+    """
+    import importlib.util
+    import sys
+
+    real = importlib.import_module(module_name)
+    real_file = Path(real.__file__ or "")
+    parts = module_name.split(".")
+    root = real_file.parents[len(parts) - 1]
+    relpath = str(real_file.relative_to(root))
+    for mutation in mutations:
+        if mutation.relpath != relpath:
+            raise ValueError(f"{mutation.relpath} is not the file of {module_name} ({relpath})")
+    with mutated_tree(root, *mutations) as tree:
+        name = f"{module_name}__mutant{next(_MUTANT_SERIAL)}"
+        spec = importlib.util.spec_from_file_location(name, tree / relpath)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+            yield module
+        finally:
+            sys.modules.pop(name, None)
+

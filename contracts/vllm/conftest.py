@@ -1,0 +1,104 @@
+"""Fixtures for contracts that run vLLM's real FP8 prefill code on this machine.
+
+vLLM is imported once per session; the emulated AITER is installed as ``aiter`` per test; the
+device shims and the workspace manager are scoped to each test and always undone.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+_RESERVATIONS = pytest.StashKey[list]()
+
+
+def pytest_configure(config):
+    config.stash[_RESERVATIONS] = []
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    lines = config.stash.get(_RESERVATIONS, [])
+    if lines:
+        terminalreporter.section("FP8 prefill workspace reservation (byte ceiling)")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def reservation_report(request) -> list:
+    """Lines appended here are printed in the terminal summary."""
+    return request.config.stash[_RESERVATIONS]
+import torch
+
+from factories.aiter_backend import aiter_module_installed, vllm_path_missing_reason
+
+
+def _vllm_or_skip():
+    reason = vllm_path_missing_reason()
+    if reason is not None:
+        if os.environ.get("VLLM_GUARD_REQUIRE_VLLM") == "1":
+            pytest.fail(f"VLLM_GUARD_REQUIRE_VLLM=1 but {reason}", pytrace=False)
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def aiter_mla():
+    """vLLM's ``rocm_aiter_mla`` module (skips with the reason where it is unusable)."""
+    _vllm_or_skip()
+    import vllm.v1.attention.backends.mla.rocm_aiter_mla as module
+
+    return module
+
+
+@pytest.fixture
+def emulated_aiter(aiter_mla):
+    """The emulation installed as ``aiter`` for one test."""
+    import factories.aiter_emulation as emulation
+
+    with aiter_module_installed(emulation):
+        yield emulation
+
+
+@pytest.fixture
+def device() -> torch.device:
+    from factories.workspace import workspace_device
+
+    return workspace_device()
+
+
+@pytest.fixture(params=[256], ids=lambda cu: f"cu{cu}")
+def cu_count(request) -> int:
+    return request.param
+
+
+@pytest.fixture
+def fp8_env(emulated_aiter, cu_count, device):
+    """Emulated AITER + device shims for ``cu_count`` CUs + a fresh vLLM workspace."""
+    from factories.device_shims import emulated_device
+    from factories.workspace import workspace_session
+
+    with emulated_device(cu_count), workspace_session(device):
+        yield emulated_aiter
+
+
+@pytest.fixture
+def plan_batch(fp8_env, device):
+    """``plan_batch(num_heads, batch, limits=None, builder_cls=None)`` -> the planned builder.
+
+    Runs vLLM's ``_init_fp8_prefill_ps_buffers`` then ``_build_fp8_prefill_ps_metadata`` on
+    ``batch`` (a ``factories.builders.PrefillBatch``) with the emulated AITER.
+    """
+    from factories.builders import make_builder
+    from factories.pipeline import Limits, build_ps_plan, init_ps_buffers
+
+    def plan(num_heads, batch, limits=None, builder_cls=None):
+        builder = make_builder(num_heads, builder_cls=builder_cls)
+        init_ps_buffers(builder, limits or Limits.for_batch(batch), device)
+        build_ps_plan(builder, batch)
+        return builder
+
+    return plan
+

@@ -1,0 +1,164 @@
+"""The factories audit themselves, stand-ins are the real dataclasses' fields, and the reads a
+run makes are ones the analyzer predicted."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+
+import pytest
+import torch
+
+from factories.analysis.audit import StubAuditor
+from factories.builders import make_builder, make_impl, make_prefill_batch, make_qkv
+from factories.drift import StubDriftError, source_root_of
+from factories.mutants import Mutation, mutated_module
+from factories.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
+from factories.recording import recording_reads
+from factories.specs import AITER_MLA_MODULE, BUILDER_FP8_PREFILL, IMPL_FP8_PREFILL
+from factories.standins import StandIn, StandInError
+
+AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
+REAL_NHEAD_USES = 10  # every use of the local in _mla_fp8_prefill_attn (0.33.0 and 0.34.0)
+NEW_READ_IN_ENTRY = Mutation(
+    AITER_MLA_FILE,
+    "        v_head_dim = self.v_head_dim\n        tile_q = _FP8_PREFILL_TILE_Q\n",
+    "        v_head_dim = self.v_head_dim\n        tile_q = self._fp8_tile_q\n",
+)
+
+
+def test_make_impl_raises_before_any_method_runs(emulated_aiter):
+    with mutated_module(AITER_MLA_MODULE, NEW_READ_IN_ENTRY) as mutant:
+        calls = []
+        mutant.AiterMLAImpl._mla_fp8_prefill_attn = lambda *a: calls.append(a)
+        with pytest.raises(StubDriftError) as info:
+            make_impl(16, emulated_aiter, impl_cls=mutant.AiterMLAImpl)
+        [finding] = info.value.findings
+        source = open(finding.vllm_location.path).read().splitlines()
+    assert finding.name == "_fp8_tile_q"
+    assert finding.vllm_location.path.endswith(AITER_MLA_FILE)
+    assert "self._fp8_tile_q" in source[finding.vllm_location.line - 1]
+    assert "_fp8_tile_q" in str(info.value) and f":{finding.vllm_location.line})" in str(info.value)
+    assert calls == []
+
+
+def test_make_builder_catches_a_new_read_in_a_helper(emulated_aiter):
+    helper = Mutation(
+        AITER_MLA_FILE,
+        "        num_head_k = AiterMLAHelper.get_fp8_prefill_num_heads(self.num_heads)\n"
+        "        v_head_dim = self.mla_dims.v_head_dim\n",
+        "        num_head_k = self._fp8_width()\n        v_head_dim = self.mla_dims.v_head_dim\n",
+    )
+    define = Mutation(
+        AITER_MLA_FILE,
+        "    def _init_fp8_prefill_ps_buffers(\n",
+        "    def _fp8_width(self):\n"
+        "        return AiterMLAHelper.get_fp8_prefill_num_heads(self.num_heads + self._extra_heads)\n\n"
+        "    def _init_fp8_prefill_ps_buffers(\n",
+    )
+    with mutated_module(AITER_MLA_MODULE, helper, define) as mutant:
+        with pytest.raises(StubDriftError, match="_extra_heads"):
+            make_builder(16, builder_cls=mutant.AiterMLAMetadataBuilder)
+
+
+def test_make_builder_catches_a_new_required_parameter():
+    mutation = Mutation(
+        AITER_MLA_FILE,
+        "        attn_out_dtype: torch.dtype,\n        device: torch.device,\n    ) -> None:",
+        "        attn_out_dtype: torch.dtype,\n        device: torch.device,\n        num_cus: int,\n    ) -> None:",
+    )
+    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
+        with pytest.raises(StubDriftError, match="missing required argument 'num_cus'"):
+            make_builder(16, builder_cls=mutant.AiterMLAMetadataBuilder)
+
+
+@pytest.mark.parametrize(
+    "mutations",
+    [
+        # a renamed local
+        (Mutation(AITER_MLA_FILE, "_real_nhead", "real_heads", count=REAL_NHEAD_USES),),
+        # an extracted helper reading only stubbed fields
+        (Mutation(AITER_MLA_FILE, "        v_head_dim = self.v_head_dim\n        tile_q = _FP8_PREFILL_TILE_Q\n", "        v_head_dim = self._v_dim()\n        tile_q = _FP8_PREFILL_TILE_Q\n"),
+         Mutation(AITER_MLA_FILE, "    def _mla_fp8_prefill_attn(\n", "    def _v_dim(self):\n        return self.v_head_dim\n\n    def _mla_fp8_prefill_attn(\n")),
+        # a new field with a class-level default
+        (NEW_READ_IN_ENTRY,
+         Mutation(AITER_MLA_FILE, "class AiterMLAImpl(MLACommonImpl[AiterMLAMetadata]):\n", "class AiterMLAImpl(MLACommonImpl[AiterMLAMetadata]):\n    _fp8_tile_q = 256\n")),
+    ],
+    ids=["renamed-local", "extracted-helper", "class-default"],
+)
+def test_behaviour_preserving_edits_stay_green(fp8_env, plan_batch, device, mutations):
+    """The factories still build, and the forward still runs and writes the output."""
+    batch = make_prefill_batch([300], device=device)
+    with mutated_module(AITER_MLA_MODULE, *mutations) as mutant:
+        builder = plan_batch(16, batch, builder_cls=mutant.AiterMLAMetadataBuilder)
+        impl = make_impl(16, fp8_env, impl_cls=mutant.AiterMLAImpl)
+        q, k, v = make_qkv(300, 16, device)
+        out = torch.full((300, 16 * 128), float("nan"), dtype=torch.bfloat16, device=device)
+        run_forward(impl, q, k, v, batch, out)
+    assert builder.fp8_ps_work_indptr is batch.metadata.fp8_prefill_work_indptr
+    assert torch.isfinite(out).all()
+
+
+def test_standins_follow_the_dataclass_fields(aiter_mla):
+    batch = make_prefill_batch([5, 7], num_decodes=1)
+    declared = {f.name for f in dataclasses.fields(aiter_mla.AiterMLAMetadata)}
+    assert set(batch.metadata.values) <= declared
+    with pytest.raises(StandInError, match="declares no field 'fp8_prefill_qo_indptrr'"):
+        batch.metadata.fp8_prefill_qo_indptrr = None
+    with pytest.raises(StandInError, match="slot_mapping is read but the stand-in does not set it"):
+        batch.metadata.slot_mapping
+    with pytest.raises(TypeError):
+        StandIn(types.SimpleNamespace)
+
+
+def test_builder_reading_an_unset_metadata_field_fails(fp8_env, device):
+    mutation = Mutation(
+        AITER_MLA_FILE,
+        "        num_decodes = metadata.num_decodes\n",
+        "        num_decodes = metadata.num_decodes + 0 * metadata.num_actual_tokens + 0 * len(metadata.slot_mapping)\n",
+    )
+    batch = make_prefill_batch([64], device=device)
+    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
+        builder = make_builder(16, builder_cls=mutant.AiterMLAMetadataBuilder)
+        init_ps_buffers(builder, Limits.for_batch(batch), device)
+        with pytest.raises(StandInError, match="slot_mapping"):
+            build_ps_plan(builder, batch)
+
+
+def predicted_reads(root, crippled: bool = False):
+    auditor = StubAuditor(root)
+    module = auditor.tree.module(AITER_MLA_MODULE)
+    impl = auditor.index.resolve(module, "AiterMLAImpl")
+    builder = auditor.index.resolve(module, "AiterMLAMetadataBuilder")
+    replaced = frozenset({(impl.qualname, "_mla_fp8_prefill_attn")}) if crippled else frozenset()
+    forward = auditor.analyzer.analyze(impl, "_mla_fp8_prefill_attn", IMPL_FP8_PREFILL.field_names, replaced=replaced)
+    plan = auditor.analyzer.analyze_sequence(builder, [c.method for c in BUILDER_FP8_PREFILL.calls], BUILDER_FP8_PREFILL.field_names)
+    return forward.read_names, frozenset().union(*(r.read_names for r in plan))
+
+
+def observed_reads(fp8_env, device):
+    batch = make_prefill_batch([700, 5], num_decodes=2, device=device)
+    builder = make_builder(24)
+    with recording_reads(builder) as builder_reads:
+        init_ps_buffers(builder, Limits.for_batch(batch), device)
+        build_ps_plan(builder, batch)
+    impl = make_impl(24, fp8_env)
+    q, k, v = make_qkv(705, 24, device)
+    with recording_reads(impl) as impl_reads:
+        run_forward(impl, q, k, v, batch, q.new_zeros(705, 24 * 128))
+    return set(impl_reads), set(builder_reads)
+
+
+def test_observed_reads_are_predicted(fp8_env, aiter_mla, device):
+    impl_seen, builder_seen = observed_reads(fp8_env, device)
+    impl_predicted, builder_predicted = predicted_reads(source_root_of(aiter_mla.AiterMLAImpl)[0])
+    assert impl_seen and builder_seen
+    assert impl_seen <= impl_predicted
+    assert builder_seen <= builder_predicted
+
+
+def test_observed_reads_expose_an_analysis_that_misses_a_method(fp8_env, aiter_mla, device):
+    """Negative control: a prediction that does not follow the entry point is caught."""
+    impl_seen, _ = observed_reads(fp8_env, device)
+    impl_predicted, _ = predicted_reads(source_root_of(aiter_mla.AiterMLAImpl)[0], crippled=True)
+    assert not impl_seen <= impl_predicted

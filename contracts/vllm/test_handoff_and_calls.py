@@ -1,0 +1,160 @@
+"""Hand-off and call sites: builder -> metadata -> impl, and vLLM -> AITER.
+
+The hand-off half reads source only (the analyzer), so it also runs on mutated trees without
+importing them; the call-site half runs the real methods against a spy of the AITER in use.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from factories.aiter_backend import aiter_module_installed
+from factories.aiter_calls import check_call, kernel_requirements, spy_module
+from factories.aiter_emulation.signatures import pinned
+from factories.analysis.audit import StubAuditor
+from factories.analysis.classes import MemberKind
+from factories.builders import KERNEL_FIELDS, make_impl, make_prefill_batch, make_qkv
+from factories.drift import source_root_of
+from factories.mutants import Mutation, mutated_module, mutated_tree
+from factories.pipeline import Limits, run_forward
+from factories.specs import AITER_MLA_MODULE, BUILDER_FP8_PREFILL, IMPL_FP8_PREFILL
+
+AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
+
+
+def handoff_problems(root) -> list[str]:
+    """Every fp8_prefill_* field the impl reads is written by the builder; both are declared
+    fields of AiterMLAMetadata (a dataclass field with a default, or any class member)."""
+    auditor = StubAuditor(root)
+    module = auditor.tree.module(AITER_MLA_MODULE)
+    impl_cls = auditor.index.resolve(module, "AiterMLAImpl")
+    builder_cls = auditor.index.resolve(module, "AiterMLAMetadataBuilder")
+    metadata_cls = auditor.index.resolve(module, "AiterMLAMetadata")
+    [forward] = auditor.analyzer.analyze_sequence(impl_cls, ["_mla_fp8_prefill_attn"], IMPL_FP8_PREFILL.field_names)
+    _, build = auditor.analyzer.analyze_sequence(
+        builder_cls, [c.method for c in BUILDER_FP8_PREFILL.calls], BUILDER_FP8_PREFILL.field_names
+    )
+    read = {p for p in forward.param_paths("attn_metadata", write=False) if p.startswith("fp8_prefill_")}
+    written = {p for p in build.param_paths("metadata", write=True) if p.startswith("fp8_prefill_")}
+    declared = {
+        name for name, m in auditor.index.members(metadata_cls).items()
+        if m.kind in (MemberKind.ATTRIBUTE, MemberKind.ANNOTATION_ONLY)
+    }
+    problems = [f"impl reads {n} but the builder never writes it" for n in sorted(read - written)]
+    problems += [f"{n} is not a declared field of AiterMLAMetadata" for n in sorted((read | written) - declared)]
+    if not read:
+        problems.append("the impl reads no fp8_prefill_* field: analysis failed")
+    return problems
+
+
+def installed_root(aiter_mla):
+    return source_root_of(aiter_mla.AiterMLAImpl)[0]
+
+
+def test_handoff_is_complete(aiter_mla):
+    assert handoff_problems(installed_root(aiter_mla)) == []
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        ("        metadata.fp8_prefill_kv_indices = kv_indices\n", "        metadata.fp8_prefill_kv_idx = kv_indices\n"),
+        ("            attn_metadata.fp8_prefill_kv_indices,\n", "            attn_metadata.fp8_prefill_kv_idx,\n"),
+    ],
+    ids=["renamed-in-builder", "renamed-in-impl"],
+)
+def test_handoff_catches_a_field_renamed_on_one_side(aiter_mla, old, new):
+    with mutated_tree(installed_root(aiter_mla), Mutation(AITER_MLA_FILE, old, new)) as tree:
+        problems = handoff_problems(tree)
+    assert any("fp8_prefill_kv_idx" in p for p in problems), problems
+
+
+def static_call_problems(root) -> list[str]:
+    """Every AITER call the three methods make binds to AITER's pinned signature."""
+    auditor = StubAuditor(root)
+    module = auditor.tree.module(AITER_MLA_MODULE)
+    reports = [
+        *auditor.analyzer.analyze_sequence(
+            auditor.index.resolve(module, "AiterMLAMetadataBuilder"),
+            [c.method for c in BUILDER_FP8_PREFILL.calls],
+            BUILDER_FP8_PREFILL.field_names,
+        ),
+        auditor.analyzer.analyze(auditor.index.resolve(module, "AiterMLAImpl"), "_mla_fp8_prefill_attn", IMPL_FP8_PREFILL.field_names),
+    ]
+    problems, seen = [], set()
+    for report in reports:
+        for call in report.calls:
+            name = call.target.removeprefix("aiter.")
+            name = KERNEL_FIELDS.get(name.removeprefix("self."), name)
+            if name not in ("get_ps_metadata_info_v1", "get_ps_metadata_v1", "mla_prefill_ps_asm_fwd", "mla_reduce_v1"):
+                continue
+            seen.add(name)
+            sentinel = object()
+            try:
+                pinned(name).to_inspect().bind(*[sentinel] * call.shape.n_positional, **{k: sentinel for k in call.shape.keywords})
+            except TypeError as exc:
+                problems.append(f"{call.location}: {name}: {exc}")
+    if len(seen) != 4:
+        problems.append(f"expected calls of all four AITER functions, saw {sorted(seen)}")
+    return problems
+
+
+def test_aiter_calls_bind_statically(aiter_mla):
+    assert static_call_problems(installed_root(aiter_mla)) == []
+
+
+def test_static_binding_catches_an_extra_positional(aiter_mla):
+    mutation = Mutation(AITER_MLA_FILE, "            0,\n            out_3d,\n            final_lse,\n", "            0,\n            0,\n            out_3d,\n            final_lse,\n")
+    with mutated_tree(installed_root(aiter_mla), mutation) as tree:
+        problems = static_call_problems(tree)
+    assert any("mla_reduce_v1" in p and "too many" in p for p in problems), problems
+
+
+def run_spied(emulated_aiter, device, impl_cls=None, builder_cls=None, plan_batch=None):
+    spy, calls = spy_module(emulated_aiter)
+    batch = make_prefill_batch([600, 33], num_decodes=1, device=device)
+    with aiter_module_installed(spy):
+        builder = plan_batch(16, batch, Limits.for_batch(batch), builder_cls=builder_cls)
+        impl = make_impl(16, spy, impl_cls=impl_cls)
+        q, k, v = make_qkv(batch.total_prefill_tokens, 16, device)
+        out = q.new_zeros(batch.total_prefill_tokens, 16 * 128)
+        run_forward(impl, q, k, v, batch, out)
+    return calls
+
+
+def test_runtime_calls_bind_with_the_right_kinds(fp8_env, plan_batch, device):
+    calls = run_spied(fp8_env, device, plan_batch=plan_batch)
+    assert [c.function for c in calls] == [
+        "get_ps_metadata_info_v1", "get_ps_metadata_v1", "mla_prefill_ps_asm_fwd", "mla_reduce_v1"
+    ]
+    assert [p for c in calls for p in c.problems] == []
+    assert kernel_requirements(calls) == []
+
+
+def test_runtime_catches_a_dropped_positional(fp8_env, plan_batch, device):
+    """Dropping ``0`` (num_kv_splits) shifts out_3d into an int slot: the R1 mirror image."""
+    mutation = Mutation(AITER_MLA_FILE, "            0,\n            out_3d,\n            final_lse,\n", "            out_3d,\n            final_lse,\n")
+    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
+        calls = run_spied(fp8_env, device, impl_cls=mutant.AiterMLAImpl, plan_batch=plan_batch)
+    [reduce] = [c for c in calls if c.function == "mla_reduce_v1"]
+    assert {p.parameter for p in reduce.problems} == {"num_kv_splits"}
+
+
+def test_runtime_catches_kernel_is_causal_false(fp8_env, plan_batch, device):
+    mutation = Mutation(AITER_MLA_FILE, "            True,  # is_causal\n", "            False,  # is_causal\n")
+    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
+        calls = run_spied(fp8_env, device, impl_cls=mutant.AiterMLAImpl, plan_batch=plan_batch)
+    assert kernel_requirements(calls) == ["planner is_causal=True but kernel is_causal=False"]
+
+
+def test_runtime_catches_kvlen_granularity_64(fp8_env, plan_batch, device):
+    mutation = Mutation(AITER_MLA_FILE, "        kvlen_granularity = 128\n", "        kvlen_granularity = 64\n")
+    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
+        calls = run_spied(fp8_env, device, builder_cls=mutant.AiterMLAMetadataBuilder, plan_batch=plan_batch)
+    assert kernel_requirements(calls) == ["kvlen_granularity 64 is not a multiple of 128"]
+
+
+def test_check_call_reports_misbinding():
+    assert check_call("mla_reduce_v1", tuple(range(10)), {}).problems[0].parameter == "*"

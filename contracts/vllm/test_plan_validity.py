@@ -1,0 +1,65 @@
+"""Plan validity: the plan vLLM attaches passes every documented invariant, checked against
+what the *kernel* requires (granularities 1/256/128/1, causal), not what vLLM asked for."""
+
+from __future__ import annotations
+
+import pytest
+
+from factories.aiter_emulation import PlannerSettings, validate_plan
+from factories.builders import make_prefill_batch
+from factories.mutants import Mutation, mutated_module
+from factories.pipeline import Limits
+from factories.ps_contract import PS_BUFFERS
+
+AITER_MLA = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
+BATCHES = {
+    "one-request": ([1000], 0),
+    "ragged-decodes-ahead": ([300, 1, 777, 256, 20], 3),
+    "long-beside-short": ([5000] + [17] * 7, 2),
+}
+
+
+def attached_plan_findings(aiter_mla, builder, batch, limits, cu_count):
+    md = batch.metadata
+    width = aiter_mla.AiterMLAHelper.get_fp8_prefill_num_heads(builder.num_heads)
+    buffers = [builder.fp8_ps_work_metadata] + [getattr(md, b.metadata_field) for b in PS_BUFFERS[1:]]
+    qo = batch.qo_indptr_cpu
+    return validate_plan(
+        *buffers,
+        qo_indptr=qo,
+        kv_indptr=md.fp8_prefill_kv_indptr,
+        context_lens=qo[1:] - qo[:-1],
+        num_heads_k=width,
+        settings=PlannerSettings.for_fp8_prefill_kernel(is_causal=True),
+        cu_count=cu_count,
+        partial_rows=md.fp8_prefill_num_partial_tiles * 256,
+        max_qlen=limits.max_prefill_qlen,
+    )
+
+
+@pytest.mark.parametrize("cu_count", [256, 304, 80], indirect=True, ids=lambda c: f"cu{c}")
+@pytest.mark.parametrize("num_heads", [12, 16, 24, 32, 128])
+@pytest.mark.parametrize("name", sorted(BATCHES))
+def test_attached_plan_is_valid(plan_batch, aiter_mla, device, cu_count, num_heads, name):
+    lens, decodes = BATCHES[name]
+    batch = make_prefill_batch(lens, num_decodes=decodes, device=device)
+    limits = Limits(len(lens) + 2, max(lens) + 100, sum(lens) + 300)
+    builder = plan_batch(num_heads, batch, limits)
+    assert attached_plan_findings(aiter_mla, builder, batch, limits, cu_count) == ()
+    assert batch.metadata.fp8_prefill_kv_indices.tolist() == list(range(sum(lens)))
+
+
+@pytest.mark.parametrize("cu_count", [80], indirect=True, ids=["cu80"])
+def test_kvlen_granularity_64_is_caught(plan_batch, aiter_mla, device, cu_count):
+    """A plan split on 64-token boundaries breaks the kernel's unmasked 128-token loop."""
+    mutation = Mutation(
+        "vllm/v1/attention/backends/mla/rocm_aiter_mla.py",
+        "        kvlen_granularity = 128\n",
+        "        kvlen_granularity = 64\n",
+    )
+    batch = make_prefill_batch([3000, 700], num_decodes=1, device=device)
+    limits = Limits.for_batch(batch)
+    with mutated_module(AITER_MLA, mutation) as mutant:
+        builder = plan_batch(16, batch, limits, builder_cls=mutant.AiterMLAMetadataBuilder)
+    checks = {f.check for f in attached_plan_findings(aiter_mla, builder, batch, limits, cu_count)}
+    assert checks, "a plan on 64-token kv boundaries passed the kernel's invariants"
