@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from factories.releases import ReleaseNotFetched, release_source
+from factories.releases import ReleaseNotFetched, cache_dir, release_source
+
+
+def pytest_report_header(config):
+    """Which vLLM the runtime contracts exercise (found without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("vllm")
+    where = list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else None
+    return [f"vllm under test: {where or 'not installed'}", f"release sources: {cache_dir() / 'vllm-src'}"]
 
 
 @pytest.fixture(scope="session")
