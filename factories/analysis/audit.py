@@ -2,8 +2,10 @@
 
 Audit = for each method the stub calls, in order: the call's shape against the current
 signature, then the attributes that call reads before anything (the stub or an earlier call)
-wrote them.  Stub fields no analysed method reads are *stale* (a warning).  The same function
-serves test files found on disk and this project's own stub specs (``factories.specs``).
+wrote them.  Stub fields that neither an analysed method nor the test itself reads are *stale*
+(a warning).  Literal stub fields and literal class attributes the instance still reads from its
+class decide branches.  The same function serves test files found on disk and this project's own
+stub specs (``factories.specs``).
 """
 
 from __future__ import annotations
@@ -260,7 +262,8 @@ class StubAuditor:
         out: list[Finding] = []
         state: frozenset[str] = frozenset()
         constants: dict[str, object] = {}
-        replaced = self._replaced_methods(stub)
+        maybe_written: frozenset[str] = frozenset()
+        replaced = self._replaced_methods(stub, cls)
         set_at: dict[str, Location] = {}
         reads: set[str] = set()
         analysed_any = False
@@ -268,6 +271,9 @@ class StubAuditor:
             (i for i, e in enumerate(stub.events) if e.kind == "call"), default=-1
         )
         for i, event in enumerate(stub.events):
+            if event.kind == "read":
+                reads.add(event.name)  # the test reads the field itself: not stale
+                continue
             if event.kind == "set":
                 state = state | {event.name}
                 if event.has_value:
@@ -306,9 +312,18 @@ class StubAuditor:
                 MemberKind.CLASSMETHOD,
             ):
                 continue
+            # Class-level literals (``use_aiter_sparse_mla = False``) are what the instance
+            # reads for a field neither the stub nor any earlier call may have assigned.
+            known = {
+                name: value
+                for name, value in self.index.literal_defaults(cls).items()
+                if name not in state and name not in maybe_written
+            }
+            known.update(constants)
             report = self.analyzer.analyze(
-                cls, event.name, state, constants, replaced, call=event.shape
+                cls, event.name, state, known, replaced, call=event.shape
             )
+            maybe_written |= report.written_names
             analysed_any = True
             assert event.shape is not None
             for mismatch in report.signature.check(event.shape):
@@ -339,14 +354,31 @@ class StubAuditor:
         )
         return out, usage
 
-    def _replaced_methods(self, stub: Stub) -> frozenset[tuple[str, str]]:
+    def _replaced_methods(self, stub: Stub, cls: ClassInfo) -> frozenset[tuple[str, str]]:
+        """(class qualname, method) for each patch the test made; only a patch of a class in
+        ``cls``'s MRO can matter, so full dotted paths naming another class are not resolved
+        (resolving ``"vllm.x.y.helper"`` would parse ``vllm/x/y.py`` for nothing)."""
+        in_mro = {klass.name for klass in self.index.mro(cls)[0]}
         out = set()
         for dotted in stub.patched:
             owner, _, method = dotted.rpartition(".")
             target = self.index.resolve(stub.module, owner, stub.local_imports)
+            if not isinstance(target, ClassInfo) and owner.rpartition(".")[2] in in_mro:
+                target = self._resolve_absolute(owner)
             if isinstance(target, ClassInfo):
                 out.add((target.qualname, method))
         return frozenset(out)
+
+    def _resolve_absolute(self, dotted: str) -> ClassInfo | None:
+        """A class named by its full dotted path (``"vllm.x.y.Sampler"``, as string patch
+        targets spell it) whether or not the test imports that module."""
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.tree.module(".".join(parts[:cut]))
+            if module is not None:
+                found = self.index.resolve(module, ".".join(parts[cut:]))
+                return found if isinstance(found, ClassInfo) else None
+        return None
 
     def _missing_reads(
         self, stub: Stub, cls: ClassInfo, method: str, report: MethodReport

@@ -14,6 +14,7 @@ import enum
 
 import attrs
 
+from factories.analysis.signatures import literal_value
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, SourceTree
 
 # Bases that contribute nothing an instance reads.
@@ -153,6 +154,7 @@ class ClassIndex:
         self.tree = tree
         self._mro: dict[str, tuple[list[ClassInfo], list[str]]] = {}
         self._members: dict[str, dict[str, Member]] = {}
+        self._literals: dict[str, dict[str, object]] = {}
 
     # -- name resolution -------------------------------------------------------------------
 
@@ -275,6 +277,30 @@ class ClassIndex:
             if member is not None and member.kind is not MemberKind.ANNOTATION_ONLY:
                 return member
         return None
+
+    def literal_defaults(self, cls: ClassInfo) -> dict[str, object]:
+        """Class attributes (through the MRO) whose value is a literal: ``use_aiter = False``.
+
+        An ``object.__new__`` instance reads exactly these until something assigns the
+        attribute on the instance, so they decide branches as a stub's literal fields do.
+        """
+        key = "literals:" + cls.qualname
+        if key not in self._literals:
+            out: dict[str, object] = {}
+            for name, member in self.members(cls).items():
+                if member.kind is not MemberKind.ATTRIBUTE:
+                    continue
+                node = member.node
+                if isinstance(node, ast.Assign) and not (
+                    len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                ):
+                    continue
+                if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    value = literal_value(node.value)
+                    if value:
+                        out[name] = value[0]
+            self._literals[key] = out
+        return self._literals[key]
 
     def close_member_names(self, cls: ClassInfo, name: str) -> list[str]:
         return difflib.get_close_matches(name, sorted(self.members(cls)), n=3, cutoff=0.6)

@@ -9,8 +9,13 @@ attributes *definitely* written on every path so far; ``if`` branches meet by in
 bodies may run zero times, ``return``/``raise`` end a path.  A ``self.X`` load outside that set
 which the class body does not define is a *required read*: an ``object.__new__`` stub must set X.
 A read on any branch counts (the analysis cannot know which branch a test takes; the audit
-report marks that class of finding).  ``self.m(...)`` is followed into ``m`` through the MRO,
-``super().m(...)`` past the defining class, properties into their getters and setters.
+report marks that class of finding), except where literal values decide it: stub fields set to
+literals, literal arguments and defaults prune ``if`` branches, conditional expressions and the
+operands of ``and``/``or`` that short-circuit skips.  ``hasattr(self, "x")`` guards narrow the
+branch they protect, an assertion's message (evaluated only when the test already fails) is not a
+read, and the attributes every object has (``__dict__``, ``__class__``) are never missing.
+``self.m(...)`` is followed into ``m`` through the MRO, ``super().m(...)`` past the defining
+class, properties into their getters and setters.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imp
 
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 16
+# What every instance of a class without ``__slots__`` has, whatever its ``__init__`` did.
+_OBJECT_ATTRIBUTES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+_NO_GUARDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 State = frozenset[str] | None  # None: this path cannot be reached (after return/raise)
 
@@ -216,6 +224,31 @@ class ReadSetAnalyzer:
 
     # -- internals ----------------------------------------------------------------------
 
+    def _is_replaced(
+        self, cls: ClassInfo, member: Member, after: ClassInfo | None = None
+    ) -> bool:
+        """Whether the test patched ``member.name`` on a class that ``getattr`` on an
+        instance of ``cls`` meets no later than the class defining ``member``.
+
+        ``monkeypatch.setattr(Parent, "build", fake)`` also replaces the ``build`` that
+        ``Parent`` merely inherits from its own base: the patch shadows it for ``Parent``
+        and every subclass that does not override it.  ``after`` is the class a
+        ``super().m()`` call searches past.
+        """
+        if not self._replaced:
+            return False
+        chain = self.index.mro(cls)[0]
+        if after is not None:
+            names = [c.qualname for c in chain]
+            if after.qualname in names:
+                chain = chain[names.index(after.qualname) + 1 :]
+        for klass in chain:
+            if (klass.qualname, member.name) in self._replaced:
+                return True
+            if klass.qualname == member.owner.qualname:
+                return False
+        return (member.owner.qualname, member.name) in self._replaced
+
     def _run(
         self,
         cls: ClassInfo,
@@ -227,10 +260,11 @@ class ReadSetAnalyzer:
         body: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
         consts: dict[str, object] | None = None,
         params: dict[str, object] | None = None,
+        after: ClassInfo | None = None,
     ) -> State:
         node = body or member.node
         consts = consts or {}
-        if (member.owner.qualname, member.name) in self._replaced:
+        if self._is_replaced(cls, member, after):
             return state
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
@@ -341,11 +375,14 @@ class _Walker:
         if isinstance(node, ast.If):
             state = self.expr(node.test, state)
             verdict = self.truth(node.test)
+            on_true, on_false = self.guards(node.test)
             if verdict is True:
-                return self.block(node.body, state)
+                return self.block(node.body, state | on_true)
             if verdict is False:
-                return self.block(node.orelse, state)
-            return _meet(self.block(node.body, state), self.block(node.orelse, state))
+                return self.block(node.orelse, state | on_false)
+            return _meet(
+                self.block(node.body, state | on_true), self.block(node.orelse, state | on_false)
+            )
         if isinstance(node, (ast.For, ast.AsyncFor)):
             state = self.expr(node.iter, state)
             state = self.store(node.target, state, None)
@@ -392,7 +429,11 @@ class _Walker:
             return state
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Pass)):
             return state
-        for child in ast.iter_child_nodes(node):  # Expr, Assert, ...
+        if isinstance(node, ast.Assert):
+            # The message runs only when the assertion fails, and then the test fails anyway.
+            state = self.expr(node.test, state)
+            return state | self.guards(node.test)[0]
+        for child in ast.iter_child_nodes(node):  # Expr, ...
             if isinstance(child, ast.expr):
                 state = self.expr(child, state)
         return state
@@ -474,7 +515,7 @@ class _Walker:
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
         access = AttributeAccess(name, self.loc(node), self.qualname)
         self.rec.reads.append(access)
-        if name in state:
+        if name in state or name in _OBJECT_ATTRIBUTES:
             return state
         member = self.index.lookup(self.cls, name)
         if member is None:
@@ -488,7 +529,13 @@ class _Walker:
             return out if out is not None else state
         return state
 
-    def call_method(self, member: Member, call: ast.Call, state: frozenset[str]) -> State:
+    def call_method(
+        self,
+        member: Member,
+        call: ast.Call,
+        state: frozenset[str],
+        after: ClassInfo | None = None,
+    ) -> State:
         callee = member.node
         assert isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef))
         positional = [a.arg for a in list(callee.args.posonlyargs) + list(callee.args.args)][1:]
@@ -519,6 +566,7 @@ class _Walker:
             self.rec,
             consts=self.consts,
             params=shape.bind_literals(callee, bound=True),
+            after=after,
         )
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
@@ -552,11 +600,46 @@ class _Walker:
                 return left is right
             if isinstance(op, ast.IsNot):
                 return left is not right
-            if isinstance(op, ast.Eq):
-                return left == right
-            if isinstance(op, ast.NotEq):
-                return left != right
+            try:
+                if isinstance(op, ast.Eq):
+                    return left == right
+                if isinstance(op, ast.NotEq):
+                    return left != right
+                if isinstance(op, ast.Lt):
+                    return left < right  # type: ignore[operator]
+                if isinstance(op, ast.LtE):
+                    return left <= right  # type: ignore[operator]
+                if isinstance(op, ast.Gt):
+                    return left > right  # type: ignore[operator]
+                if isinstance(op, ast.GtE):
+                    return left >= right  # type: ignore[operator]
+            except TypeError:  # None > 0: Python would raise; say nothing
+                return None
         return None
+
+    def guards(self, test: ast.expr) -> tuple[frozenset[str], frozenset[str]]:
+        """Attributes that ``hasattr(self, "x")`` tests prove present when ``test`` is true
+        and when it is false: ``if not hasattr(self, "_cache"): self._cache = ...`` followed
+        by a read of ``self._cache`` needs nothing from the stub."""
+        if (
+            isinstance(test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "hasattr"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+            and test.args[0].id == self.self_name
+        ):
+            literal = _literal_name(test.args[1])
+            return (frozenset({literal}), frozenset()) if literal else _NO_GUARDS
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            on_true, on_false = self.guards(test.operand)
+            return on_false, on_true
+        if isinstance(test, ast.BoolOp):
+            parts = [self.guards(v) for v in test.values]
+            if isinstance(test.op, ast.And):
+                return frozenset().union(*(p[0] for p in parts)), frozenset()
+            return frozenset(), frozenset().union(*(p[1] for p in parts))
+        return _NO_GUARDS
 
     def known(self, node: ast.expr) -> tuple[object] | tuple[()]:
         """``(value,)`` when ``node`` is a literal, a known stub field or a known parameter."""
@@ -588,6 +671,17 @@ class _Walker:
         if isinstance(node, ast.Lambda):
             self.expr(node.body, state)
             return state
+        if isinstance(node, ast.BoolOp):
+            return self.bool_op(node, state)
+        if isinstance(node, ast.IfExp):
+            state = self.expr(node.test, state)
+            verdict = self.truth(node.test)
+            on_true, on_false = self.guards(node.test)
+            if verdict is True:
+                return self.expr(node.body, state | on_true)
+            if verdict is False:
+                return self.expr(node.orelse, state | on_false)
+            return self.expr(node.body, state | on_true) & self.expr(node.orelse, state | on_false)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self.expr(child, state)
@@ -596,6 +690,23 @@ class _Walker:
                 for cond in child.ifs:
                     state = self.expr(cond, state)
         return state
+
+    def bool_op(self, node: ast.BoolOp, state: frozenset[str]) -> frozenset[str]:
+        """``a and b``/``a or b`` as Python runs it: an operand runs only when the ones before
+        it did not decide the result, so an operand after a known-false ``and`` (known-true
+        ``or``) operand is not read; only the first operand's writes are certain."""
+        first, *rest = node.values
+        out = self.expr(first, state)
+        current, previous = out, first
+        is_and = isinstance(node.op, ast.And)
+        for value in rest:
+            verdict = self.truth(previous)
+            if verdict is (not is_and):
+                break
+            current = current | self.guards(previous)[0 if is_and else 1]
+            current = self.expr(value, current)
+            previous = value
+        return out
 
     def call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
         func = node.func
@@ -640,7 +751,7 @@ class _Walker:
         ):
             member = self.index.lookup(self.cls, func.attr, after=self.owner)
             if member is not None and member.kind is MemberKind.METHOD:
-                return self.call_method(member, node, state)
+                return self.call_method(member, node, state, after=self.owner)
             return state
 
         target = self.call_target(func)

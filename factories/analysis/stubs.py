@@ -5,14 +5,18 @@ the test puts on the object (plain and augmented assignment, ``setattr``/``monke
 /``patch.object`` with a literal name, ``__dict__.update``/``vars(x).update`` with a literal dict
 or keywords) and the methods it calls on it (with the call's shape).  The object is followed
 through local aliases and through helper functions that build and ``return`` it (also inside a
-returned tuple), into every caller in the same module.  A stub handed to other code *escapes*:
-its missing reads are still checked for the calls the test makes, but stale-field warnings are
-suppressed, since something else may read those fields.
+returned tuple), into every caller in the same module, and into a same-module helper it is
+passed to (``_refresh(worker)``), whose sets and calls are the stub's too.  A stub handed to
+other code *escapes*: its missing reads are still checked for the calls the test makes, but
+stale-field warnings are suppressed, since something else may read those fields.  The test's own
+loads of a stub field (``stub.x`` in an assertion or a closure the code calls back) are ``read``
+events: a field the test itself reads is not stale.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import attrs
@@ -26,11 +30,13 @@ _INSPECTING = frozenset(
     {"isinstance", "type", "id", "repr", "str", "print", "hasattr", "callable", "len", "vars"}
 )
 _MAX_HELPER_DEPTH = 4
+_CALLED_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 
 @attrs.frozen
 class StubEvent:
-    """``set`` of attribute ``name`` or ``call`` of method ``name`` (with ``shape``)."""
+    """``set`` of attribute ``name``, ``call`` of method ``name`` (with ``shape``), or ``read`` of
+    attribute ``name`` by the test itself (it keeps the field from being stale)."""
 
     kind: str
     name: str
@@ -118,6 +124,8 @@ class StubExtractor:
         self._indexed: set[int] = set()
         self._nodes_cache: dict[int, list[ast.AST]] = {}
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
+        self._patch_cache: dict[tuple, list[str]] = {}
+        self._may_patch_cache: dict[int, bool] = {}
 
     def _index(self, needle: str) -> list[ast.stmt]:
         """Top-level statements whose source contains ``needle``, with parent links built."""
@@ -239,8 +247,17 @@ class StubExtractor:
         return [track]
 
     def follow_names(
-        self, scope: ast.AST, names: set[str], start: ast.stmt, track: _Track, depth: int
+        self,
+        scope: ast.AST,
+        names: set[str],
+        start: ast.stmt | ast.arg,
+        track: _Track,
+        depth: int,
+        follow_returns: bool = True,
     ) -> list[_Track]:
+        """Events on ``names`` in ``scope`` after ``start``.  ``follow_returns=False`` inside a
+        helper the stub was passed to: the caller goes on following its own name, so a
+        ``return`` of the parameter ends the helper's part instead of fanning out to callers."""
         start_key = (start.lineno, start.col_offset)
         end_line = getattr(start, "end_lineno", start.lineno)
         names = set(names)
@@ -261,11 +278,20 @@ class StubExtractor:
                     track.events.append(StubEvent("set", target.attr, self.loc(node)))  # type: ignore[attr-defined]
             elif isinstance(node, ast.Call):
                 self.call_event(node, names, track)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+                if _is_attr_of(node, names) and not self._is_callee(node):
+                    track.events.append(StubEvent("read", node.attr, self.loc(node)))
             elif isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
-                outcome = self.name_use(node, names, track)
+                outcome = self.name_use(node, names, track, depth)
                 if outcome is not False:
+                    if not follow_returns:
+                        return [track]
                     return self.follow_return(scope, track, depth, outcome)
         return [track]
+
+    def _is_callee(self, node: ast.Attribute) -> bool:
+        parent = self.parents.get(node)
+        return isinstance(parent, ast.Call) and parent.func is node
 
     @staticmethod
     def _inside(node: ast.AST, container: ast.AST) -> bool:
@@ -300,10 +326,21 @@ class StubExtractor:
             return
         first = node.args[0] if node.args else None
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if fname in ("setattr", "object") and _is_name_in(first, names):
+        # setattr(x, "n", v), monkeypatch.setattr(x, "n", v), patch.object(x, "n") and the
+        # unbound ``object.__setattr__(x, "n", v)`` that nn.Module stubs need.
+        if fname in ("setattr", "object", "__setattr__") and _is_name_in(first, names):
             literal = _literal(node.args[1]) if len(node.args) > 1 else None
             if literal is not None:
-                track.events.append(StubEvent("set", literal, self.loc(node)))
+                value = literal_value(node.args[2]) if len(node.args) > 2 else ()
+                track.events.append(
+                    StubEvent(
+                        "set",
+                        literal,
+                        self.loc(node),
+                        value=value[0] if value else None,
+                        has_value=bool(value) and fname != "object",
+                    )
+                )
             else:
                 track.opaque = True
             return
@@ -323,22 +360,80 @@ class StubExtractor:
             for key in keys:
                 track.events.append(StubEvent("set", key, self.loc(node)))
 
-    def class_patches(self, scope: ast.AST, names: set[str]) -> list[str]:
+    def class_patches(
+        self, scope: ast.AST, names: set[str], depth: int = 0, seen: frozenset[int] = frozenset()
+    ) -> list[str]:
         """``Cls.m`` for each ``monkeypatch.setattr(Cls, "m", ...)``/``patch.object(Cls, "m")``
-        anywhere in ``scope``: the test replaced that method for every instance, the stub's too,
-        so the audit must not follow the real one."""
+        anywhere in ``scope``, and the dotted ``"pkg.mod.Cls.m"`` of ``monkeypatch.setattr("...",
+        v)``/``patch("...")`` (also as a decorator): the test replaced that method for every
+        instance, the stub's too, so the audit must not follow the real one.
+
+        Tests factor such patches into helpers (``_mock_base_model_load(monkeypatch)``), so the
+        same-module functions ``scope`` calls are searched too (a few levels deep)."""
+        key = (id(scope), frozenset(names))
+        if key in self._patch_cache:
+            return self._patch_cache[key]
         out = []
-        for node in self.nodes(scope):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        helpers: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        decorators = [
+            sub
+            for deco in getattr(scope, "decorator_list", [])
+            for sub in ast.walk(deco)
+        ]
+        for node in decorators + self.nodes(scope):
+            if not isinstance(node, ast.Call):
+                continue
+            target = _dotted_patch_target(node)
+            if target is not None:
+                out.append(target)
+                continue
+            if isinstance(node.func, ast.Name):
+                helper = self.module.functions.get(node.func.id)
+                if (
+                    helper is not None
+                    and id(helper) not in seen
+                    and helper is not scope
+                    and self._may_patch(helper)
+                ):
+                    helpers.append(helper)
+                continue
+            if not isinstance(node.func, ast.Attribute):
                 continue
             if node.func.attr not in ("setattr", "object") or len(node.args) < 2:
                 continue
             first, literal = node.args[0], _literal(node.args[1])
             if literal is not None and not _is_name_in(first, names):
                 out.append(f"{ast.unparse(first)}.{literal}")
+        if depth < _MAX_HELPER_DEPTH:
+            inner = seen | {id(scope)} | {id(h) for h in helpers}
+            for helper in dict.fromkeys(helpers):
+                out.extend(self.class_patches(helper, set(), depth + 1, inner))
+        self._patch_cache[key] = out
         return out
 
-    def name_use(self, node: ast.Name, names: set[str], track: _Track) -> int | None | bool:
+    def _may_patch(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether ``func``, or a same-module function it calls, mentions a patch: a text
+        test, so the many helpers that only build inputs are never walked for patches."""
+        key = id(func)
+        if key in self._may_patch_cache:
+            return self._may_patch_cache[key]
+        self._may_patch_cache[key] = False  # recursion guard
+        text = "\n".join(
+            self.module.lines[_first_line(func) - 1 : func.end_lineno or func.lineno]
+        )
+        found = "setattr" in text or ".object(" in text
+        if not found:
+            for name in set(_CALLED_NAME.findall(text)):
+                callee = self.module.functions.get(name)
+                if callee is not None and callee is not func and self._may_patch(callee):
+                    found = True
+                    break
+        self._may_patch_cache[key] = found
+        return found
+
+    def name_use(
+        self, node: ast.Name, names: set[str], track: _Track, depth: int = 0
+    ) -> int | None | bool:
         """Classify a bare load of the stub; returns a return-position when it is returned."""
         parent = self.parents.get(node)
         if isinstance(parent, ast.Attribute):
@@ -351,14 +446,47 @@ class StubExtractor:
             return parent.elts.index(node)
         if isinstance(parent, ast.Call):
             fname = getattr(parent.func, "id", getattr(parent.func, "attr", ""))
-            if fname in _INSPECTING or fname in ("setattr", "object", "getattr"):
+            if fname in _INSPECTING or fname in ("setattr", "object", "getattr", "__setattr__"):
                 return False
             if isinstance(parent.func, ast.Attribute) and parent.func.attr == "update":
+                return False
+            if self.follow_helper(parent, node, track, depth):
                 return False
         if isinstance(parent, (ast.Compare, ast.Assert)):
             return False
         track.escapes = True
         return False
+
+    def follow_helper(self, call: ast.Call, arg: ast.Name, track: _Track, depth: int) -> bool:
+        """``helper(stub)`` for a function of this module: the helper's sets and calls on its
+        parameter are the stub's.  False (the stub escapes) when the argument does not bind to
+        one named parameter or the helper nesting is too deep."""
+        if not isinstance(call.func, ast.Name) or depth >= _MAX_HELPER_DEPTH:
+            return False
+        helper = self.module.functions.get(call.func.id)
+        if helper is None:
+            return False
+        param = _bound_parameter(helper, call, arg)
+        if param is None:
+            return False
+        self._ensure_indexed(helper)
+        sub = _Track()
+        self.follow_names(helper, {param.arg}, param, sub, depth + 1, follow_returns=False)
+        track.events.extend(sub.events)
+        track.escapes = track.escapes or sub.escapes
+        track.opaque = track.opaque or sub.opaque
+        track.patched.extend(sub.patched)
+        return True
+
+    def _ensure_indexed(self, stmt: ast.AST) -> None:
+        """Parent links for a top-level definition that no text needle has indexed yet."""
+        if id(stmt) in self._indexed:
+            return
+        self._indexed.add(id(stmt))
+        self.parents.setdefault(stmt, self.module.tree)
+        for parent in ast.walk(stmt):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[child] = parent
 
     def chained_use(self, attr: ast.Attribute, track: _Track) -> None:
         parent = self.parents.get(attr)
@@ -397,6 +525,38 @@ class StubExtractor:
                     )
                 )
         return out
+
+
+def _bound_parameter(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, arg: ast.expr
+) -> ast.arg | None:
+    """The parameter of ``func`` that ``arg`` (a positional or keyword argument of ``call``)
+    binds to, or None when unpacking makes that unknowable."""
+    params = list(func.args.posonlyargs) + list(func.args.args)
+    for i, value in enumerate(call.args):
+        if isinstance(value, ast.Starred):
+            return None
+        if value is arg:
+            return params[i] if i < len(params) else None
+    for kw in call.keywords:
+        if kw.value is arg and kw.arg is not None:
+            for param in params[len(func.args.posonlyargs) :] + list(func.args.kwonlyargs):
+                if param.arg == kw.arg:
+                    return param
+    return None
+
+
+def _dotted_patch_target(call: ast.Call) -> str | None:
+    """``"pkg.mod.Cls.m"`` of ``monkeypatch.setattr("pkg.mod.Cls.m", v)`` or
+    ``[mock.]patch("pkg.mod.Cls.m", ...)``; None for any other call."""
+    func = call.func
+    fname = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    dotted = _literal(call.args[0]) if call.args else None
+    if dotted is None or "." not in dotted:
+        return None
+    if fname == "patch" or (fname == "setattr" and len(call.args) == 2):
+        return dotted
+    return None
 
 
 def _first_line(stmt: ast.stmt) -> int:

@@ -1,0 +1,505 @@
+"""Precision fixes of the read-set analyzer, each pinned on a tiny synthetic source tree.
+
+Every case came out of judging the audit's findings on vLLM 0.34.0's own tests
+(``docs/AUDIT-VLLM-0.34.md``): a shape of test or source the analyzer got wrong.  Each test
+builds a mini ``vllm/`` package and one test file in ``tmp_path`` and checks both sides: the
+false finding is gone, and a field that is genuinely missing in the same shape is still
+reported (a check that cannot fail proves nothing).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from factories.analysis.audit import AuditResult, StubAuditor
+
+
+def audit(tmp_path: Path, source: str, test: str) -> AuditResult:
+    """Audit ``test`` (a test file) against a tree whose only module is ``vllm/mod.py``."""
+    root = tmp_path / "src"
+    (root / "vllm").mkdir(parents=True)
+    (root / "vllm" / "__init__.py").write_text("")
+    (root / "vllm" / "mod.py").write_text(textwrap.dedent(source))
+    test_file = tmp_path / "test_stub.py"
+    test_file.write_text(textwrap.dedent(test))
+    return StubAuditor(root).audit_paths([test_file])
+
+
+def missing(result: AuditResult) -> set[tuple[str, str]]:
+    return {(f.method, f.name) for f in result.findings if f.kind.value == "missing-attribute"}
+
+
+def stale(result: AuditResult) -> set[str]:
+    return {f.name for f in result.findings if f.kind.value == "stale-field"}
+
+
+# -- how the test sets and uses the stub -------------------------------------------------
+
+LAYER = """
+    class Layer:
+        def __init__(self, prefix, size):
+            self.prefix = prefix
+            self.size = size
+
+        def forward(self):
+            return self.prefix, self.size
+"""
+
+
+def test_object_setattr_sets_the_field(tmp_path):
+    """nn.Module stubs are filled with ``object.__setattr__`` (0.34: KimiLinearModel,
+    NemotronH_Nano_VL_V2): that is a set, and it does not hand the stub to other code."""
+    result = audit(
+        tmp_path,
+        LAYER,
+        """
+        from vllm.mod import Layer
+
+        def test_forward():
+            layer = object.__new__(Layer)
+            object.__setattr__(layer, "prefix", "model.layers.0")
+            object.__setattr__(layer, "unused", 1)
+            layer.forward()
+        """,
+    )
+    assert missing(result) == {("forward", "size")}
+    assert stale(result) == {"unused"}  # the stub did not escape
+
+
+def test_object_setattr_with_a_computed_name_makes_the_stub_opaque(tmp_path):
+    result = audit(
+        tmp_path,
+        LAYER,
+        """
+        from vllm.mod import Layer
+
+        def test_forward():
+            layer = object.__new__(Layer)
+            for name, value in {"prefix": "p", "size": 1}.items():
+                object.__setattr__(layer, name, value)
+            layer.forward()
+
+        def test_forward_literal():
+            layer = object.__new__(Layer)
+            layer.prefix = "p"
+            layer.forward()
+        """,
+    )
+    # The loop may set anything, so nothing is claimed missing for the first stub ...
+    lines = Path(result.findings[0].stub_location.path).read_text().splitlines()
+    assert [lines[f.stub_location.line - 2].strip() for f in result.findings] == [
+        "def test_forward_literal():"
+    ]
+    # ... while the second, with only literal sets, still lacks ``size``.
+    assert missing(result) == {("forward", "size")}
+
+
+def test_stub_passed_to_a_same_module_helper_gets_the_helpers_sets_and_calls(tmp_path):
+    """``_refresh(worker)`` sets a field and calls a method on the stub (0.34:
+    test_mooncake_store_worker.py's ``_refresh_group_tp_replication_factors``)."""
+    result = audit(
+        tmp_path,
+        """
+        class Worker:
+            def build(self):
+                self.prefixes = tuple(self.factors) + tuple(self.tokens)
+
+            def lookup(self):
+                return self.prefixes, self.limit
+        """,
+        """
+        from vllm.mod import Worker
+
+        def _refresh(w):
+            w.factors = (1,)
+            w.build()
+
+        def test_lookup():
+            worker = object.__new__(Worker)
+            worker.tokens = [1]
+            worker.unused = 0
+            _refresh(worker)
+            worker.lookup()
+        """,
+    )
+    # ``factors`` (set in the helper) and ``prefixes`` (written by the helper's build())
+    # are not missing; ``limit`` really is.  The stub no longer escapes, so a field nothing
+    # reads is stale.
+    assert missing(result) == {("lookup", "limit")}
+    assert stale(result) == {"unused"}
+
+
+def test_fields_the_test_reads_itself_are_not_stale(tmp_path):
+    """0.34's scheduler tests set ``finished_req_ids`` for a callback closure that vLLM
+    calls back; aux-output tests assert on a mock field the code was meant not to use."""
+    result = audit(
+        tmp_path,
+        """
+        class Scheduler:
+            def step(self):
+                self.free(1)
+        """,
+        """
+        from vllm.mod import Scheduler
+
+        def test_step():
+            scheduler = object.__new__(Scheduler)
+            scheduler.finished = set()
+            scheduler.capturer = object()
+            scheduler.dead = 0
+
+            def free(req):
+                scheduler.finished.add(req)
+
+            scheduler.free = free
+            scheduler.step()
+            assert scheduler.capturer is not None
+        """,
+    )
+    assert stale(result) == {"dead"}
+    assert missing(result) == set()
+
+
+def test_class_patch_made_in_a_helper_replaces_the_method(tmp_path):
+    """``_mock_base_model_load(monkeypatch)`` patches a base-class method for every instance
+    (0.34: test_gpu_target_dependent_ar_speculator.py); the real method must not be followed."""
+    source = """
+        class Base:
+            def _validate(self):
+                if self.flag:
+                    return self.cfg
+
+        class Child(Base):
+            def load(self):
+                self._validate()
+                return self.model
+    """
+    patched = audit(
+        tmp_path / "patched",
+        source,
+        """
+        from vllm.mod import Base, Child
+
+        def _mock_validate(monkeypatch):
+            monkeypatch.setattr(Base, "_validate", lambda self: None)
+
+        def _mock_all(monkeypatch):
+            _mock_validate(monkeypatch)
+
+        def test_load(monkeypatch):
+            child = object.__new__(Child)
+            _mock_all(monkeypatch)
+            child.load()
+        """,
+    )
+    assert missing(patched) == {("load", "model")}
+    unpatched = audit(
+        tmp_path / "unpatched",
+        source,
+        """
+        from vllm.mod import Child
+
+        def _build(n):
+            return n
+
+        def test_load(monkeypatch):
+            child = object.__new__(Child)
+            _build(1)
+            child.load()
+        """,
+    )
+    assert missing(unpatched) == {("load", "model"), ("load", "flag"), ("load", "cfg")}
+
+
+INHERITED = """
+    class Root:
+        def build(self):
+            return self.root_field
+
+    class Mid(Root):
+        pass
+
+    class Leaf(Mid):
+        def build(self):
+            return self.leaf_build_field
+
+        def run(self):
+            return super().build(), self.leaf_field
+"""
+
+
+def test_patching_an_inherited_method_on_a_subclass_replaces_it(tmp_path):
+    """``monkeypatch.setattr(Parent, "build", fake)`` where ``Parent`` inherits ``build``
+    (0.34: FlashInferMLASparseMetadataBuilder, DeepseekV4SparseMLAMetadataBuilder): the
+    patch shadows the base's ``build`` for every class below ``Parent``."""
+    result = audit(
+        tmp_path,
+        INHERITED,
+        """
+        from vllm.mod import Leaf, Mid
+
+        def test_run(monkeypatch):
+            monkeypatch.setattr(Mid, "build", lambda self: None)
+            leaf = object.__new__(Leaf)
+            leaf.run()
+        """,
+    )
+    assert missing(result) == {("run", "leaf_field")}
+
+
+def test_a_patch_that_super_searches_past_does_not_apply(tmp_path):
+    result = audit(
+        tmp_path,
+        INHERITED,
+        """
+        from vllm.mod import Leaf
+
+        def test_run(monkeypatch):
+            monkeypatch.setattr(Leaf, "build", lambda self: None)
+            leaf = object.__new__(Leaf)
+            leaf.run()
+        """,
+    )
+    # ``super().build()`` in Leaf skips Leaf's (patched) attribute and runs Root.build.
+    assert missing(result) == {("run", "leaf_field"), ("run", "root_field")}
+
+
+def test_patch_by_dotted_string_replaces_the_method(tmp_path):
+    """``monkeypatch.setattr("vllm.x.Sampler._sample", fake)`` and ``@patch("...")`` name the
+    class by its full path (0.34: test_watermarking.py patches Sampler._sample_random)."""
+    source = """
+        class Sampler:
+            def _sample(self):
+                return self.use_fp64
+
+        class WatermarkSampler(Sampler):
+            def sample(self):
+                return super()._sample(), self.watermarker
+    """
+    test = """
+        from unittest.mock import patch
+
+        from vllm.mod import WatermarkSampler
+
+        def test_monkeypatch(monkeypatch):
+            monkeypatch.setattr("vllm.mod.Sampler._sample", lambda self: None)
+            sampler = object.__new__(WatermarkSampler)
+            sampler.sample()
+
+        @patch("vllm.mod.Sampler._sample")
+        def test_decorator(fake):
+            sampler = object.__new__(WatermarkSampler)
+            sampler.sample()
+
+        @patch("vllm.mod.Sampler.other")
+        def test_other_method(fake):
+            sampler = object.__new__(WatermarkSampler)
+            sampler.sample()
+    """
+    result = audit(tmp_path, source, test)
+    lines = Path(result.findings[0].stub_location.path).read_text().splitlines()
+    by_test = {
+        (lines[f.stub_location.line - 2].strip(), f.name)
+        for f in result.findings
+    }
+    assert by_test == {
+        ('monkeypatch.setattr("vllm.mod.Sampler._sample", lambda self: None)', "watermarker"),
+        ("def test_decorator(fake):", "watermarker"),
+        ("def test_other_method(fake):", "watermarker"),
+        ("def test_other_method(fake):", "use_fp64"),
+    }
+
+
+# -- how vLLM reads the fields -----------------------------------------------------------
+
+
+def test_hasattr_guard_narrows_the_branch_it_protects(tmp_path):
+    """``if not hasattr(self, "_supported_tasks"): self._supported_tasks = ...`` (0.34:
+    LLMEngine/AsyncLLM.get_supported_tasks) leaves nothing for the stub to set."""
+    result = audit(
+        tmp_path,
+        """
+        class Engine:
+            def tasks(self):
+                if not hasattr(self, "_cached"):
+                    self._cached = self.compute()
+                if hasattr(self, "_extra") and self._extra.ready:
+                    pass
+                if hasattr(self, "_opt"):
+                    pass
+                return self._cached, self._opt, self.other
+
+            def compute(self):
+                return 1
+        """,
+        """
+        from vllm.mod import Engine
+
+        def test_tasks():
+            engine = object.__new__(Engine)
+            engine.tasks()
+        """,
+    )
+    # ``_opt`` is read after the guarded block, where nothing proves it exists.
+    assert missing(result) == {("tasks", "_opt"), ("tasks", "other")}
+
+
+def test_attributes_every_object_has_are_never_missing(tmp_path):
+    """``self.__dict__.setdefault(...)`` (0.34: CudaCommunicator) and ``self.__class__``."""
+    result = audit(
+        tmp_path,
+        """
+        class Communicator:
+            def scratch(self):
+                cache = self.__dict__.setdefault("_bufs", {})
+                return cache, self.__class__.__name__, self.group
+        """,
+        """
+        from vllm.mod import Communicator
+
+        def test_scratch():
+            comm = object.__new__(Communicator)
+            comm.scratch()
+        """,
+    )
+    assert missing(result) == {("scratch", "group")}
+
+
+PRUNED = """
+    class Runner:
+        def run(self, level=1):
+            if self.has_x and self.cfg:
+                pass
+            picked = self.a if self.mode == 2 else self.b
+            if self.n > 0 or self.other:
+                pass
+            discard = self.discardable() if level == 2 else None
+            return picked, discard
+
+        def discardable(self):
+            return self.secret
+"""
+
+
+def test_literal_values_prune_short_circuits_and_conditional_expressions(tmp_path):
+    """The literal pruning the analyzer already did for ``if`` now also covers ``and``/``or``
+    operands and ``x if c else y`` (0.34: Scheduler.update_from_output with
+    ``has_mamba_layers = False``, Worker.sleep's ``... if level == 2 else ...``)."""
+    result = audit(
+        tmp_path,
+        PRUNED,
+        """
+        from vllm.mod import Runner
+
+        def test_run():
+            runner = object.__new__(Runner)
+            runner.has_x = False
+            runner.mode = 1
+            runner.n = 0
+            runner.run(level=1)
+        """,
+    )
+    # ``0 > 0`` is False, so ``or`` goes on to read ``other``; ``b`` is the taken branch.
+    assert missing(result) == {("run", "b"), ("run", "other")}
+
+
+def test_the_same_shape_with_other_literals_reads_the_other_side(tmp_path):
+    result = audit(
+        tmp_path,
+        PRUNED,
+        """
+        from vllm.mod import Runner
+
+        def test_run():
+            runner = object.__new__(Runner)
+            runner.has_x = True
+            runner.mode = 2
+            runner.n = 3
+            runner.run(level=2)
+        """,
+    )
+    assert missing(result) == {("run", "cfg"), ("run", "a"), ("run", "secret")}
+
+
+def test_assertion_message_is_not_a_read(tmp_path):
+    """``assert ok, f"... {self.layer_name}"`` (0.34: RoutedExperts.weight_loader): the
+    message runs only when the assertion already failed the test."""
+    result = audit(
+        tmp_path,
+        """
+        class Experts:
+            def load(self, expert_id):
+                assert expert_id < self.num_experts, f"{self.layer_name}: {expert_id}"
+        """,
+        """
+        from vllm.mod import Experts
+
+        def test_load():
+            experts = object.__new__(Experts)
+            experts.load(0)
+        """,
+    )
+    assert missing(result) == {("load", "num_experts")}
+
+
+CLASS_DEFAULT = """
+    class Base:
+        use_fast = False
+
+    class Impl(Base):
+        def __init__(self, fast):
+            if fast:
+                self.use_fast = True
+                self.fast_kernel = object()
+            self.slow_kernel = object()
+
+        def maybe_enable(self, on):
+            if on:
+                self.use_fast = True
+
+        def forward(self):
+            if self.use_fast:
+                return self.fast_kernel
+            return self.slow_kernel
+"""
+
+
+def test_literal_class_attribute_decides_a_branch_for_a_stub(tmp_path):
+    """An ``object.__new__`` instance reads the class-level ``use_fast = False`` (0.34:
+    ROCMAiterMLASparseImpl.use_aiter_sparse_mla, DraftModelSpeculator
+    .can_reuse_target_attn_metadata) until something assigns it on the instance."""
+    result = audit(
+        tmp_path,
+        CLASS_DEFAULT,
+        """
+        from vllm.mod import Impl
+
+        def test_default():
+            impl = object.__new__(Impl)
+            impl.forward()
+
+        def test_switched_on():
+            impl = object.__new__(Impl)
+            impl.use_fast = True
+            impl.forward()
+        """,
+    )
+    by_stub = {(f.stub_location.line, f.name) for f in result.findings}
+    assert by_stub == {(5, "slow_kernel"), (9, "fast_kernel")}
+
+
+def test_class_attribute_an_earlier_call_may_assign_is_not_trusted(tmp_path):
+    result = audit(
+        tmp_path,
+        CLASS_DEFAULT,
+        """
+        from vllm.mod import Impl
+
+        def test_enabled_then_forward(flag):
+            impl = object.__new__(Impl)
+            impl.maybe_enable(flag)
+            impl.forward()
+        """,
+    )
+    assert missing(result) == {("forward", "fast_kernel"), ("forward", "slow_kernel")}
