@@ -44,6 +44,12 @@ def _vllm_or_skip():
         pytest.skip(reason)
 
 
+@pytest.fixture(autouse=True)
+def _requires_vllm():
+    """Every test in this folder runs vLLM code: skip (or fail under CI) without it."""
+    _vllm_or_skip()
+
+
 @pytest.fixture(scope="session")
 def aiter_mla():
     """vLLM's ``rocm_aiter_mla`` module (skips with the reason where it is unusable)."""
