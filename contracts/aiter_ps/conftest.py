@@ -1,6 +1,6 @@
 """Hypothesis profiles for the AITER contract tests.
 
-Why profiles rather than inline numbers: CI runs ``contracts/aiter`` on 2 cores and must stay under
+Why profiles rather than inline numbers: CI runs ``contracts/aiter_ps`` on 2 cores and must stay under
 about a minute, while a developer chasing a planner bug wants thousands of cases. The tests pick
 the profile named by ``AITER_CONTRACTS_PROFILE`` (default ``aiter-ci``) through
 ``settings(parent=settings.get_profile(...))``, so loading them never changes the global
