@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""How long ``pytest contracts/`` takes, next to the bare import of vLLM's rocm_aiter_mla.
+
+    python tools/bench_contracts.py [--python PY] [-n 3] [--markdown]
+
+Runs, in fresh processes of the target interpreter (default: .venv/bin/python, else this one):
+the bare import of ``vllm.v1.attention.backends.mla.rocm_aiter_mla`` (median of N), then
+``pytest contracts/`` once per folder and once whole, reporting wall time and child CPU time.
+The issue's goal is ``pytest contracts/`` <= 1.5x the bare import; this prints the ratio.
+A benchmark, never a test: no number here is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+MODULE = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
+PARTS = ("contracts/analysis", "contracts/aiter_ps", "contracts/test_ps_table.py", "contracts/vllm")
+
+
+def timed(cmd: list[str]) -> tuple[float, float, int]:
+    """(wall s, child CPU s, exit status) of one subprocess."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.returncode
+
+
+def machine() -> str:
+    model = platform.processor() or platform.machine()
+    try:
+        for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+            if line.startswith("Model name:"):
+                model = line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default_py = REPO / ".venv" / "bin" / "python"
+    parser.add_argument("--python", default=str(default_py if default_py.exists() else sys.executable))
+    parser.add_argument("-n", type=int, default=3, help="import samples (median)")
+    args = parser.parse_args()
+    if args.n < 1:
+        print("bench_contracts: error: -n must be >= 1", file=sys.stderr)
+        return 2
+    py = args.python
+    print(f"[bench] python {py}", file=sys.stderr)
+    imports = []
+    for i in range(args.n):
+        imports.append(timed([py, "-c", f"import {MODULE}"]))
+        print(f"[bench] import {i + 1}/{args.n}: {imports[-1][0]:.1f} s", file=sys.stderr)
+    if any(status for *_, status in imports):
+        print(f"bench_contracts: error: {py} cannot import {MODULE}", file=sys.stderr)
+        return 2
+    import_wall = statistics.median(w for w, _, _ in imports)
+    import_cpu = statistics.median(c for _, c, _ in imports)
+    rows = []
+    for part in PARTS + ("contracts",):
+        wall, cpu, status = timed([py, "-m", "pytest", part, "-q", "-p", "no:cacheprovider"])
+        print(f"[bench] pytest {part}: {wall:.1f} s (exit {status})", file=sys.stderr)
+        rows.append((part, wall, cpu, status))
+    load = os.getloadavg()[0]
+    date = datetime.date.today().isoformat()
+    print(f"\n{date}, {machine()}, 1-min load {load:.1f}; bare import of {MODULE}: "
+          f"{import_wall:.1f} s wall / {import_cpu:.1f} s CPU (median of {args.n})\n")
+    print("| pytest target | wall s | CPU s | exit | wall / bare import |")
+    print("|---|---|---|---|---|")
+    for part, wall, cpu, status in rows:
+        print(f"| `{part}` | {wall:.1f} | {cpu:.1f} | {status} | {wall / import_wall:.1f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
