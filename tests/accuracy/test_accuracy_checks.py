@@ -97,10 +97,10 @@ def test_emulated_bound_is_ten_times_tighter_than_the_seed():
     assert EMULATED_TOLERANCE.out_atol * 10 <= SEED_ATOL
     assert EMULATED_TOLERANCE.out_rtol * 10 <= SEED_RTOL
     assert EMULATED_TOLERANCE.out_rtol == 2.0**-8  # bf16 unit roundoff: one rounding of the output
-    assert (REAL_GFX950_TOLERANCE.out_atol, REAL_GFX950_TOLERANCE.out_rtol) == (
-        SEED_ATOL,
-        SEED_RTOL,
-    )
+    # gfx950: derived from the fp8-P error model (factories/tolerances.json, docs/TOLERANCES.md),
+    # with the aggregate statistic on top; both backends check it.
+    assert REAL_GFX950_TOLERANCE.out_rtol == 2.0**-8 and REAL_GFX950_TOLERANCE.out_atol < 2 * SEED_ATOL
+    assert EMULATED_TOLERANCE.stats is not None and REAL_GFX950_TOLERANCE.stats is not None
 
 
 # --------------------------------------------------------------------------------------------
