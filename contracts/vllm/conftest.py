@@ -6,11 +6,7 @@ device shims and the workspace manager are scoped to each test and always undone
 
 from __future__ import annotations
 
-import os
-
 import pytest
-
-pytest_plugins = ["pytester"]
 
 _RESERVATIONS = pytest.StashKey[list]()
 
@@ -33,27 +29,20 @@ def reservation_report(request) -> list:
     return request.config.stash[_RESERVATIONS]
 import torch
 
-from factories.aiter_backend import aiter_module_installed, vllm_path_missing_reason
-
-
-def _vllm_or_skip():
-    reason = vllm_path_missing_reason()
-    if reason is not None:
-        if os.environ.get("VLLM_GUARD_REQUIRE_VLLM") == "1":
-            pytest.fail(f"VLLM_GUARD_REQUIRE_VLLM=1 but {reason}", pytrace=False)
-        pytest.skip(reason)
+from factories.aiter_backend import aiter_module_installed
+from factories.suite_env import vllm_or_skip
 
 
 @pytest.fixture(autouse=True)
 def _requires_vllm():
     """Every test in this folder runs vLLM code: skip (or fail under CI) without it."""
-    _vllm_or_skip()
+    vllm_or_skip()
 
 
 @pytest.fixture(scope="session")
 def aiter_mla():
     """vLLM's ``rocm_aiter_mla`` module (skips with the reason where it is unusable)."""
-    _vllm_or_skip()
+    vllm_or_skip()
     import vllm.v1.attention.backends.mla.rocm_aiter_mla as module
 
     return module
