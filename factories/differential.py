@@ -29,23 +29,14 @@ import numpy as np
 import torch
 
 from factories.accuracy import TILE_ROWS, V_HEAD_DIM, Tolerance, poison_
+from factories.aiter_emulation.batch import PsPlan, indptr, plan_batch
+from factories.aiter_emulation.planner import PlannerSettings
+from factories.aiter_emulation.signatures import GET_PS_METADATA_V1
 
 #: Planner settings of vLLM's FP8 prefill (qhead 1, qlen 256, kvlen 128, block 1, causal).
-PLANNER_KWARGS = {
-    "qhead_granularity": 1,
-    "qlen_granularity": 256,
-    "kvlen_granularity": 128,
-    "block_size": 1,
-    "is_causal": True,
-}
-PLAN_BUFFER_NAMES = (
-    "work_metadata_ptrs",
-    "work_indptr",
-    "work_info",
-    "reduce_indptr",
-    "reduce_final_map",
-    "reduce_partial_map",
-)
+PLANNER_SETTINGS = PlannerSettings.for_fp8_prefill_kernel()
+#: The six planner buffers, in AITER's order (``get_ps_metadata_v1``'s parameters 5..10).
+PLAN_BUFFER_NAMES = tuple(p.name for p in GET_PS_METADATA_V1.params[5:11])
 
 
 def _host(t: torch.Tensor) -> np.ndarray:
@@ -57,71 +48,17 @@ def _host(t: torch.Tensor) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 
-@attrs.frozen
-class PsPlanBuffers:
-    """The six planner buffers (AITER's order) plus the planner's inputs."""
-
-    lens: tuple[int, ...]
-    num_heads: int
-    buffers: tuple[torch.Tensor, ...] = attrs.field(eq=False, repr=False)
-    qo_indptr_cpu: torch.Tensor = attrs.field(eq=False, repr=False)
-
-    @property
-    def work_indptr(self) -> torch.Tensor:
-        return self.buffers[1]
-
-    @property
-    def work_info(self) -> torch.Tensor:
-        return self.buffers[2]
-
-    @property
-    def reduce_indptr(self) -> torch.Tensor:
-        return self.buffers[3]
-
-    @property
-    def reduce_final_map(self) -> torch.Tensor:
-        return self.buffers[4]
-
-    @property
-    def reduce_partial_map(self) -> torch.Tensor:
-        return self.buffers[5]
-
-    @property
-    def partial_rows(self) -> int:
-        """Rows of splitData/splitLse, sized as ``mla_prefill_ps_fwd`` does (mla.py:1216-1224)."""
-        return self.buffers[5].numel() * TILE_ROWS
-
-
-def indptr(lens: Sequence[int]) -> torch.Tensor:
-    out = torch.zeros(len(lens) + 1, dtype=torch.int32)
-    out[1:] = torch.tensor(list(lens), dtype=torch.int32).cumsum(0)
-    return out
-
-
 def plan_with(
     module: types.ModuleType, lens: Sequence[int], num_heads: int, device: torch.device | str
-) -> PsPlanBuffers:
+) -> PsPlan:
     """Size with ``module.get_ps_metadata_info_v1`` and plan with ``module.get_ps_metadata_v1`` as
-    vLLM's builder does (CPU indptrs, buffers on ``device``, the fp8 kernel's settings)."""
-    lens = tuple(int(n) for n in lens)
-    info = module.get_ps_metadata_info_v1(
-        batch_size=len(lens), num_head_k=num_heads, max_qlen=max(lens), qlen_granularity=256
-    )
-    buffers = tuple(torch.empty(shape, dtype=dtype, device=device) for shape, dtype in info)
-    qo = indptr(lens)
-    module.get_ps_metadata_v1(
-        qo,
-        qo.clone(),
-        torch.tensor(lens, dtype=torch.int32),
-        1,
-        num_heads,
-        *buffers,
-        **PLANNER_KWARGS,
-    )
-    return PsPlanBuffers(lens, num_heads, buffers, qo)
+    vLLM's builder does (CPU indptrs, buffers on ``device``, the fp8 kernel's settings, KV = Q:
+    no prefix). ``module`` is the real ``aiter`` or the emulation; the CU count is the caller's
+    (``emulated_cu_count`` for the emulation, the device's for the real one)."""
+    return plan_batch(lens, lens, num_heads, PLANNER_SETTINGS, device=device, aiter=module)
 
 
-def plan_differences(a: PsPlanBuffers, b: PsPlanBuffers, limit: int = 8) -> list[str]:
+def plan_differences(a: PsPlan, b: PsPlan, limit: int = 8) -> list[str]:
     """Element differences between two plans of the same batch (``work_metadata_ptrs`` is never
     written by the planner and is skipped)."""
     out: list[str] = []
@@ -200,7 +137,7 @@ ReduceKernel = Callable[..., None]
 
 
 def run_prefill_kernel(
-    kernel: PrefillKernel, x: PrefillInputs, plan: PsPlanBuffers
+    kernel: PrefillKernel, x: PrefillInputs, plan: PsPlan
 ) -> KernelOutputs:
     """One ``mla_prefill_ps_asm_fwd`` call (vLLM's argument order) into NaN-poisoned buffers."""
     dev, heads, total = x.q.device, x.q.size(1), x.q.size(0)
@@ -234,7 +171,7 @@ def run_prefill_kernel(
 
 
 def run_reduce(
-    reduce: ReduceKernel, outs: KernelOutputs, plan: PsPlanBuffers
+    reduce: ReduceKernel, outs: KernelOutputs, plan: PsPlan
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``mla_reduce_v1`` as vLLM calls it, on a copy of ``outs.output``; ``final_lse`` NaN-poisoned."""
     final = outs.output.clone()
@@ -442,7 +379,7 @@ def compare_works(
     return DifferentialReport(len(items), diverging, first, tuple(problems))
 
 
-def reduce_groups(plan: PsPlanBuffers) -> list[tuple[int, int, int]]:
+def reduce_groups(plan: PsPlan) -> list[tuple[int, int, int]]:
     """``(group, q_start, q_end)`` of every group the reduce writes (>= 2 partials, before the stop)."""
     ri = _host(plan.reduce_indptr).reshape(-1)
     fm = _host(plan.reduce_final_map).reshape(-1, 2)
@@ -456,7 +393,7 @@ def reduce_groups(plan: PsPlanBuffers) -> list[tuple[int, int, int]]:
 
 
 def compare_reduce(
-    plan: PsPlanBuffers,
+    plan: PsPlan,
     a: tuple[torch.Tensor, torch.Tensor],
     b: tuple[torch.Tensor, torch.Tensor],
     tolerance: Tolerance,

@@ -43,7 +43,7 @@ from factories.accuracy import (
     planned_split_rows,
     reduced_rows,
 )
-from factories.differential import PLANNER_KWARGS, indptr
+from factories.aiter_emulation.batch import indptr
 
 SOFTMAX_SCALE = 192**-0.5
 
@@ -107,7 +107,7 @@ def plan_like_vllm(case: Case, device: torch.device):
         case.heads,
         buffers[0],
         *staging,
-        **PLANNER_KWARGS,
+        **attrs.asdict(emu.PlannerSettings.for_fp8_prefill_kernel()),
     )
     for dst, src in zip(buffers[1:], staging, strict=True):
         dst.copy_(src, non_blocking=True)

@@ -10,6 +10,7 @@ the target device).
 from __future__ import annotations
 
 import contextlib
+import types
 from typing import Sequence
 
 import attrs
@@ -30,7 +31,9 @@ def indptr(lengths: Sequence[int]) -> torch.Tensor:
 
 @attrs.frozen
 class PsPlan:
-    """A planned batch: the planner's inputs, settings, CU count and the six buffers."""
+    """A planned batch: the planner's inputs, settings, CU count and the six buffers (AITER's
+    order: work_metadata_ptrs, work_indptr, work_info, reduce_indptr, reduce_final_map,
+    reduce_partial_map)."""
 
     q_lens: tuple[int, ...]
     kv_lens: tuple[int, ...]
@@ -95,13 +98,20 @@ def plan_batch(
     cu_count: int | None = None,
     device: str | torch.device = "cpu",
     fill: int | None = None,
+    aiter: types.ModuleType | None = None,
 ) -> PsPlan:
     """Size, allocate (on ``device``) and plan. ``fill`` pre-fills the buffers (default: empty).
 
     kv lengths are tokens; pages are ``ceil(kv_len / block_size)``, as the planner expects.
+
+    ``aiter`` is the module whose ``get_ps_metadata_info_v1`` and ``get_ps_metadata_v1`` size and
+    plan (default: the emulation's own). ``cu_count`` and the recorded ``PsPlan.cu_count`` are the
+    emulation's CU count; a real AITER module plans for its device's CU count regardless.
     """
     if len(q_lens) != len(kv_lens):
         raise ValueError("q_lens and kv_lens differ in length")
+    info_fn = get_ps_metadata_info_v1 if aiter is None else aiter.get_ps_metadata_info_v1
+    plan_fn = get_ps_metadata_v1 if aiter is None else aiter.get_ps_metadata_v1
     ctx = emulated_cu_count(cu_count) if cu_count is not None else contextlib.nullcontext()
     with ctx:
         cu = current_cu_count()
@@ -109,14 +119,19 @@ def plan_batch(
         qo = indptr(q_lens)
         kv = indptr([-(-int(n) // bs) for n in kv_lens])
         cl = torch.tensor(list(kv_lens), dtype=torch.int32)
-        info = get_ps_metadata_info_v1(len(q_lens), num_heads_k, max(q_lens, default=0), settings.qlen_granularity)
+        info = info_fn(
+            batch_size=len(q_lens),
+            num_head_k=num_heads_k,
+            max_qlen=max(q_lens, default=0),
+            qlen_granularity=settings.qlen_granularity,
+        )
         bufs = []
         for shape, dtype in info:
             t = torch.empty(shape, dtype=dtype, device=device)
             if fill is not None:
                 t.fill_(fill)
             bufs.append(t)
-        get_ps_metadata_v1(
+        plan_fn(
             qo, kv, cl, 1, num_heads_k, *bufs,
             qhead_granularity=settings.qhead_granularity,
             qlen_granularity=settings.qlen_granularity,

@@ -13,15 +13,15 @@ Expected names are read straight from the raw ``work_info`` row, not from the co
 
 from __future__ import annotations
 
+import attrs
 import pytest
 import torch
 
 import factories.aiter_emulation as emulation
 from factories.accuracy import EMULATED_TOLERANCE, REAL_GFX950_TOLERANCE
-from factories.aiter_emulation import emulated_cu_count
+from factories.aiter_emulation import PsPlan, emulated_cu_count
 from factories.differential import (
     PrefillInputs,
-    PsPlanBuffers,
     compare_reduce,
     compare_works,
     plan_differences,
@@ -48,7 +48,7 @@ def setup():
     return plan, x, reference, items
 
 
-def raw_work(plan: PsPlanBuffers, w: int) -> dict:
+def raw_work(plan: PsPlan, w: int) -> dict:
     """What the report must say about work ``w``, read from the raw buffers."""
     wi = plan.work_indptr.cpu().tolist()
     b, loc, qs, qe, ks, ke, _, hr = plan.work_info[w].cpu().tolist()
@@ -66,7 +66,7 @@ def raw_work(plan: PsPlanBuffers, w: int) -> dict:
     }
 
 
-def pick(plan: PsPlanBuffers, split: bool, nth: int = 0) -> int:
+def pick(plan: PsPlan, split: bool, nth: int = 0) -> int:
     """The ``nth`` executed work that is (not) split, counted in launch order."""
     wi = plan.work_indptr.cpu().tolist()
     executed = [w for g in range(len(wi) - 1) for w in range(wi[g], wi[g + 1])]
@@ -74,7 +74,7 @@ def pick(plan: PsPlanBuffers, split: bool, nth: int = 0) -> int:
     return chosen[min(nth, len(chosen) - 1)]
 
 
-def broken_kernel(plan: PsPlanBuffers, faults: dict[int, str], delta: float = 1.0):
+def broken_kernel(plan: PsPlan, faults: dict[int, str], delta: float = 1.0):
     """The emulated kernel, then for each faulty work: ``value`` adds ``delta`` to its rows,
     ``lse`` adds ``delta`` to its partial LSE, ``unwritten`` NaNs its rows again."""
 
@@ -208,9 +208,7 @@ def test_overlapping_work_regions_are_reported(setup):
 def test_plan_differences_name_the_element(setup):
     plan = setup[0]
     assert plan_differences(plan, plan) == []
-    changed = PsPlanBuffers(
-        plan.lens, plan.num_heads, tuple(b.clone() for b in plan.buffers), plan.qo_indptr_cpu
-    )
+    changed = attrs.evolve(plan, buffers=tuple(b.clone() for b in plan.buffers))
     changed.work_info[4, 5] += 128
     assert plan_differences(plan, changed) == [
         f"work_info[4, 5]: {int(plan.work_info[4, 5])} vs {int(plan.work_info[4, 5]) + 128}"
