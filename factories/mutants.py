@@ -10,8 +10,9 @@ pass for the wrong reason.
 from __future__ import annotations
 
 import contextlib
-import importlib
+import importlib.util
 import os
+import sys
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -104,9 +105,6 @@ def mutated_module(module_name: str, *mutations: Mutation) -> Iterator[object]:
     ``inspect.getsourcefile`` of its classes points into the mutated tree, which is what the
     factories' drift check and the analyzer read.
     """
-    import importlib.util
-    import sys
-
     real = importlib.import_module(module_name)
     real_file = Path(real.__file__ or "")
     parts = module_name.split(".")

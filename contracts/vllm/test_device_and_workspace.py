@@ -14,13 +14,13 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factories.analysis.audit import StubAuditor
 from factories.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.device_shims import CPU_SAFE_CALLS, DEVICE_CALLS, emulated_device, is_device_call
 from factories.drift import source_root_of
+from factories.fp8_path import analyze_fp8_path
 from factories.mutants import Mutation, mutated_module, mutated_tree
 from factories.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
-from factories.specs import AITER_MLA_MODULE, BUILDER_FP8_PREFILL, IMPL_FP8_PREFILL
+from factories.specs import AITER_MLA_MODULE
 from factories.workspace import lock, reserved_bytes, workspace_session
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
@@ -28,22 +28,11 @@ AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 
 def device_calls(root) -> set[str]:
     """Device-touching calls the three methods reach, workspace growth included."""
-    auditor = StubAuditor(root)
-    module = auditor.tree.module(AITER_MLA_MODULE)
-    reports = [
-        *auditor.analyzer.analyze_sequence(
-            auditor.index.resolve(module, "AiterMLAMetadataBuilder"),
-            [c.method for c in BUILDER_FP8_PREFILL.calls],
-            BUILDER_FP8_PREFILL.field_names,
-        ),
-        auditor.analyzer.analyze(
-            auditor.index.resolve(module, "AiterMLAImpl"), "_mla_fp8_prefill_attn",
-            IMPL_FP8_PREFILL.field_names,
-        ),
-    ]
+    path = analyze_fp8_path(root)
+    reports = list(path.reports)
     if any(c.target.endswith("current_workspace_manager().get_simultaneous") for r in reports for c in r.calls):
-        workspace = auditor.tree.module("vllm.v1.worker.workspace")
-        reports.append(auditor.analyzer.analyze(auditor.index.resolve(workspace, "WorkspaceManager"), "get_simultaneous"))
+        manager = path.resolve("vllm.v1.worker.workspace", "WorkspaceManager")
+        reports.append(path.auditor.analyzer.analyze(manager, "get_simultaneous"))
     found = set()
     for report in reports:
         for call in report.calls:

@@ -9,13 +9,13 @@ import types
 import pytest
 import torch
 
-from factories.analysis.audit import StubAuditor
 from factories.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.drift import StubDriftError, source_root_of
+from factories.fp8_path import analyze_fp8_path
 from factories.mutants import Mutation, mutated_module
 from factories.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
 from factories.recording import recording_reads
-from factories.specs import AITER_MLA_MODULE, BUILDER_FP8_PREFILL, IMPL_FP8_PREFILL
+from factories.specs import AITER_MLA_MODULE
 from factories.standins import StandIn, StandInError
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
@@ -126,14 +126,10 @@ def test_builder_reading_an_unset_metadata_field_fails(fp8_env, device):
 
 
 def predicted_reads(root, crippled: bool = False):
-    auditor = StubAuditor(root)
-    module = auditor.tree.module(AITER_MLA_MODULE)
-    impl = auditor.index.resolve(module, "AiterMLAImpl")
-    builder = auditor.index.resolve(module, "AiterMLAMetadataBuilder")
-    replaced = frozenset({(impl.qualname, "_mla_fp8_prefill_attn")}) if crippled else frozenset()
-    forward = auditor.analyzer.analyze(impl, "_mla_fp8_prefill_attn", IMPL_FP8_PREFILL.field_names, replaced=replaced)
-    plan = auditor.analyzer.analyze_sequence(builder, [c.method for c in BUILDER_FP8_PREFILL.calls], BUILDER_FP8_PREFILL.field_names)
-    return forward.read_names, frozenset().union(*(r.read_names for r in plan))
+    impl_name = f"{AITER_MLA_MODULE}.AiterMLAImpl"
+    replaced = frozenset({(impl_name, "_mla_fp8_prefill_attn")}) if crippled else frozenset()
+    path = analyze_fp8_path(root, replaced=replaced)
+    return path.forward.read_names, frozenset().union(*(r.read_names for r in path.builder))
 
 
 def observed_reads(fp8_env, device):

@@ -6,20 +6,19 @@ importing them; the call-site half runs the real methods against a spy of the AI
 
 from __future__ import annotations
 
-import inspect
 
 import pytest
 
 from factories.aiter_backend import aiter_module_installed
 from factories.aiter_calls import check_call, kernel_requirements, spy_module
 from factories.aiter_emulation.signatures import pinned
-from factories.analysis.audit import StubAuditor
 from factories.analysis.classes import MemberKind
 from factories.builders import KERNEL_FIELDS, make_impl, make_prefill_batch, make_qkv
 from factories.drift import source_root_of
+from factories.fp8_path import analyze_fp8_path
 from factories.mutants import Mutation, mutated_module, mutated_tree
 from factories.pipeline import Limits, run_forward
-from factories.specs import AITER_MLA_MODULE, BUILDER_FP8_PREFILL, IMPL_FP8_PREFILL
+from factories.specs import AITER_MLA_MODULE
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 
@@ -27,19 +26,13 @@ AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 def handoff_problems(root) -> list[str]:
     """Every fp8_prefill_* field the impl reads is written by the builder; both are declared
     fields of AiterMLAMetadata (a dataclass field with a default, or any class member)."""
-    auditor = StubAuditor(root)
-    module = auditor.tree.module(AITER_MLA_MODULE)
-    impl_cls = auditor.index.resolve(module, "AiterMLAImpl")
-    builder_cls = auditor.index.resolve(module, "AiterMLAMetadataBuilder")
-    metadata_cls = auditor.index.resolve(module, "AiterMLAMetadata")
-    [forward] = auditor.analyzer.analyze_sequence(impl_cls, ["_mla_fp8_prefill_attn"], IMPL_FP8_PREFILL.field_names)
-    _, build = auditor.analyzer.analyze_sequence(
-        builder_cls, [c.method for c in BUILDER_FP8_PREFILL.calls], BUILDER_FP8_PREFILL.field_names
-    )
+    path = analyze_fp8_path(root)
+    forward, build = path.forward, path.builder[-1]
+    metadata_cls = path.resolve(AITER_MLA_MODULE, "AiterMLAMetadata")
     read = {p for p in forward.param_paths("attn_metadata", write=False) if p.startswith("fp8_prefill_")}
     written = {p for p in build.param_paths("metadata", write=True) if p.startswith("fp8_prefill_")}
     declared = {
-        name for name, m in auditor.index.members(metadata_cls).items()
+        name for name, m in path.auditor.index.members(metadata_cls).items()
         if m.kind in (MemberKind.ATTRIBUTE, MemberKind.ANNOTATION_ONLY)
     }
     problems = [f"impl reads {n} but the builder never writes it" for n in sorted(read - written)]
@@ -73,16 +66,7 @@ def test_handoff_catches_a_field_renamed_on_one_side(aiter_mla, old, new):
 
 def static_call_problems(root) -> list[str]:
     """Every AITER call the three methods make binds to AITER's pinned signature."""
-    auditor = StubAuditor(root)
-    module = auditor.tree.module(AITER_MLA_MODULE)
-    reports = [
-        *auditor.analyzer.analyze_sequence(
-            auditor.index.resolve(module, "AiterMLAMetadataBuilder"),
-            [c.method for c in BUILDER_FP8_PREFILL.calls],
-            BUILDER_FP8_PREFILL.field_names,
-        ),
-        auditor.analyzer.analyze(auditor.index.resolve(module, "AiterMLAImpl"), "_mla_fp8_prefill_attn", IMPL_FP8_PREFILL.field_names),
-    ]
+    reports = analyze_fp8_path(root).reports
     problems, seen = [], set()
     for report in reports:
         for call in report.calls:
@@ -116,7 +100,7 @@ def run_spied(emulated_aiter, device, impl_cls=None, builder_cls=None, plan_batc
     spy, calls = spy_module(emulated_aiter)
     batch = make_prefill_batch([600, 33], num_decodes=1, device=device)
     with aiter_module_installed(spy):
-        builder = plan_batch(16, batch, Limits.for_batch(batch), builder_cls=builder_cls)
+        plan_batch(16, batch, Limits.for_batch(batch), builder_cls=builder_cls)
         impl = make_impl(16, spy, impl_cls=impl_cls)
         q, k, v = make_qkv(batch.total_prefill_tokens, 16, device)
         out = q.new_zeros(batch.total_prefill_tokens, 16 * 128)

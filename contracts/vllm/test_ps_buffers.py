@@ -7,7 +7,7 @@ import torch
 
 from factories.builders import make_builder, make_prefill_batch
 from factories.pipeline import Limits, build_ps_plan, init_ps_buffers
-from factories.ps_contract import PS_BUFFERS, PsDims, as_shape
+from factories.ps_contract import PS_BUFFERS, PsDims
 
 
 @pytest.mark.parametrize("num_heads", [12, 16, 24, 32, 128])
