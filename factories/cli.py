@@ -99,7 +99,7 @@ def format_github(finding: Finding) -> str:
     return f"::{level}{location}::{finding.message}{extra} [{finding.kind.value}]"
 
 
-def emit(result: AuditResult, fmt: str, quiet: bool) -> None:
+def emit(result: AuditResult, fmt: str, quiet: bool, root: Path) -> None:
     if fmt == "json":
         print(json.dumps([f.to_json() for f in result.findings], indent=2))
     else:
@@ -109,7 +109,7 @@ def emit(result: AuditResult, fmt: str, quiet: bool) -> None:
     if not quiet:
         for pattern in result.unused_allowlist:
             print(f"{PROG}: note: unused allowlist entry {pattern!r}", file=sys.stderr)
-        print(f"{PROG}: {result.summary}", file=sys.stderr)
+        print(f"{PROG}: {result.summary} (vLLM source: {root})", file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             stubs_from_specs(auditor.tree, ALL_SPECS), n_files=0, n_with_stubs=0,
             allowlist=allowlist,
         )
-    emit(result, args.format, args.quiet)
+    emit(result, args.format, args.quiet, root)
     return 1 if result.errors else 0
 
 

@@ -50,7 +50,7 @@ def test_imports_neither_torch_nor_vllm(release_src):
 def test_own_specs_are_clean_against_the_pinned_release(release_src):
     proc = run_tool("--vllm-src", str(release_src("0.34.0")))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "2 stub(s) found, 2 resolved" in proc.stderr
+    assert "audited 2 stub spec(s) of factories/specs.py, 2 resolved" in proc.stderr
 
 
 def test_own_specs_drift_when_vllm_reads_a_new_field(release_src):

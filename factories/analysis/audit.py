@@ -47,6 +47,12 @@ class AuditSummary:
 
     def __str__(self) -> str:
         kinds = ", ".join(f"{k}={n}" for k, n in self.findings_by_kind) or "none"
+        if self.files == 0:  # the no-FILE mode: this project's own specs
+            return (
+                f"audited {self.stubs} stub spec(s) of factories/specs.py, {self.resolved} "
+                f"resolved into the vLLM source, {self.audited} with method calls audited; "
+                f"findings: {kinds}"
+            )
         return (
             f"audited {self.files} file(s), {self.files_with_stubs} with object.__new__ stubs: "
             f"{self.stubs} stub(s) found, {self.resolved} resolved into the vLLM source "
