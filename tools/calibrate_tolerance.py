@@ -96,6 +96,30 @@ def load_matrix() -> dict[str, tuple[tuple[int, ...], int, int, int]]:
 
 
 MATRIX = load_matrix()
+
+#: Fallback copy of the suite's GPU-sized cases (id -> (lens, decodes, heads, cu)).
+_SIXTY_FOUR_K = (32768, 16384, 8191, 4097, 2048, 1024, 1000, 23, 1)
+_BUILTIN_GPU_MATRIX: dict[str, tuple[tuple[int, ...], int, int, int]] = {
+    "gpu-1x65536-h16-cu304": ((65536,), 0, 16, 304),
+    "gpu-1x65536-h128-cu132": ((65536,), 0, 128, 132),
+    "gpu-1x32768-h128-cu256": ((32768,), 0, 128, 256),
+    "gpu-64k-tokens-ragged-8dec-h16-cu256": (_SIXTY_FOUR_K, 8, 16, 256),
+    "gpu-4x16384-2dec-h128-cu80": ((16384,) * 4, 2, 128, 80),
+    "gpu-1x16384-h24-cu304": ((16384,), 0, 24, 304),
+}
+
+
+def load_gpu_matrix() -> dict[str, tuple[tuple[int, ...], int, int, int]]:
+    """The suite's GPU-sized cases, or the built-in copy where the suite file cannot be read."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.spec_from_file_location("_suite_matrix_gpu", SUITE_MATRIX_FILE)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return {c.id: (tuple(c.lens), int(c.decodes), int(c.heads), int(c.cu)) for c in module.CASES if c.gpu}
+    except Exception:  # noqa: BLE001
+        return dict(_BUILTIN_GPU_MATRIX)
 #: The default sweep: the matrix without its requests of >= 8192 tokens in total (the soak runs them).
 DEFAULT_CASES = tuple(c for c, (lens, *_rest) in MATRIX.items() if sum(lens) < 8192)
 DEFAULT_SEEDS = 3
@@ -551,7 +575,8 @@ def cmd_kill_matrix(args) -> int:
 
 def cmd_soak(args) -> int:
     """``--soak N``: N consecutive seeds of the CPU accuracy matrix under the file's bounds, as
-    the suite checks them (check_fp8_prefill + the error statistic). Prints a summary line."""
+    the suite checks them (check_fp8_prefill + the error statistic); ``--soak-base gfx950-p8``
+    runs the modelled gfx950 arithmetic under the gfx950 bounds instead. Prints a JSON summary."""
     import factories.accuracy as accuracy
     import factories.aiter_emulation as emulation
     from factories.accuracy import V_HEAD_DIM, check_fp8_prefill, run_fp8_prefill
@@ -571,9 +596,12 @@ def cmd_soak(args) -> int:
 
     accuracy.causal_reference = causal_reference
 
+    from factories.kernel_mutants import BASE_BACKEND, aiter_backend_for
+
     data, ds = _load(args)
-    tol = _as_tolerance(ds["emulated"])
-    bounds = ds["emulated"].stat_bounds()
+    file_backend = BASE_BACKEND[args.soak_base]
+    tol = _as_tolerance(ds[file_backend])
+    bounds = ds[file_backend].stat_bounds()
     cases = args.cases or tuple(MATRIX)
     passed = failed = 0
     worst = {"out": 0.0, "out_excess": 0.0, "lse": 0.0, "stat": 0.0}
@@ -583,7 +611,8 @@ def cmd_soak(args) -> int:
     for s_i, seed in enumerate(seeds, 1):
         for case_id in cases:
             lens, decodes, heads, cu = MATRIX[case_id]
-            run = run_fp8_prefill(lens, heads, emulation, num_decodes=decodes, cu_count=cu, seed=seed)
+            backend = emulation if args.soak_base == "emulated" else aiter_backend_for(args.soak_base)
+            run = run_fp8_prefill(lens, heads, backend, num_decodes=decodes, cu_count=cu, seed=seed)
             q8, k8, v8 = (t.to(run.fp8_dtype) for t in (run.q, run.k, run.v))
             g, _ = causal_reference(q8, k8, v8, run.prefill_lens, run.softmax_scale)
             report = check_fp8_prefill(run, tol)
@@ -612,6 +641,8 @@ def cmd_soak(args) -> int:
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
         "tolerance_digest": data["digest"]["value"],
+        "kernels": args.soak_base,
+        "bounds": file_backend,
         "seeds": [args.seed0, args.seed0 + args.soak - 1],
         "cases": list(cases),
         "passed": passed,
@@ -625,6 +656,58 @@ def cmd_soak(args) -> int:
     if args.soak_out:
         Path(args.soak_out).write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     return 1 if failed else 0
+
+
+def cmd_gpu_models(args) -> int:
+    """``--gpu-model-check``: the models alone (no vLLM, no pipeline) at the suite's GPU-sized
+    cases on a CUDA/ROCm device, judged with the file's bounds: do the bounds derived on the CPU
+    matrix hold at 16k-65k keys per row? Inputs are drawn on the device (seeded), not through
+    make_qkv, so the values differ from the suite's; the distribution is the same."""
+    import torch
+
+    from factories.accuracy import causal_reference
+    from factories.error_model import MODELS, U_BF16, kernel_budget, model_attention, needed_atol
+    from factories.error_stats import error_stats
+
+    data, ds = _load(args)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    cases = load_gpu_matrix()
+    result: dict[str, Any] = {"digest": data["digest"]["value"], "machine": machine(), "cases": {}}
+    bad = []
+    for case_id, (lens, _decodes, heads, _cu) in cases.items():
+        t0 = time.monotonic()
+        gen = torch.Generator(device="cuda").manual_seed(args.seed0)
+        total = sum(lens)
+        q, k, v = (
+            torch.randn(total, heads, d, generator=gen, device="cuda").to(torch.bfloat16).to(torch.float8_e4m3fn)
+            for d in (192, 192, 128)
+        )
+        g, gl = causal_reference(q, k, v, lens, 192**-0.5)
+        entry = {}
+        for model in MODELS.values():
+            d = ds[model.backend]
+            mo = model_attention(q, k, v, lens, 192**-0.5, model, block_elements=1 << 26)
+            ob, lb = kernel_budget(mo)
+            st = error_stats(mo.out, g)
+            lse_all = float(((mo.lse.double() - gl).abs() + lb.double()).max())
+            entry[model.name] = {
+                "out_ratio": needed_atol(mo.y, g, ob, U_BF16) / d.out_atol,
+                "lse_all_rows_ratio": lse_all / d.lse_atol,
+                "stat_ratio": d.stat_bounds().worst_ratio(st),
+                "stats": st.as_dict(),
+            }
+            del mo, ob, lb
+            torch.cuda.empty_cache()
+        result["cases"][case_id] = {"seconds": round(time.monotonic() - t0, 1), "models": entry}
+        worst = {m: max(v["out_ratio"], v["stat_ratio"]) for m, v in entry.items()}
+        log(f"[gpu] {case_id}: " + ", ".join(f"{m} out/stat {w:.2f}x lse {entry[m]['lse_all_rows_ratio']:.2f}x" for m, w in worst.items()))
+        bad += [f"{case_id} {m}" for m, w in worst.items() if w > 1.0]
+        del q, k, v, g, gl
+        torch.cuda.empty_cache()
+    print(json.dumps(result, indent=1))
+    if args.soak_out:
+        Path(args.soak_out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    return 1 if bad else 0
 
 
 def parse_args(argv: Sequence[str] | None):
@@ -641,7 +724,13 @@ def parse_args(argv: Sequence[str] | None):
     p.add_argument("--replot", action="store_true", help="redraw the PNG from the file (no sweep)")
     p.add_argument("--kill-matrix", action="store_true", help="run every kernel mutant against every check")
     p.add_argument("--soak", type=int, metavar="N", help="N consecutive seeds of the CPU accuracy matrix under the file's bounds")
-    p.add_argument("--soak-out", help="write the soak summary JSON here")
+    p.add_argument("--gpu-model-check", action="store_true", help="the models at the suite's GPU-sized cases (needs CUDA/ROCm)")
+    p.add_argument("--soak-out", help="write the soak / GPU check summary JSON here")
+    p.add_argument(
+        "--soak-base", default="emulated", choices=("emulated", "gfx950-p8"),
+        help="kernels the soak runs: the emulation (judged with the emulated bounds, default) or the "
+        "emulation with the modelled gfx950 fp8-P arithmetic (judged with the gfx950 bounds)",
+    )
     args = p.parse_args(argv)
     if args.backend not in ("emulated", "aiter"):
         raise BadInput(f"--backend must be emulated or aiter, got {args.backend!r}")
@@ -655,8 +744,8 @@ def parse_args(argv: Sequence[str] | None):
             raise BadInput(f"--{name.replace('_', '-')} must be >= 1, got {value}")
     if args.seed0 < 0:
         raise BadInput(f"--seed0 must be >= 0, got {args.seed0}")
-    if sum(bool(x) for x in (args.check, args.kill_matrix, args.soak, args.replot)) > 1:
-        raise BadInput("--check, --replot, --kill-matrix and --soak are separate commands; give one")
+    if sum(bool(x) for x in (args.check, args.kill_matrix, args.soak, args.replot, args.gpu_model_check)) > 1:
+        raise BadInput("--check, --replot, --kill-matrix, --soak and --gpu-model-check are separate commands; give one")
     if args.png and not args.png.endswith(".png"):
         raise BadInput(f"--png must name a .png file, got {args.png!r}")
     return args
@@ -677,9 +766,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if reason is not None:
             print(f"calibrate_tolerance: --backend aiter cannot run here: {reason}", file=sys.stderr)
             return 3
+    if args.gpu_model_check:
+        import torch
+
+        if not torch.cuda.is_available():
+            print("calibrate_tolerance: --gpu-model-check cannot run here: no CUDA/ROCm device (torch.cuda.is_available() is False)", file=sys.stderr)
+            return 3
     from factories.tolerance_file import ToleranceFileError
 
     try:
+        if args.gpu_model_check:
+            return cmd_gpu_models(args)
         if args.check:
             return cmd_check(args)
         if args.replot:

@@ -73,3 +73,12 @@ def test_the_sweep_mirrors_the_suite_matrix(tool):
     spec.loader.exec_module(module)
     suite = {c.id: (c.lens, c.decodes, c.heads, c.cu) for c in module.CASES if not c.gpu}
     assert suite == tool.MATRIX
+
+
+def test_gpu_model_check_is_gated_without_a_device(tool, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA/ROCm device is present; the gate does not fire")
+    assert tool.main(["--gpu-model-check"]) == 3
+    assert "no CUDA/ROCm device" in capsys.readouterr().err

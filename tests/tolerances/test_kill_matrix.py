@@ -38,13 +38,8 @@ def test_the_control_passes_and_splits(bounds):
     outcome = run_mutant(CASE, "emulated", None, tol, seed, stats)
     assert outcome.raised is None
     assert not outcome.verdicts["shipped"].killed, outcome.verdicts["shipped"].reasons
-    assert outcome.lse_err_max > 0 or True
-    from factories.accuracy import run_fp8_prefill
-
-    import factories.aiter_emulation as emulation
-
-    run = run_fp8_prefill(CASE.lens, CASE.heads, emulation, num_decodes=CASE.decodes, cu_count=CASE.cu)
-    assert run.num_partial_tiles > 0, "the kill case must split tiles, or reduce mutants are invisible"
+    # final_lse was compared on merged rows, so the case splits tiles and the reduce runs.
+    assert 0 < outcome.lse_err_max < tol.lse_atol, "the kill case must split tiles, or reduce mutants are invisible"
 
 
 @pytest.mark.parametrize("name", list(MUTANTS))
