@@ -1,6 +1,6 @@
 """The PS buffer table (factories.ps_contract) against AITER's sizing function: the emulated
 one always, the live one where real AITER runs.  vLLM's side of the table is pinned in
-contracts/vllm/test_ps_buffers.py."""
+contracts/vllm_path/test_ps_buffers.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Where a test may run: the vLLM gate, the real-AITER gate, and one GPU per xdist worker.
 
-Shared by ``tests/conftest.py`` and (once switched) ``contracts/vllm/conftest.py``, so both suites
+Shared by ``tests/conftest.py`` and ``contracts/vllm_path/conftest.py``, so both suites
 apply one rule:
 
 - **vLLM.** A test that needs vLLM's FP8 prefill path *skips* with the precise reason
@@ -39,7 +39,7 @@ def vllm_gate(reason: str | None, environ: Mapping[str, str]) -> tuple[str, str]
 
 def vllm_or_skip() -> None:
     """Skip (or, under ``VLLM_GUARD_REQUIRE_VLLM=1``, fail) the calling test if vLLM's FP8
-    prefill path is unusable here. Same rule as ``contracts/vllm/conftest.py``'s gate."""
+    prefill path is unusable here. Used by ``contracts/vllm_path/conftest.py`` too."""
     import pytest
 
     from factories.aiter_backend import vllm_path_missing_reason

@@ -25,7 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 MODULE = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
-PARTS = ("contracts/analysis", "contracts/aiter_ps", "contracts/test_ps_table.py", "contracts/vllm")
+PARTS = ("contracts/analysis", "contracts/aiter_ps", "contracts/test_ps_table.py", "contracts/vllm_path")
 
 
 def timed(cmd: list[str]) -> tuple[float, float, int]:
