@@ -24,11 +24,12 @@ Backends (``KernelModel``):
     3. Per 128-key step c, the running max ``M_c = max(M_{c-1}, rowmax(s_c))``;
        ``P_c = exp(s_c - M_c)`` in [0, 1] is rounded to **e4m3fn, round-to-nearest-even, no extra
        scale** (values below 2^-10 flush to 0, the e4m3fn subnormal grid is 2^-9) and fed to the
-       second fp8 MFMA: ``acc = acc * exp(M_{c-1} - M_c) + P8_c . V_c`` in fp32. RNE is what the
-       gfx950 ``v_cvt_scalef32_pk_fp8_f32`` family does by default; "no scale" because P is
-       already in [0, 1] and the kernel stores no P scale anywhere (§3.5 lists only q/k/v scales).
+       second fp8 MFMA: ``acc = acc * exp(M_{c-1} - M_c) + P8_c . V_c`` in fp32. RNE because it is
+       the IEEE default of an fp32 -> fp8 conversion (a truncating or stochastic one would bias P
+       and move the slope statistic at once); "no scale" because P is already in [0, 1] and the
+       kernel loads no P scale (§3.5 lists only q/k/v scales).
     4. The row sum ``l`` accumulates the **fp32** P (``l = l * exp(M_{c-1} - M_c) + rowsum(P_c)``),
-       as FlashAttention-3's fp8 path and CK do; the variant ``gfx950-rowsum-p8`` sums the rounded
+       as FlashAttention-3's fp8 forward does; the variant ``gfx950-rowsum-p8`` sums the rounded
        P8 instead. Both are modelled and the derivation takes the envelope, because the binary
        does not tell which.
     5. ``O = v_scale * acc / l`` rounded to bf16 once; ``lse = ln(l) + M`` in fp32.
