@@ -373,16 +373,12 @@ class _Walker:
                     state = self.expr(target, state)
             return state
         if isinstance(node, ast.If):
-            state = self.expr(node.test, state)
-            verdict = self.truth(node.test)
-            on_true, on_false = self.guards(node.test)
+            verdict, when_true, when_false = self.branch(node.test, state)
             if verdict is True:
-                return self.block(node.body, state | on_true)
+                return self.block(node.body, when_true)
             if verdict is False:
-                return self.block(node.orelse, state | on_false)
-            return _meet(
-                self.block(node.body, state | on_true), self.block(node.orelse, state | on_false)
-            )
+                return self.block(node.orelse, when_false)
+            return _meet(self.block(node.body, when_true), self.block(node.orelse, when_false))
         if isinstance(node, (ast.For, ast.AsyncFor)):
             state = self.expr(node.iter, state)
             state = self.store(node.target, state, None)
@@ -617,6 +613,16 @@ class _Walker:
                 return None
         return None
 
+    def branch(
+        self, test: ast.expr, state: frozenset[str]
+    ) -> tuple[bool | None, frozenset[str], frozenset[str]]:
+        """Evaluate a branch condition once for ``if`` and ``x if c else y`` alike: its literal
+        verdict (None when undecided) and the state each arm starts from (reads in the test,
+        plus what ``hasattr`` guards establish on that arm)."""
+        state = self.expr(test, state)
+        on_true, on_false = self.guards(test)
+        return self.truth(test), state | on_true, state | on_false
+
     def guards(self, test: ast.expr) -> tuple[frozenset[str], frozenset[str]]:
         """Attributes that ``hasattr(self, "x")`` tests prove present when ``test`` is true
         and when it is false: ``if not hasattr(self, "_cache"): self._cache = ...`` followed
@@ -674,14 +680,12 @@ class _Walker:
         if isinstance(node, ast.BoolOp):
             return self.bool_op(node, state)
         if isinstance(node, ast.IfExp):
-            state = self.expr(node.test, state)
-            verdict = self.truth(node.test)
-            on_true, on_false = self.guards(node.test)
+            verdict, when_true, when_false = self.branch(node.test, state)
             if verdict is True:
-                return self.expr(node.body, state | on_true)
+                return self.expr(node.body, when_true)
             if verdict is False:
-                return self.expr(node.orelse, state | on_false)
-            return self.expr(node.body, state | on_true) & self.expr(node.orelse, state | on_false)
+                return self.expr(node.orelse, when_false)
+            return self.expr(node.body, when_true) & self.expr(node.orelse, when_false)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self.expr(child, state)
