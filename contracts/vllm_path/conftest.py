@@ -7,30 +7,27 @@ device shims and the workspace manager are scoped to each test and always undone
 from __future__ import annotations
 
 import pytest
+import torch
 
-_RESERVATIONS = pytest.StashKey[list]()
+from factories.aiter_backend import aiter_module_installed
+from factories.suite_env import vllm_or_skip
+from factories.summary_section import SummarySection
+
+RESERVATIONS = SummarySection("FP8 prefill workspace reservation (byte ceiling)")
 
 
 def pytest_configure(config):
-    config.stash[_RESERVATIONS] = []
+    RESERVATIONS.configure(config)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    lines = config.stash.get(_RESERVATIONS, [])
-    if lines:
-        terminalreporter.section("FP8 prefill workspace reservation (byte ceiling)")
-        for line in lines:
-            terminalreporter.write_line(line)
+    RESERVATIONS.write(terminalreporter, config)
 
 
 @pytest.fixture
 def reservation_report(request) -> list:
     """Lines appended here are printed in the terminal summary."""
-    return request.config.stash[_RESERVATIONS]
-import torch
-
-from factories.aiter_backend import aiter_module_installed
-from factories.suite_env import vllm_or_skip
+    return RESERVATIONS.lines(request.config)
 
 
 @pytest.fixture(autouse=True)

@@ -5,22 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-_LINES = pytest.StashKey[list]()
+from factories.summary_section import SummarySection
+
+ACCURACY = SummarySection("FP8 prefill accuracy (max error vs float64 reference)")
 
 
 def pytest_configure(config):
-    config.stash[_LINES] = []
+    ACCURACY.configure(config)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    lines = config.stash.get(_LINES, [])
-    if lines:
-        terminalreporter.section("FP8 prefill accuracy (max error vs float64 reference)")
-        for line in lines:
-            terminalreporter.write_line(line)
+    ACCURACY.write(terminalreporter, config)
 
 
 @pytest.fixture
 def accuracy_log(request) -> list:
     """Lines appended here are printed in the terminal summary (not under xdist workers)."""
-    return request.config.stash[_LINES]
+    return ACCURACY.lines(request.config)
