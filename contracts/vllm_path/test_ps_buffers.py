@@ -6,33 +6,74 @@ import pytest
 import torch
 
 from factories.builders import make_builder, make_prefill_batch
+from factories.mutants import Mutation, mutated_module
 from factories.pipeline import Limits, build_ps_plan, init_ps_buffers
 from factories.ps_contract import PS_BUFFERS, PsDims
 
 
-@pytest.mark.parametrize("num_heads", [12, 16, 24, 32, 128])
-def test_builder_allocates_and_attaches_the_table(fp8_env, aiter_mla, cu_count, device, num_heads):
+def table_problems(aiter_mla, cu_count, device, num_heads, builder_cls=None) -> list[str]:
+    """Where the builder's buffers (device, pinned staging, attached metadata) leave the table."""
     batch = make_prefill_batch([300, 1, 777], num_decodes=2, device=device)
-    builder = make_builder(num_heads)
+    builder = make_builder(num_heads, builder_cls=builder_cls)
     limits = Limits(max_num_reqs=4, max_prefill_qlen=1024, max_num_batched_tokens=2048)
     init_ps_buffers(builder, limits, device)
     width = aiter_mla.AiterMLAHelper.get_fp8_prefill_num_heads(num_heads)
     dims = PsDims(limits.max_num_reqs, width, limits.max_prefill_qlen, 256, cu_count)
     staged = [b for b in PS_BUFFERS if b.planner_writes]
+    problems = []
+
+    def check(where: str, tensor: torch.Tensor, buf, device_type: str) -> None:
+        got = (tuple(tensor.shape), tensor.dtype, tensor.device.type)
+        want = (buf.expected_shape(dims), buf.dtype, device_type)
+        if got != want:
+            problems.append(f"{where} {buf.name}: {got} != {want}")
+
     for buf in PS_BUFFERS:
-        tensor = getattr(builder, buf.builder_attr)
-        assert (tuple(tensor.shape), tensor.dtype, tensor.device.type) == (
-            buf.expected_shape(dims), buf.dtype, device.type), buf.name
-    assert [t.data_ptr() for t in builder._fp8_ps_device_outputs] == [
+        check("device", getattr(builder, buf.builder_attr), buf, device.type)
+    if [t.data_ptr() for t in builder._fp8_ps_device_outputs] != [
         getattr(builder, b.builder_attr).data_ptr() for b in staged
-    ]
-    for slot in builder._fp8_ps_staging:
-        assert [(tuple(t.shape), t.dtype, t.device.type) for t in slot] == [
-            (b.expected_shape(dims), b.dtype, "cpu") for b in staged
-        ]
-        if torch.cuda.is_available():
-            assert all(t.is_pinned() for t in slot)
+    ]:
+        problems.append("_fp8_ps_device_outputs are not the planner's device buffers in order")
+    for i, slot in enumerate(builder._fp8_ps_staging):
+        for tensor, buf in zip(slot, staged, strict=True):
+            check(f"staging[{i}]", tensor, buf, "cpu")
+            if torch.cuda.is_available() and not tensor.is_pinned():
+                problems.append(f"staging[{i}] {buf.name} is not pinned")
+    if problems:
+        return problems  # a planner handed wrong buffers would refuse (or corrupt) them
     build_ps_plan(builder, batch)
     for buf in staged:
         attached = getattr(batch.metadata, buf.metadata_field)
-        assert attached.data_ptr() == getattr(builder, buf.builder_attr).data_ptr(), buf.name
+        if attached.data_ptr() != getattr(builder, buf.builder_attr).data_ptr():
+            problems.append(f"metadata.{buf.metadata_field} is not builder.{buf.builder_attr}")
+    return problems
+
+
+@pytest.mark.parametrize("num_heads", [12, 16, 24, 32, 128])
+def test_builder_allocates_and_attaches_the_table(fp8_env, aiter_mla, cu_count, device, num_heads):
+    assert table_problems(aiter_mla, cu_count, device, num_heads) == []
+
+
+@pytest.mark.parametrize(
+    "old, new, expected",
+    [
+        # the pre-PR #51040 sizing: maps built for the unpadded head count
+        (
+            "        num_head_k = AiterMLAHelper.get_fp8_prefill_num_heads(self.num_heads)\n"
+            "        v_head_dim = self.mla_dims.v_head_dim\n",
+            "        num_head_k = self.num_heads\n        v_head_dim = self.mla_dims.v_head_dim\n",
+            "device work_info",
+        ),
+        (
+            "            dtype=reduce_partial_map_dtype,\n",
+            "            dtype=torch.int64,\n",
+            "device reduce_partial_map",
+        ),
+    ],
+    ids=["unpadded-width", "partial-map-int64"],
+)
+def test_table_catches_a_builder_that_leaves_it(fp8_env, aiter_mla, cu_count, device, old, new, expected):
+    mutation = Mutation("vllm/v1/attention/backends/mla/rocm_aiter_mla.py", old, new)
+    with mutated_module("vllm.v1.attention.backends.mla.rocm_aiter_mla", mutation) as mutant:
+        problems = table_problems(aiter_mla, cu_count, device, 24, mutant.AiterMLAMetadataBuilder)
+    assert any(p.startswith(expected) for p in problems), problems
