@@ -16,7 +16,7 @@ import attrs
 
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape
-from factories.analysis.source_tree import ImportTarget, ModuleInfo, SourceTree
+from factories.analysis.source_tree import ImportTarget, ModuleInfo
 from factories.analysis.stubs import Stub, StubEvent
 
 AITER_MLA_MODULE = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
@@ -124,6 +124,6 @@ def stub_from_spec(spec: StubSpec) -> Stub:
     )
 
 
-def stubs_from_specs(tree: SourceTree, specs: tuple[StubSpec, ...]) -> list[Stub]:
-    del tree  # resolution happens in the auditor, through the synthetic module's import
+def stubs_from_specs(specs: tuple[StubSpec, ...]) -> list[Stub]:
+    """The specs as stubs; the auditor resolves each through its synthetic module's import."""
     return [stub_from_spec(spec) for spec in specs]
