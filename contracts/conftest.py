@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from factories.releases import ReleaseNotFetched, cache_dir, release_source
+from factories.testing.releases import ReleaseNotFetched, cache_dir, release_source
 
 
 def pytest_report_header(config):

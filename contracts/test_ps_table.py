@@ -1,4 +1,4 @@
-"""The PS buffer table (factories.ps_contract) against AITER's sizing function: the emulated
+"""The PS buffer table (factories.aiter.ps_buffers) against AITER's sizing function: the emulated
 one always, the live one where real AITER runs.  vLLM's side of the table is pinned in
 contracts/vllm_path/test_ps_buffers.py."""
 
@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from factories.ps_contract import PS_BUFFERS, PsDims, as_shape
+from factories.aiter.ps_buffers import PS_BUFFERS, PsDims, as_shape
 
 
 @pytest.mark.parametrize("cu", [8, 80, 256, 304])
 @pytest.mark.parametrize("batch, heads, max_qlen", [(1, 16, 8192), (4, 1, 1200), (3, 32, 700), (16, 128, 20000)])
 def test_emulated_info_matches_the_table(batch, heads, max_qlen, cu):
-    import factories.aiter_emulation as aiter
+    import factories.aiter.emulation as aiter
 
     dims = PsDims(batch, heads, max_qlen, 256, cu)
     with aiter.emulated_cu_count(cu):
@@ -32,7 +32,7 @@ def test_documented_examples():
 
 
 def test_live_info_matches_the_table_where_real_aiter_exists():
-    from factories.aiter_backend import real_aiter_unusable_reason
+    from factories.aiter.backend import real_aiter_unusable_reason
 
     reason = real_aiter_unusable_reason()
     if reason is not None:

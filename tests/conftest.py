@@ -2,7 +2,7 @@
 
 - ``--aiter-backend {auto,aiter,emulated}`` (default ``auto``): ``aiter`` runs the real kernels
   and skips, with ``real_aiter_unusable_reason()``, where they cannot run; ``emulated`` runs
-  ``factories.aiter_emulation``; ``auto`` takes the real one where usable, else the emulation.
+  ``factories.aiter.emulation``; ``auto`` takes the real one where usable, else the emulation.
 - Markers: ``requires_vllm`` skips with ``vllm_path_missing_reason()`` where vLLM's FP8 prefill
   path is missing, and *fails* instead when ``VLLM_GUARD_REQUIRE_VLLM=1`` (CI);
   ``gfx950`` skips with ``real_aiter_unusable_reason()``; ``slow`` marks GPU-sized cases.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from factories.aiter_backend import BACKENDS
+from factories.aiter.backend import BACKENDS
 
 MARKERS = {
     "gfx950": "needs a gfx950 (MI355) GPU with an AITER build exporting the PS prefill functions",
@@ -33,7 +33,7 @@ def pytest_addoption(parser):
         choices=BACKENDS,
         default="auto",
         help="aiter: real kernels (gfx950 only, skips elsewhere with the reason); emulated: "
-        "factories.aiter_emulation; auto (default): aiter where usable, else emulated",
+        "factories.aiter.emulation; auto (default): aiter where usable, else emulated",
     )
 
 
@@ -46,7 +46,7 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    from factories.suite_env import gfx950_or_skip, vllm_or_skip
+    from factories.testing.suite_env import gfx950_or_skip, vllm_or_skip
 
     if item.get_closest_marker("requires_vllm") is not None:
         vllm_or_skip()
@@ -57,15 +57,15 @@ def pytest_runtest_setup(item):
 @pytest.fixture(scope="session", autouse=True)
 def xdist_worker_gpu():
     """The GPU this xdist worker pinned (None: not a worker, or no GPU)."""
-    from factories.suite_env import pin_worker_device
+    from factories.testing.suite_env import pin_worker_device
 
     return pin_worker_device()
 
 
 @pytest.fixture(scope="session")
 def aiter_backend(request):
-    """The AITER the suite runs (``factories.aiter_backend.Backend``), per ``--aiter-backend``."""
-    from factories.aiter_backend import select_backend
+    """The AITER the suite runs (``factories.aiter.backend.Backend``), per ``--aiter-backend``."""
+    from factories.aiter.backend import select_backend
 
     option = request.config.getoption("--aiter-backend")
     try:

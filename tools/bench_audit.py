@@ -32,8 +32,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from factories.analysis.audit import StubAuditor  # noqa: E402
-from factories.releases import ReleaseNotFetched, release_source  # noqa: E402
-from factories.specs import ALL_SPECS, stubs_from_specs  # noqa: E402
+from factories.testing.releases import ReleaseNotFetched, release_source  # noqa: E402
+from factories.stubs.specs import ALL_SPECS, stubs_from_specs  # noqa: E402
 
 AUDIT_TOOL = REPO / "tools" / "audit_stubs.py"
 GOAL_WARM_S = 0.3
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         "--vllm-src",
         type=Path,
         help="folder holding vllm/ and tests/ "
-        '(default: factories.releases.release_source("0.34.0"))',
+        '(default: factories.testing.releases.release_source("0.34.0"))',
     )
     parser.add_argument(
         "--tests", type=Path, help="tests folder to audit (default: VLLM_SRC/tests)"

@@ -35,8 +35,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import factories.aiter_emulation as aiter  # noqa: E402
-from factories.aiter_emulation import emulated_cu_count  # noqa: E402
+import factories.aiter.emulation as aiter  # noqa: E402
+from factories.aiter.emulation import emulated_cu_count  # noqa: E402
 
 
 def _machine(device: str) -> str:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Derive the FP8 MLA prefill tolerances from an error model, prove they bite, and soak them.
 
-    python tools/calibrate_tolerance.py                 # sweep, derive, write factories/tolerances.json + docs/tolerances.png
+    python tools/calibrate_tolerance.py                 # sweep, derive, write factories/accuracy/tolerances.json + docs/tolerances.png
     python tools/calibrate_tolerance.py --quick         # a small sweep (~1 min), same outputs
     python tools/calibrate_tolerance.py --check         # verify the file's digest, print the bounds
     python tools/calibrate_tolerance.py --kill-matrix   # every kernel mutant x every check (markdown)
@@ -10,7 +10,7 @@
 
 Derivation (known-regressions B3, vLLM's derive_rocm_aiter_tolerances): for every case and seed of
 the sweep, the float64 golden ``g`` (:func:`factories.accuracy.causal_reference`) and the
-low-precision model ``y`` of each backend (:mod:`factories.error_model`: the same fp8 tensors, the
+low-precision model ``y`` of each backend (:mod:`factories.accuracy.error_model`: the same fp8 tensors, the
 kernel's quantization points) give
 
     atol_needed = max_e (1 + u_bf16) * (|y_e - g_e| + budget_e) - (rtol - u_bf16) * |g_e|
@@ -141,7 +141,7 @@ def machine() -> dict[str, Any]:
 
 
 def file_path(arg: str | None) -> Path:
-    from factories.tolerance_file import TOLERANCE_FILE
+    from factories.accuracy.tolerance_file import TOLERANCE_FILE
 
     return Path(arg) if arg else TOLERANCE_FILE
 
@@ -164,7 +164,7 @@ def _excess(out, g, rtol):
 
 
 def _stats(out, g) -> dict[str, float]:
-    from factories.error_stats import error_stats
+    from factories.accuracy.error_stats import error_stats
 
     return error_stats(out, g).as_dict()
 
@@ -193,10 +193,10 @@ def sweep(cases: Sequence[str], seeds: Sequence[int], backend: str) -> dict[str,
     """Every case x seed: golden, every model variant, and the audited pipelines."""
     import torch
 
-    import factories.aiter_emulation as emulation
+    import factories.aiter.emulation as emulation
     from factories.accuracy import causal_reference, run_fp8_prefill
-    from factories.error_model import MODELS, U_BF16, kernel_budget, model_attention, needed_atol
-    from factories.kernel_mutants import aiter_backend_for
+    from factories.accuracy.error_model import MODELS, U_BF16, kernel_budget, model_attention, needed_atol
+    from factories.mutation.kernels import aiter_backend_for
 
     rtol = U_BF16
     pipelines: dict[str, Any] = {}
@@ -254,7 +254,7 @@ def sweep(cases: Sequence[str], seeds: Sequence[int], backend: str) -> dict[str,
 
 def derive(measured: dict[str, Any]) -> dict[str, Any]:
     """Bounds per file backend from the models' maxima (never from a pipeline's output)."""
-    from factories.error_model import BUDGET_C, U_BF16, models_for
+    from factories.accuracy.error_model import BUDGET_C, U_BF16, models_for
 
     tolerances = {}
     maxima = {}
@@ -405,7 +405,7 @@ def draw(data: dict[str, Any], png: Path) -> None:
 
 
 def cmd_calibrate(args) -> int:
-    from factories.tolerance_file import seal
+    from factories.accuracy.tolerance_file import seal
 
     cases = args.cases or (QUICK_CASES if args.quick else DEFAULT_CASES)
     seeds = list(range(args.seed0, args.seed0 + (args.seeds or (QUICK_SEEDS if args.quick else DEFAULT_SEEDS))))
@@ -426,7 +426,7 @@ def cmd_calibrate(args) -> int:
         },
         "inputs": (
             "vLLM's FP8 prefill path as tests/accuracy runs it: q/k/v = randn bf16 "
-            "(factories.builders.make_qkv), cast to e4m3fn with scale 1, softmax_scale 1/sqrt(192), "
+            "(factories.stubs.builders.make_qkv), cast to e4m3fn with scale 1, softmax_scale 1/sqrt(192), "
             "bottom-right causal, KV = Q. The bounds hold for this input distribution."
         ),
         "margins": {"elementwise_and_rel_fro": MARGIN, "slope_and_bias": STAT_MARGIN},
@@ -456,7 +456,7 @@ def cmd_calibrate(args) -> int:
             f"rel_fro <= {st['rel_fro_max']:.4g}, |slope-1| <= {st['slope_dev_max']:.4g}, |bias| <= {st['bias_max']:.4g}"
         )
     if args.backend == "aiter" and failed:
-        log("[calibrate] the real kernel exceeds the model-derived bound: the assumptions of factories/error_model.py do not hold; file not written")
+        log("[calibrate] the real kernel exceeds the model-derived bound: the assumptions of factories/accuracy/error_model.py do not hold; file not written")
         return 1
     if not args.dry_run:
         path = file_path(args.file)
@@ -468,7 +468,7 @@ def cmd_calibrate(args) -> int:
 
 
 def _load(args):
-    from factories.tolerance_file import derived, read
+    from factories.accuracy.tolerance_file import derived, read
 
     data = read(file_path(args.file))
     return data, {b: derived(data, b) for b in ("emulated", "gfx950")}
@@ -522,7 +522,7 @@ def predicted_detectable(outcome, data, tol_g) -> tuple[bool, str]:
 
 def cmd_kill_matrix(args) -> int:
     from factories.accuracy import Tolerance
-    from factories.kernel_mutants import KILL_CASES, run_kill_matrix
+    from factories.mutation.kernels import KILL_CASES, run_kill_matrix
 
     data, ds = _load(args)
     tols = {b: _as_tolerance(d) for b, d in ds.items()}
@@ -578,9 +578,9 @@ def cmd_soak(args) -> int:
     the suite checks them (check_fp8_prefill + the error statistic); ``--soak-base gfx950-p8``
     runs the modelled gfx950 arithmetic under the gfx950 bounds instead. Prints a JSON summary."""
     import factories.accuracy as accuracy
-    import factories.aiter_emulation as emulation
+    import factories.aiter.emulation as emulation
     from factories.accuracy import V_HEAD_DIM, check_fp8_prefill, run_fp8_prefill
-    from factories.error_stats import error_stats
+    from factories.accuracy.error_stats import error_stats
     import torch
 
     # check_fp8_prefill computes the float64 golden itself; the statistic needs the same one.
@@ -596,7 +596,7 @@ def cmd_soak(args) -> int:
 
     accuracy.causal_reference = causal_reference
 
-    from factories.kernel_mutants import BASE_BACKEND, aiter_backend_for
+    from factories.mutation.kernels import BASE_BACKEND, aiter_backend_for
 
     data, ds = _load(args)
     file_backend = BASE_BACKEND[args.soak_base]
@@ -666,8 +666,8 @@ def cmd_gpu_models(args) -> int:
     import torch
 
     from factories.accuracy import causal_reference
-    from factories.error_model import MODELS, U_BF16, kernel_budget, model_attention, needed_atol
-    from factories.error_stats import error_stats
+    from factories.accuracy.error_model import MODELS, U_BF16, kernel_budget, model_attention, needed_atol
+    from factories.accuracy.error_stats import error_stats
 
     data, ds = _load(args)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -717,7 +717,7 @@ def parse_args(argv: Sequence[str] | None):
     p.add_argument("--seeds", type=int, help=f"seeds per case (default {DEFAULT_SEEDS}, --quick {QUICK_SEEDS})")
     p.add_argument("--seed0", type=int, default=0, help="first seed (default 0)")
     p.add_argument("--backend", default="emulated", help="emulated (default) or aiter (real kernels, gfx950 only)")
-    p.add_argument("--file", help="tolerance file (default factories/tolerances.json)")
+    p.add_argument("--file", help="tolerance file (default factories/accuracy/tolerances.json)")
     p.add_argument("--png", help="plot path (default docs/tolerances.png)")
     p.add_argument("--dry-run", action="store_true", help="sweep and print, write nothing")
     p.add_argument("--check", action="store_true", help="verify the file's digest and print its bounds")
@@ -760,7 +760,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: usage error (2) or --help (0)
         return int(exc.code or 0)
     if args.backend == "aiter":
-        from factories.aiter_backend import real_aiter_unusable_reason
+        from factories.aiter.backend import real_aiter_unusable_reason
 
         reason = real_aiter_unusable_reason()
         if reason is not None:
@@ -772,7 +772,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not torch.cuda.is_available():
             print("calibrate_tolerance: --gpu-model-check cannot run here: no CUDA/ROCm device (torch.cuda.is_available() is False)", file=sys.stderr)
             return 3
-    from factories.tolerance_file import ToleranceFileError
+    from factories.accuracy.tolerance_file import ToleranceFileError
 
     try:
         if args.gpu_model_check:

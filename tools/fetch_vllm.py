@@ -10,7 +10,7 @@ located through the package index's JSON simple API (PEP 691), downloaded, check
 against the sha256 in the lock file, and the members ``vllm/``, ``tests/`` and
 ``requirements/`` are unpacked into ``<cache>/vllm-src/<VERSION>/``.  Nothing else of the
 sdist is kept; the archive itself is deleted after extraction.  ``<cache>`` defaults to
-``$VLLM_GUARD_CACHE``, else ``.cache/`` in the repository root (as factories/releases.py).
+``$VLLM_GUARD_CACHE``, else the user cache (``factories.testing.releases.cache_dir``).
 
 * Idempotent: a version whose directory carries a marker file (``.fetch_vllm.json``)
   recording the locked sha256 is skipped without network access.
@@ -53,8 +53,10 @@ import urllib.request
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_LOCK = os.path.join(REPO_ROOT, "requirements", "vllm-releases.lock.json")
-# the same default as factories.releases.cache_dir(): $VLLM_GUARD_CACHE or <repo>/.cache
-DEFAULT_CACHE = os.environ.get("VLLM_GUARD_CACHE") or os.path.join(REPO_ROOT, ".cache")
+sys.path.insert(0, REPO_ROOT)
+from factories.testing.releases import cache_dir  # noqa: E402  (stdlib only: runs before the venv)
+
+DEFAULT_CACHE = str(cache_dir())
 PROJECT = "vllm"
 KEEP_TOP = ("vllm", "tests", "requirements")  # sdist members that are unpacked
 MARKER = ".fetch_vllm.json"
@@ -570,8 +572,10 @@ def main(argv=None) -> int:
     ap.add_argument("versions", nargs="*", metavar="VERSION", help="e.g. 0.34.0")
     ap.add_argument("--all", action="store_true", help="every version in the lock file")
     ap.add_argument("--cache", default=DEFAULT_CACHE,
-                    help="cache directory (default: $VLLM_GUARD_CACHE, else .cache/ in the "
-                         "repository root)")
+                    help="cache directory (default: $VLLM_GUARD_CACHE, else the user cache: "
+                         "%(default)s)")
+    ap.add_argument("--print-cache-dir", action="store_true",
+                    help="print the cache directory and exit")
     ap.add_argument("--wheel", action="store_true",
                     help="also download the locked wheel for this machine into <cache>/wheels/ "
                          "(only VERSIONs with a locked wheel; the lock has 0.34.0 x86_64)")
@@ -583,6 +587,9 @@ def main(argv=None) -> int:
     ap.add_argument("--check-index", action="store_true",
                     help="only compare the lock's sha256 values with the index; no download")
     args = ap.parse_args(argv)
+    if args.print_cache_dir:
+        print(os.path.abspath(args.cache))
+        return 0
 
     lock = load_lock(args.lock)
     versions = list(args.versions)

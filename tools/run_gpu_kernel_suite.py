@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The kernel-level half of the FP8 prefill accuracy suite, for a GPU machine without vLLM.
 
-Runs the emulated AITER (planner -> kernel -> reduce, ``factories.aiter_emulation``) the way
+Runs the emulated AITER (planner -> kernel -> reduce, ``factories.aiter.emulation``) the way
 vLLM's builder and impl drive it -- plan buffers sized by ``get_ps_metadata_info_v1`` on the
 device and poisoned (-1), the planner writing into *pinned* host staging, a ``non_blocking``
 H2D copy followed by a recorded CUDA event, ``num_partial_tiles`` read from the host copy,
@@ -33,7 +33,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import factories.aiter_emulation as emu
+import factories.aiter.emulation as emu
 from factories.accuracy import (
     EMULATED_TOLERANCE,
     TILE_ROWS,
@@ -43,7 +43,7 @@ from factories.accuracy import (
     planned_split_rows,
     reduced_rows,
 )
-from factories.aiter_emulation.batch import indptr
+from factories.aiter.batch import indptr
 
 SOFTMAX_SCALE = 192**-0.5
 

@@ -16,8 +16,8 @@
 #      importable vllm from the image is used instead.
 #   5. pip install -e '.[test]'             (the project itself, with its test extra)
 #   6. the vLLM release sources the tests read (every version in the lock file) via
-#      tools/fetch_vllm.py --all into .cache/vllm-src/ ($VLLM_GUARD_CACHE/vllm-src/ when set,
-#      as in factories/releases.py) - started in the background right
+#      tools/fetch_vllm.py --all into <cache>/vllm-src/ (<cache>: $VLLM_GUARD_CACHE, else
+#      ~/.cache/vllm-rocm-mla-guard, as factories/testing/releases.py decides) - started in the background right
 #      after step 2 so that the downloads overlap with the pip installs.
 #
 # Progress lines start with "[setup]"; the last line says what was installed.
@@ -37,7 +37,6 @@ TORCH_SPEC="torch==2.13.0"
 VENV="$REPO_ROOT/.venv"
 VPY="$VENV/bin/python"
 STAMPS="$VENV/.setup_env"
-CACHE="${VLLM_GUARD_CACHE:-$REPO_ROOT/.cache}"  # as factories/releases.py
 LOCK="requirements/vllm-releases.lock.json"
 
 usage() { sed -n '2,4p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
@@ -65,6 +64,7 @@ PY_VER="$("$PY" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')" \
     || die "cannot run $PY"
 "$PY" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 12)))' \
     || log "warning: Python $PY_VER is outside the supported 3.10-3.12 range"
+CACHE="$("$PY" tools/fetch_vllm.py --print-cache-dir)"  # factories/testing/releases.py decides
 
 # ---------------------------------------------------------------- helpers
 stamp_ok() {  # stamp_ok NAME KEY: the step NAME already ran with inputs KEY

@@ -12,15 +12,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from factories.aiter_emulation import (
+from factories.aiter.emulation import (
     PlannerSettings,
     PreconditionError,
     UnsupportedDtypeError,
     mla_prefill_ps_asm_fwd,
     mla_reduce_v1,
-    plan_batch,
 )
-from factories.aiter_emulation.kernels import REDUCE_SUPPORTED_HEADS
+from factories.aiter.batch import plan_batch
+from factories.aiter.emulation.kernels import REDUCE_SUPPORTED_HEADS
 
 H, T = 2, 300
 

@@ -16,15 +16,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from factories.aiter_emulation import (
+from factories.aiter.emulation import (
     PlannerSettings,
     emulated_cu_count,
     get_ps_metadata_info_v1,
     get_ps_metadata_v1,
-    plan_batch,
 )
-from factories.aiter_emulation.layout import PsMetadataSizes
-from factories.aiter_emulation.planner import build_q_tiles, c_div
+from factories.aiter.batch import plan_batch
+from factories.aiter.emulation.planner import build_q_tiles
+from factories.aiter.layout import PsMetadataSizes, c_div
 
 PROFILE = settings.get_profile(os.environ.get("AITER_CONTRACTS_PROFILE", "aiter-ci"))
 KERNEL = PlannerSettings.for_fp8_prefill_kernel(is_causal=True)

@@ -17,8 +17,8 @@ import types
 
 import pytest
 
-import factories.aiter_emulation as emulation
-from factories.aiter_emulation.signatures import (
+import factories.aiter.emulation as emulation
+from factories.aiter.signatures import (
     MLA_REDUCE_V1,
     MLA_REDUCE_V1_WHEEL_0_1_7,
     PINNED_SIGNATURES,
@@ -66,7 +66,7 @@ def test_package_can_stand_in_for_aiter(monkeypatch):
     from aiter import mla_reduce_v1  # noqa: F401  (the import form vLLM uses)
 
     assert aiter is emulation
-    assert aiter.__spec__ is not None and aiter.__spec__.name == "factories.aiter_emulation"
+    assert aiter.__spec__ is not None and aiter.__spec__.name == "factories.aiter.emulation"
 
 
 def _real_aiter() -> types.ModuleType:

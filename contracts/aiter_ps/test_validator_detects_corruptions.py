@@ -18,10 +18,11 @@ import numpy as np
 import pytest
 import torch
 
-from factories.aiter_emulation import PlannerSettings, plan_batch
-from factories.aiter_emulation.layout import WorkInfoCol as C
-from factories.aiter_emulation.layout import pack_dword
-from factories.aiter_emulation.validator import CHECKS, validate_plan
+from factories.aiter.batch import plan_batch
+from factories.aiter.layout import PlannerSettings
+from factories.aiter.layout import WorkInfoCol as C
+from factories.aiter.layout import pack_dword
+from factories.aiter.validator import CHECKS, validate_plan
 
 KERNEL = PlannerSettings.for_fp8_prefill_kernel(is_causal=True)
 CU, HEADS = 10, 4

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from factories.mutants import Mutation, mutated_tree
+from factories.mutation.source import Mutation, mutated_tree
 
 REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "audit_stubs.py"
@@ -50,7 +50,7 @@ def test_imports_neither_torch_nor_vllm(release_src):
 def test_own_specs_are_clean_against_the_pinned_release(release_src):
     proc = run_tool("--vllm-src", str(release_src("0.34.0")))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "audited 2 stub spec(s) of factories/specs.py, 2 resolved" in proc.stderr
+    assert "audited 2 stub spec(s) of factories/stubs/specs.py, 2 resolved" in proc.stderr
 
 
 def test_own_specs_drift_when_vllm_reads_a_new_field(release_src):
@@ -65,7 +65,7 @@ def test_own_specs_drift_when_vllm_reads_a_new_field(release_src):
     findings = json.loads(proc.stdout)
     assert [(f["kind"], f["name"]) for f in findings] == [("missing-attribute", "_fp8_tile_q")]
     assert findings[0]["vllm_location"].endswith(f"{AITER_MLA}:3051")
-    assert findings[0]["stub_location"].startswith(str(REPO / "factories" / "specs.py"))
+    assert findings[0]["stub_location"].startswith(str(REPO / "factories" / "stubs" / "specs.py"))
 
 
 def test_seed_drift_exit_code_and_text_format(release_src):

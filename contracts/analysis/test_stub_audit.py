@@ -13,8 +13,8 @@ import pytest
 
 from factories.analysis.audit import StubAuditor
 from factories.analysis.findings import FindingKind
-from factories.mutants import Mutation, mutate_file, mutated_tree
-from factories.releases import RELEASES
+from factories.mutation.source import Mutation, mutate_file, mutated_tree
+from factories.testing.releases import RELEASES
 
 FP8_TEST = "tests/kernels/attention/test_rocm_aiter_mla_fp8_prefill.py"
 AITER_MLA = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from factories.aiter_backend import aiter_module_installed
-from factories.suite_env import vllm_or_skip
-from factories.summary_section import SummarySection
+from factories.aiter.backend import aiter_module_installed
+from factories.testing.suite_env import vllm_or_skip
+from factories.testing.summary_section import SummarySection
 
 RESERVATIONS = SummarySection("FP8 prefill workspace reservation (byte ceiling)")
 
@@ -48,7 +48,7 @@ def aiter_mla():
 @pytest.fixture
 def emulated_aiter(aiter_mla):
     """The emulation installed as ``aiter`` for one test."""
-    import factories.aiter_emulation as emulation
+    import factories.aiter.emulation as emulation
 
     with aiter_module_installed(emulation):
         yield emulation
@@ -56,7 +56,7 @@ def emulated_aiter(aiter_mla):
 
 @pytest.fixture
 def device() -> torch.device:
-    from factories.workspace import workspace_device
+    from factories.stubs.workspace import workspace_device
 
     return workspace_device()
 
@@ -69,8 +69,8 @@ def cu_count(request) -> int:
 @pytest.fixture
 def fp8_env(emulated_aiter, cu_count, device):
     """Emulated AITER + device shims for ``cu_count`` CUs + a fresh vLLM workspace."""
-    from factories.device_shims import emulated_device
-    from factories.workspace import workspace_session
+    from factories.stubs.device_shims import emulated_device
+    from factories.stubs.workspace import workspace_session
 
     with emulated_device(cu_count), workspace_session(device):
         yield emulated_aiter
@@ -81,10 +81,10 @@ def plan_batch(fp8_env, device):
     """``plan_batch(num_heads, batch, limits=None, builder_cls=None)`` -> the planned builder.
 
     Runs vLLM's ``_init_fp8_prefill_ps_buffers`` then ``_build_fp8_prefill_ps_metadata`` on
-    ``batch`` (a ``factories.builders.PrefillBatch``) with the emulated AITER.
+    ``batch`` (a ``factories.stubs.builders.PrefillBatch``) with the emulated AITER.
     """
-    from factories.builders import make_builder
-    from factories.pipeline import Limits, build_ps_plan, init_ps_buffers
+    from factories.stubs.builders import make_builder
+    from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers
 
     def plan(num_heads, batch, limits=None, builder_cls=None):
         builder = make_builder(num_heads, builder_cls=builder_cls)

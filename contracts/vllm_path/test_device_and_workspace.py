@@ -14,14 +14,14 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from factories.builders import make_builder, make_impl, make_prefill_batch, make_qkv
-from factories.device_shims import CPU_SAFE_CALLS, DEVICE_CALLS, emulated_device, is_device_call
-from factories.drift import source_root_of
-from factories.fp8_path import analyze_fp8_path
-from factories.mutants import Mutation, mutated_module, mutated_tree
-from factories.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
-from factories.specs import AITER_MLA_MODULE
-from factories.workspace import lock, reserved_bytes, workspace_session
+from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
+from factories.stubs.device_shims import CPU_SAFE_CALLS, DEVICE_CALLS, emulated_device, is_device_call
+from factories.stubs.drift import source_root_of
+from factories.stubs.fp8_path import analyze_fp8_path
+from factories.mutation.source import Mutation, mutated_module, mutated_tree
+from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
+from factories.stubs.specs import AITER_MLA_MODULE
+from factories.stubs.workspace import lock, reserved_bytes, workspace_session
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 
@@ -183,13 +183,13 @@ def test_a_failing_test_leaves_no_workspace_behind(aiter_mla, pytester):
 
     pytester.makeconftest(
         "import pytest\n"
-        "from factories.workspace import workspace_session, lock\n"
+        "from factories.stubs.workspace import workspace_session, lock\n"
         "@pytest.fixture\n"
         "def ws():\n"
         "    with workspace_session():\n"
         "        yield\n"
     )
-    pytester.makepyfile("def test_fails(ws):\n    from factories.workspace import lock\n    lock()\n    assert False\n")
+    pytester.makepyfile("def test_fails(ws):\n    from factories.stubs.workspace import lock\n    lock()\n    assert False\n")
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     assert not is_workspace_manager_initialized()

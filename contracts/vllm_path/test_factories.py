@@ -9,14 +9,14 @@ import types
 import pytest
 import torch
 
-from factories.builders import make_builder, make_impl, make_prefill_batch, make_qkv
-from factories.drift import StubDriftError, source_root_of
-from factories.fp8_path import analyze_fp8_path
-from factories.mutants import Mutation, mutated_module
-from factories.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
-from factories.recording import recording_reads
-from factories.specs import AITER_MLA_MODULE
-from factories.standins import StandIn, StandInError
+from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
+from factories.stubs.drift import StubDriftError, source_root_of
+from factories.stubs.fp8_path import analyze_fp8_path
+from factories.mutation.source import Mutation, mutated_module
+from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
+from factories.testing.recording import recording_reads
+from factories.stubs.specs import AITER_MLA_MODULE
+from factories.stubs.standins import StandIn, StandInError
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 REAL_NHEAD_USES = 10  # every use of the local in _mla_fp8_prefill_attn (0.33.0 and 0.34.0)

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import pytest
 
-from factories.aiter_backend import aiter_module_installed
-from factories.aiter_calls import check_call, kernel_requirements, spy_module
-from factories.aiter_emulation.signatures import pinned
+from factories.aiter.backend import aiter_module_installed
+from factories.aiter.spy import check_call, kernel_requirements, spy_module
+from factories.aiter.signatures import pinned
 from factories.analysis.classes import MemberKind
-from factories.builders import KERNEL_FIELDS, make_impl, make_prefill_batch, make_qkv
-from factories.drift import source_root_of
-from factories.fp8_path import analyze_fp8_path
-from factories.mutants import Mutation, mutated_module, mutated_tree
-from factories.pipeline import Limits, run_forward
-from factories.specs import AITER_MLA_MODULE
+from factories.stubs.builders import KERNEL_FIELDS, make_impl, make_prefill_batch, make_qkv
+from factories.stubs.drift import source_root_of
+from factories.stubs.fp8_path import analyze_fp8_path
+from factories.mutation.source import Mutation, mutated_module, mutated_tree
+from factories.stubs.pipeline import Limits, run_forward
+from factories.stubs.specs import AITER_MLA_MODULE
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from factories.aiter_emulation import PlannerSettings, validate_plan
-from factories.builders import make_prefill_batch
-from factories.mutants import Mutation, mutated_module
-from factories.pipeline import Limits
-from factories.ps_contract import PS_BUFFERS
+from factories.aiter.layout import PlannerSettings
+from factories.aiter.validator import validate_plan
+from factories.stubs.builders import make_prefill_batch
+from factories.mutation.source import Mutation, mutated_module
+from factories.stubs.pipeline import Limits
+from factories.aiter.ps_buffers import PS_BUFFERS
 
 AITER_MLA = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
 BATCHES = {

@@ -1,14 +1,14 @@
-"""PS buffers pinned: one table (factories.ps_contract) against every place the buffers live."""
+"""PS buffers pinned: one table (factories.aiter.ps_buffers) against every place the buffers live."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from factories.builders import make_builder, make_prefill_batch
-from factories.mutants import Mutation, mutated_module
-from factories.pipeline import Limits, build_ps_plan, init_ps_buffers
-from factories.ps_contract import PS_BUFFERS, PsDims
+from factories.stubs.builders import make_builder, make_prefill_batch
+from factories.mutation.source import Mutation, mutated_module
+from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers
+from factories.aiter.ps_buffers import PS_BUFFERS, PsDims
 
 
 def table_problems(aiter_mla, cu_count, device, num_heads, builder_cls=None) -> list[str]:

@@ -5,7 +5,7 @@ signature, then the attributes that call reads before anything (the stub or an e
 wrote them.  Stub fields that neither an analysed method nor the test itself reads are *stale*
 (a warning).  Literal stub fields and literal class attributes the instance still reads from its
 class decide branches.  The same function serves test files found on disk and this project's own
-stub specs (``factories.specs``).
+stub specs (``factories.stubs.specs``).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class AuditSummary:
         kinds = ", ".join(f"{k}={n}" for k, n in self.findings_by_kind) or "none"
         if self.files == 0:  # the no-FILE mode: this project's own specs
             return (
-                f"audited {self.stubs} stub spec(s) of factories/specs.py, {self.resolved} "
+                f"audited {self.stubs} stub spec(s) of factories/stubs/specs.py, {self.resolved} "
                 f"resolved into the vLLM source, {self.audited} with method calls audited; "
                 f"findings: {kinds}"
             )

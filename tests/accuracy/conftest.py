@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from factories.summary_section import SummarySection
+from factories.testing.summary_section import SummarySection
 
 ACCURACY = SummarySection("FP8 prefill accuracy (max error vs float64 reference)")
 

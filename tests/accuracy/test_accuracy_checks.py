@@ -32,9 +32,9 @@ from factories.accuracy import (
     reduced_rows,
     tolerance_for,
 )
-from factories.aiter_backend import BACKENDS, real_aiter_unusable_reason, select_backend
-from factories.aiter_emulation import reference_attention
-from factories.suite_env import REQUIRE_VLLM_ENV, pin_worker_device, vllm_gate, worker_device
+from factories.aiter.backend import BACKENDS, real_aiter_unusable_reason, select_backend
+from factories.accuracy.reference import reference_attention
+from factories.testing.suite_env import REQUIRE_VLLM_ENV, pin_worker_device, vllm_gate, worker_device
 
 REPO = Path(__file__).resolve().parents[2]
 FP8 = torch.float8_e4m3fn
@@ -97,7 +97,7 @@ def test_emulated_bound_is_ten_times_tighter_than_the_seed():
     assert EMULATED_TOLERANCE.out_atol * 10 <= SEED_ATOL
     assert EMULATED_TOLERANCE.out_rtol * 10 <= SEED_RTOL
     assert EMULATED_TOLERANCE.out_rtol == 2.0**-8  # bf16 unit roundoff: one rounding of the output
-    # gfx950: derived from the fp8-P error model (factories/tolerances.json, docs/TOLERANCES.md),
+    # gfx950: derived from the fp8-P error model (factories/accuracy/tolerances.json, docs/TOLERANCES.md),
     # with the aggregate statistic on top; both backends check it.
     assert REAL_GFX950_TOLERANCE.out_rtol == 2.0**-8 and REAL_GFX950_TOLERANCE.out_atol < 2 * SEED_ATOL
     assert EMULATED_TOLERANCE.stats is not None and REAL_GFX950_TOLERANCE.stats is not None
@@ -475,7 +475,7 @@ def test_the_gpu_kernel_script_runs_its_smoke_cases_here():
     """tools/run_gpu_kernel_suite.py (run on the H200) works on this machine's device too."""
     import importlib.util
 
-    from factories.workspace import workspace_device
+    from factories.stubs.workspace import workspace_device
 
     spec = importlib.util.spec_from_file_location(
         "run_gpu_kernel_suite", REPO / "tools" / "run_gpu_kernel_suite.py"

@@ -17,10 +17,11 @@ import attrs
 import pytest
 import torch
 
-import factories.aiter_emulation as emulation
+import factories.aiter.emulation as emulation
 from factories.accuracy import EMULATED_TOLERANCE, REAL_GFX950_TOLERANCE
-from factories.aiter_emulation import PsPlan, emulated_cu_count
-from factories.differential import (
+from factories.aiter.batch import PsPlan
+from factories.aiter.emulation import emulated_cu_count
+from factories.accuracy.differential import (
     PrefillInputs,
     compare_reduce,
     compare_works,
@@ -31,7 +32,7 @@ from factories.differential import (
     run_reduce,
     work_items,
 )
-from factories.workspace import workspace_device
+from factories.stubs.workspace import workspace_device
 
 LENS, HEADS, CU = (700, 1, 300), 16, 80  # splits: 5 TGs per cluster at 16 heads
 

@@ -1,6 +1,6 @@
 """A broken vLLM fails the accuracy suite: each mutant is a one-line break of
 ``vllm/v1/attention/backends/mla/rocm_aiter_mla.py``, imported beside the real module
-(``factories.mutants.mutated_module``), driven exactly as the suite drives the real one.
+(``factories.mutation.source.mutated_module``), driven exactly as the suite drives the real one.
 
 The batch splits tiles (CU count 80: 5 TGs per cluster at 16 heads; a 1000-token request), so the
 reduce and its maps are exercised -- with an unsplit-only plan swapped maps would be invisible.
@@ -21,7 +21,7 @@ from factories.accuracy import (
     check_or_raised,
     run_fp8_prefill,
 )
-from factories.mutants import Mutation, mutated_module
+from factories.mutation.source import Mutation, mutated_module
 
 pytestmark = pytest.mark.requires_vllm
 
@@ -59,7 +59,7 @@ MUTANTS = {
 
 
 def run_and_check(module=None) -> AccuracyReport:
-    import factories.aiter_emulation as emulation
+    import factories.aiter.emulation as emulation
 
     kwargs = {}
     if module is not None:
@@ -91,8 +91,8 @@ def lenient_emulation():
     does not validate would): shows the *check*, not the emulation's validation, catches it."""
     import types
 
-    import factories.aiter_emulation as emulation
-    from factories.aiter_emulation import PreconditionError
+    import factories.aiter.emulation as emulation
+    from factories.aiter.emulation import PreconditionError
 
     module = types.ModuleType("lenient_emulation")
     for name in emulation.AITER_FUNCTIONS:
@@ -116,7 +116,7 @@ def test_swapped_reduce_maps_fail_the_run_and_the_check():
     2. With a reduce that does not validate, the check fails on its own: the rows the reduce was
        told to merge are not the rows the kernel split, and split rows stay unwritten or wrong.
     """
-    from factories.aiter_emulation import PreconditionError
+    from factories.aiter.emulation import PreconditionError
 
     with mutated_module(AITER_MLA, MUTANTS["reduce-maps-swapped"]) as mutant:
         raised = check_or_raised(lambda: run_and_check(mutant))

@@ -43,7 +43,7 @@ def test_argparse_errors_exit_2(tool, capsys):
 
 
 def test_aiter_backend_is_gated_with_the_precise_reason(tool, capsys):
-    from factories.aiter_backend import real_aiter_unusable_reason
+    from factories.aiter.backend import real_aiter_unusable_reason
 
     reason = real_aiter_unusable_reason()
     if reason is None:
@@ -55,7 +55,7 @@ def test_aiter_backend_is_gated_with_the_precise_reason(tool, capsys):
 def test_check_verifies_the_shipped_file_and_refuses_a_tampered_one(tool, capsys, tmp_path):
     assert tool.main(["--check"]) == 0
     assert "digest OK" in capsys.readouterr().out
-    from factories.tolerance_file import TOLERANCE_FILE
+    from factories.accuracy.tolerance_file import TOLERANCE_FILE
 
     data = json.loads(TOLERANCE_FILE.read_text())
     data["tolerances"]["gfx950"]["out_atol"] = 0.5

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from factories.accuracy import causal_reference
-from factories.error_model import (
+from factories.accuracy.error_model import (
     EMULATED,
     GFX950,
     GFX950_ROWSUM_P8,
@@ -22,7 +22,7 @@ from factories.error_model import (
     needed_atol,
     round_p,
 )
-from factories.kernel_mutants import rounded_p_softmax_pv
+from factories.mutation.kernels import rounded_p_softmax_pv
 
 FP8 = torch.float8_e4m3fn
 SCALE = 192**-0.5

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from factories.error_stats import ErrorStats, StatBounds, error_stats
+from factories.accuracy.error_stats import ErrorStats, StatBounds, error_stats
 
 
 def ref(seed=0, shape=(512, 8, 128)):

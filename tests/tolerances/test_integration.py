@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from factories.accuracy import EMULATED_TOLERANCE, REAL_GFX950_TOLERANCE, TOLERANCES, check_outputs
-from factories.tolerance_file import derived, read
+from factories.accuracy.tolerance_file import derived, read
 
 
 def test_the_suite_tolerances_are_the_files():

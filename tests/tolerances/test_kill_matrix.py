@@ -9,8 +9,8 @@ import math
 import pytest
 
 from factories.accuracy import Tolerance
-from factories.kernel_mutants import KILL_CASES, MUTANTS, aiter_backend_for, kernels_variant, run_mutant
-from factories.tolerance_file import derived, read
+from factories.mutation.kernels import KILL_CASES, MUTANTS, aiter_backend_for, kernels_variant, run_mutant
+from factories.accuracy.tolerance_file import derived, read
 
 pytestmark = pytest.mark.requires_vllm
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from factories.tolerance_file import (
+from factories.accuracy.tolerance_file import (
     FILE_BACKENDS,
     TOLERANCE_FILE,
     ToleranceFileError,

@@ -1,0 +1,153 @@
+"""Plan a ragged batch the way AITER's callers do: size with the info function, then plan.
+
+Why: every test of the planner, the validator or the kernels starts with the same five steps
+(indptrs from lengths, ``get_ps_metadata_info_v1``, allocate, ``get_ps_metadata_v1``, keep the
+inputs next to the outputs). Doing them in one place keeps those tests about their property, and
+keeps the call sequence identical to ``op_tests/test_mla_prefill_ps.py`` (CPU indptrs, buffers on
+the target device).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import types
+from typing import Sequence
+
+import attrs
+import torch
+
+from factories.aiter.emulation.device_model import current_cu_count, emulated_cu_count
+from factories.aiter.emulation.planner import get_ps_metadata_info_v1, get_ps_metadata_v1
+from factories.aiter.layout import PlannerSettings
+from factories.aiter.validator import Finding, validate_plan
+
+
+def indptr(lengths: Sequence[int]) -> torch.Tensor:
+    """``[0, l0, l0+l1, ...]`` as a CPU int32 tensor."""
+    out = [0]
+    for n in lengths:
+        out.append(out[-1] + int(n))
+    return torch.tensor(out, dtype=torch.int32)
+
+
+@attrs.frozen
+class PsPlan:
+    """A planned batch: the planner's inputs, settings, CU count and the six buffers (AITER's
+    order: work_metadata_ptrs, work_indptr, work_info, reduce_indptr, reduce_final_map,
+    reduce_partial_map)."""
+
+    q_lens: tuple[int, ...]
+    kv_lens: tuple[int, ...]
+    num_heads_k: int
+    settings: PlannerSettings
+    cu_count: int
+    qo_indptr: torch.Tensor = attrs.field(eq=False)
+    kv_indptr: torch.Tensor = attrs.field(eq=False)
+    context_lens: torch.Tensor = attrs.field(eq=False)
+    buffers: tuple[torch.Tensor, ...] = attrs.field(eq=False)
+
+    @property
+    def work_indptr(self) -> torch.Tensor:
+        return self.buffers[1]
+
+    @property
+    def work_info(self) -> torch.Tensor:
+        return self.buffers[2]
+
+    @property
+    def reduce_indptr(self) -> torch.Tensor:
+        return self.buffers[3]
+
+    @property
+    def reduce_final_map(self) -> torch.Tensor:
+        return self.buffers[4]
+
+    @property
+    def reduce_partial_map(self) -> torch.Tensor:
+        return self.buffers[5]
+
+    @property
+    def partial_rows(self) -> int:
+        """Rows of splitData/splitLse as ``mla_prefill_ps_fwd`` allocates them."""
+        return self.reduce_partial_map.numel() * self.settings.qlen_granularity
+
+    @property
+    def num_reduce_groups(self) -> int:
+        ri = self.reduce_indptr.to("cpu")
+        return int((ri[1:] != ri[:-1]).sum())
+
+    def findings(self, **overrides: object) -> tuple[Finding, ...]:
+        kwargs: dict[str, object] = dict(
+            qo_indptr=self.qo_indptr,
+            kv_indptr=self.kv_indptr,
+            context_lens=self.context_lens,
+            num_heads_k=self.num_heads_k,
+            settings=self.settings,
+            cu_count=self.cu_count,
+            max_qlen=max(self.q_lens, default=0),
+        )
+        kwargs.update(overrides)
+        return validate_plan(*self.buffers, **kwargs)  # type: ignore[arg-type]
+
+
+def plan_batch(
+    q_lens: Sequence[int],
+    kv_lens: Sequence[int],
+    num_heads_k: int,
+    settings: PlannerSettings,
+    *,
+    cu_count: int | None = None,
+    device: str | torch.device = "cpu",
+    fill: int | None = None,
+    aiter: types.ModuleType | None = None,
+) -> PsPlan:
+    """Size, allocate (on ``device``) and plan. ``fill`` pre-fills the buffers (default: empty).
+
+    kv lengths are tokens; pages are ``ceil(kv_len / block_size)``, as the planner expects.
+
+    ``aiter`` is the module whose ``get_ps_metadata_info_v1`` and ``get_ps_metadata_v1`` size and
+    plan (default: the emulation's own). ``cu_count`` and the recorded ``PsPlan.cu_count`` are the
+    emulation's CU count; a real AITER module plans for its device's CU count regardless.
+    """
+    if len(q_lens) != len(kv_lens):
+        raise ValueError("q_lens and kv_lens differ in length")
+    info_fn = get_ps_metadata_info_v1 if aiter is None else aiter.get_ps_metadata_info_v1
+    plan_fn = get_ps_metadata_v1 if aiter is None else aiter.get_ps_metadata_v1
+    ctx = emulated_cu_count(cu_count) if cu_count is not None else contextlib.nullcontext()
+    with ctx:
+        cu = current_cu_count()
+        bs = settings.block_size
+        qo = indptr(q_lens)
+        kv = indptr([-(-int(n) // bs) for n in kv_lens])
+        cl = torch.tensor(list(kv_lens), dtype=torch.int32)
+        info = info_fn(
+            batch_size=len(q_lens),
+            num_head_k=num_heads_k,
+            max_qlen=max(q_lens, default=0),
+            qlen_granularity=settings.qlen_granularity,
+        )
+        bufs = []
+        for shape, dtype in info:
+            t = torch.empty(shape, dtype=dtype, device=device)
+            if fill is not None:
+                t.fill_(fill)
+            bufs.append(t)
+        plan_fn(
+            qo, kv, cl, 1, num_heads_k, *bufs,
+            qhead_granularity=settings.qhead_granularity,
+            qlen_granularity=settings.qlen_granularity,
+            kvlen_granularity=settings.kvlen_granularity,
+            block_size=bs,
+            is_causal=settings.is_causal,
+        )
+    return PsPlan(
+        q_lens=tuple(int(n) for n in q_lens),
+        kv_lens=tuple(int(n) for n in kv_lens),
+        num_heads_k=num_heads_k,
+        settings=settings,
+        cu_count=cu,
+        qo_indptr=qo,
+        kv_indptr=kv,
+        context_lens=cl,
+        buffers=tuple(bufs),
+    )

@@ -1,0 +1,51 @@
+"""Emulated AITER: the PS FP8 MLA prefill planner, both kernels, and a plan validator.
+
+Importable as ``aiter`` (``sys.modules["aiter"] = factories.aiter.emulation``): the package's
+top level exposes exactly AITER's four PS-prefill functions with AITER's *current* parameter
+names, order and defaults (ROCm/aiter e4048607a5; pinned in :mod:`.signatures`):
+
+- ``get_ps_metadata_info_v1(batch_size, num_head_k, max_qlen, qlen_granularity=256)``
+- ``get_ps_metadata_v1(seqlens_qo_indptr, pages_kv_indptr, context_lens, gqa_ratio, num_heads_k,
+  work_metadata_ptrs, work_indptr, work_info, reduce_indptr, reduce_final_map, reduce_partial_map,
+  qhead_granularity=1, qlen_granularity=256, kvlen_granularity=16, block_size=16, is_causal=True)``
+- ``mla_prefill_ps_asm_fwd(Q, K, V, qo_indptr, kv_indptr, kv_page_indices, work_indptr,
+  work_info_set, max_seqlen_q, softmax_scale, is_causal, splitData, splitLse, output,
+  q_scale=None, k_scale=None, v_scale=None)``
+- ``mla_reduce_v1(partial_output, partial_lse, reduce_indptr, reduce_final_map, reduce_partial_map,
+  max_seqlen_q, num_kv_splits, final_output, final_lse=None)``
+
+Why an emulation: none of these exist without a gfx950 GPU, yet vLLM's glue around them (buffer
+sizing, positional calls, partial slots, which rows get an LSE, scale tensors, fp8 flavour) is
+where regressions happen. The CU count that AITER takes from the current device is an explicit
+setting here (:func:`emulated_cu_count`, default 256 = MI355X); it is the only state.
+
+Helpers (not part of AITER's surface): :class:`PlannerSettings`, :func:`emulated_cu_count`,
+:func:`current_cu_count`, :func:`fp8_dtype`. The plan validator
+(:mod:`factories.aiter.validator`) and batch planning (:mod:`factories.aiter.batch`) live beside
+this package because they judge real AITER plans too.
+"""
+
+from __future__ import annotations
+
+from factories.aiter.layout import AITER_FUNCTIONS, PlannerSettings
+
+from .device_model import DEFAULT_CU_COUNT, EMULATED_ARCH, current_cu_count, emulated_cu_count, fp8_dtype
+from .kernels import PreconditionError, UnsupportedDtypeError, mla_prefill_ps_asm_fwd, mla_reduce_v1
+from .planner import get_ps_metadata_info_v1, get_ps_metadata_v1
+
+#: Marks this module as the emulation, so code that finds it under ``sys.modules["aiter"]`` can
+#: tell it from the real package (the real one has no such attribute).
+IS_AITER_EMULATION = True
+
+__all__ = [
+    *AITER_FUNCTIONS,
+    "DEFAULT_CU_COUNT",
+    "EMULATED_ARCH",
+    "IS_AITER_EMULATION",
+    "PlannerSettings",
+    "PreconditionError",
+    "UnsupportedDtypeError",
+    "current_cu_count",
+    "emulated_cu_count",
+    "fp8_dtype",
+]

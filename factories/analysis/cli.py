@@ -1,0 +1,146 @@
+"""``audit-stubs``: audit ``object.__new__`` stubs against a vLLM source tree.
+
+Runs in pre-commit, in this project's CI and inside a vLLM checkout.  It imports neither torch
+nor vllm: everything comes from the source text (``factories.analysis``).
+
+Exit status: 0 clean (warnings allowed), 1 drift found, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from factories.analysis.audit import (
+    Allowlist,
+    AuditInputError,
+    AuditResult,
+    StubAuditor,
+    locate_vllm_source,
+)
+from factories.analysis.findings import Finding, Severity
+
+PROG = "audit-stubs"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 2, like every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{PROG}: error: {message} (see --help)\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description=(
+            "Audit object.__new__ stubs in test files against a vLLM source tree: attributes "
+            "the called methods read but the stub never sets, calls that no longer bind to "
+            "the method's signature, methods and classes that no longer exist, and stub "
+            "fields nothing reads any more. Without FILE, audits this project's own stub "
+            "specs (factories.stubs.specs)."
+        ),
+    )
+    parser.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="test files or folders to audit (folders: every *.py below)",
+    )
+    parser.add_argument(
+        "--vllm-src",
+        metavar="DIR",
+        help="folder that holds vllm/ (default: the installed vllm package, found "
+        "without importing it)",
+    )
+    parser.add_argument("--format", choices=("text", "json", "github"), default="text")
+    parser.add_argument(
+        "--allowlist",
+        metavar="FILE",
+        type=Path,
+        help="known findings to ignore, one 'kind:Class.method:name' fnmatch pattern a line",
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress lines and no summary on stderr"
+    )
+    return parser
+
+
+def _display(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
+
+
+def format_text(finding: Finding) -> str:
+    where = finding.stub_location or finding.vllm_location
+    head = f"{_display(where.path)}:{where.line}" if where else "<unknown>"
+    lines = [f"{head}: {finding.severity.value}: {finding.message} [{finding.kind.value}]"]
+    if finding.vllm_location is not None:
+        lines.append(
+            f"    vllm: {_display(finding.vllm_location.path)}:{finding.vllm_location.line}"
+            f" ({finding.vllm_side})"
+        )
+    lines.append(f"    stub: {finding.stub_side}")
+    return "\n".join(lines)
+
+
+def format_github(finding: Finding) -> str:
+    level = "error" if finding.severity is Severity.ERROR else "warning"
+    where = finding.stub_location or finding.vllm_location
+    location = f" file={_display(where.path)},line={where.line}" if where else ""
+    extra = f" (vLLM: {finding.vllm_location})" if finding.vllm_location else ""
+    return f"::{level}{location}::{finding.message}{extra} [{finding.kind.value}]"
+
+
+def emit(result: AuditResult, fmt: str, quiet: bool, root: Path) -> None:
+    if fmt == "json":
+        print(json.dumps([f.to_json() for f in result.findings], indent=2))
+    else:
+        render = format_github if fmt == "github" else format_text
+        for finding in result.findings:
+            print(render(finding))
+    if not quiet:
+        for pattern in result.unused_allowlist:
+            print(f"{PROG}: note: unused allowlist entry {pattern!r}", file=sys.stderr)
+        print(f"{PROG}: {result.summary} (vLLM source: {root})", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    root = locate_vllm_source(args.vllm_src)
+    allowlist = Allowlist.read(args.allowlist) if args.allowlist else Allowlist()
+    auditor = StubAuditor(root)
+    progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
+    if args.files:
+        result = auditor.audit_paths([Path(f) for f in args.files], allowlist, progress)
+    else:
+        from factories.stubs.specs import ALL_SPECS, stubs_from_specs
+
+        result = auditor.audit_stubs(
+            stubs_from_specs(ALL_SPECS), n_files=0, n_with_stubs=0,
+            allowlist=allowlist,
+        )
+    emit(result, args.format, args.quiet, root)
+    return 1 if result.errors else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except AuditInputError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
