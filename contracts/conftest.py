@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from factories.testing.releases import ReleaseNotFetched, cache_dir, release_source
+from factories.errors import ReleaseNotFetched
+from factories.testing.releases import cache_dir, release_source
 
 
 def pytest_report_header(config):

@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from factories.analysis.audit import StubAuditor  # noqa: E402
-from factories.testing.releases import ReleaseNotFetched, release_source  # noqa: E402
+from factories.errors import ReleaseNotFetched  # noqa: E402
+from factories.testing.releases import release_source  # noqa: E402
 from factories.stubs.specs import ALL_SPECS, stubs_from_specs  # noqa: E402
 
 AUDIT_TOOL = REPO / "tools" / "audit_stubs.py"

@@ -54,7 +54,8 @@ import urllib.request
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_LOCK = os.path.join(REPO_ROOT, "requirements", "vllm-releases.lock.json")
 sys.path.insert(0, REPO_ROOT)
-from factories.testing.releases import cache_dir  # noqa: E402  (stdlib only: runs before the venv)
+from factories.errors import FetchError  # noqa: E402  (stdlib only: runs before the venv)
+from factories.testing.releases import cache_dir  # noqa: E402
 
 DEFAULT_CACHE = str(cache_dir())
 PROJECT = "vllm"
@@ -65,10 +66,6 @@ JSON_ACCEPT = "application/vnd.pypi.simple.v1+json"
 CHUNK = 1 << 20
 RETRIES = 3
 TIMEOUT_S = 60
-
-
-class FetchError(Exception):
-    """A user-facing failure: reported as one line, exit status 2."""
 
 
 def log(msg: str) -> None:

@@ -1,13 +1,10 @@
 """Hypothesis profiles for the AITER contract tests.
 
-Why profiles rather than inline numbers: CI runs ``contracts/aiter_ps`` on 2 cores and must stay under
-about a minute, while a developer chasing a planner bug wants thousands of cases. The tests pick
-the profile named by ``AITER_CONTRACTS_PROFILE`` (default ``aiter-ci``) through
+Why profiles rather than inline numbers: CI runs ``contracts/aiter_ps`` on 2 cores and must
+stay under about a minute, while a developer chasing a planner bug wants thousands of cases. The
+tests pick the profile named by ``AITER_CONTRACTS_PROFILE`` (default ``aiter-ci``) through
 ``settings(parent=settings.get_profile(...))``, so loading them never changes the global
 Hypothesis profile other test directories run under.
-
-There is deliberately no ``__init__.py`` next to this file: it would make this directory a
-package named ``aiter`` and shadow the real (or injected) ``aiter`` module.
 """
 
 from __future__ import annotations

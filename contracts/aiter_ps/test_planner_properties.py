@@ -25,6 +25,7 @@ from factories.aiter.emulation import (
 from factories.aiter.batch import plan_batch
 from factories.aiter.emulation.planner import build_q_tiles
 from factories.aiter.layout import PsMetadataSizes, c_div
+from factories.aiter.validator import Check
 
 PROFILE = settings.get_profile(os.environ.get("AITER_CONTRACTS_PROFILE", "aiter-ci"))
 KERNEL = PlannerSettings.for_fp8_prefill_kernel(is_causal=True)
@@ -136,7 +137,7 @@ def test_kv_much_shorter_than_q_under_causal_starves_the_whole_request():
     assert [t.num_blocks // 128 for t in tiles] == [-4, 1, -2, 0] and total == -5
     plan = plan_batch([1000], [100], 1, KERNEL, cu_count=8)
     assert plan.work_indptr.tolist() == [0] * 9
-    assert {f.check for f in plan.findings()} == {"q_rows_once", "tile_head_coverage"}
+    assert {f.check for f in plan.findings()} == {Check.Q_ROWS_ONCE, Check.TILE_HEAD_COVERAGE}
 
 
 def test_c_division_truncates_toward_zero():
@@ -225,4 +226,4 @@ def test_other_legal_settings_keep_every_invariant_but_the_kernels(batch, kvg_bs
     q_lens, kv_lens, heads, cu, s = batch
     s = PlannerSettings(1, 256, kvg_bs[0], kvg_bs[1], s.is_causal)
     plan = plan_batch(q_lens, kv_lens, heads, s, cu_count=cu)
-    assert {f.check for f in plan.findings()} <= {"kernel_settings"}
+    assert {f.check for f in plan.findings()} <= {Check.KERNEL_SETTINGS}

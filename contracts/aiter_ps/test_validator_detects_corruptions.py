@@ -1,7 +1,7 @@
 """Each validator check fails on a plan broken in exactly the way it guards against.
 
 Why: a validator that never fires is indistinguishable from one that works. Every check in
-``CHECKS`` is exercised here by a targeted corruption of a clean plan, and a meta-test keeps that
+``Check`` is exercised here by a targeted corruption of a clean plan, and a meta-test keeps that
 table complete when checks are added.
 
 The base plan (cu=10, 4 k-heads -> 2 clusters x 5 TGs, 2 heads per TG; three ragged causal
@@ -22,7 +22,7 @@ from factories.aiter.batch import plan_batch
 from factories.aiter.layout import PlannerSettings
 from factories.aiter.layout import WorkInfoCol as C
 from factories.aiter.layout import pack_dword
-from factories.aiter.validator import CHECKS, validate_plan
+from factories.aiter.validator import Check, validate_plan
 
 KERNEL = PlannerSettings.for_fp8_prefill_kernel(is_causal=True)
 CU, HEADS = 10, 4
@@ -270,39 +270,39 @@ def batch_idx_out_of_range(p: Plan) -> None:
     p.info[0, C.BATCH_IDX] = len(Q_LENS)
 
 
-CORRUPTIONS: list[tuple[str, str, Callable[[Plan], None]]] = [
-    ("dropped work", "tile_head_coverage", dropped_work),
-    ("dropped tile (all heads)", "q_rows_once", dropped_all_heads_of_a_tile),
-    ("overlapping kv", "kv_pieces_contiguous", overlapping_kv),
-    ("gap in kv", "kv_pieces_contiguous", gap_in_kv),
-    ("off-by-one causal bound", "kv_coverage", off_by_one_causal_bound),
-    ("split boundary off granularity", "split_boundary_granularity", boundary_off_granularity),
-    ("boundary moved two units", "load_balance", boundary_moved_two_units),
-    ("wrong partial offset (slot reuse)", "partial_slot_unique", wrong_partial_offset),
-    ("wrong partial offset (reduce map)", "reduce_partials", wrong_partial_offset),
-    ("non-256 slot spacing", "partial_slot_spacing", non_256_slot_spacing),
-    ("unsplit tile writes a slot", "split_partial_flags", unsplit_with_a_slot),
-    ("slot outside the scratch", "partial_slot_bounds", slot_outside_scratch),
-    ("missing reduce entry", "reduce_partials", missing_reduce_entry),
-    ("wrong final map", "reduce_final_map", wrong_final_map),
-    ("dropped reduce group", "reduce_missing_group", dropped_reduce_group),
-    ("reduce groups out of order", "reduce_order", groups_out_of_order),
-    ("reduce group of one", "reduce_group_size", group_of_one),
-    ("reduce_indptr decreasing", "reduce_indptr_monotone", reduce_indptr_decreasing),
-    ("work_indptr too long", "work_indptr_length", work_indptr_too_long),
-    ("work_indptr decreasing", "work_indptr_monotone", work_indptr_decreasing),
-    ("split piece skips a TG", "split_tgs_consecutive", empty_tg_inserted),
-    ("head out of range", "work_fields", head_out_of_range),
-    ("batch index out of range", "work_fields", batch_idx_out_of_range),
-    ("works of a TG not head-major", "tg_head_order", heads_not_major),
-    ("tile straddles two requests", "tile_in_request", tile_straddles_requests),
-    ("tile not on a qg boundary", "tile_alignment", tile_misaligned),
-    ("garbage past the used works", "tail_zeroed", tail_garbage),
-    ("context_lens disagrees with kv_indptr", "context_lens", context_len_mismatch),
-    ("plan exceeds the info sizes", "info_sizes", info_sizes_from_a_smaller_max_qlen),
-    ("work_info smaller than the plan", "buffer_capacity", work_info_truncated),
-    ("int64 metadata buffer", "buffer_dtype", int64_buffer),
-    ("settings the fp8 kernel cannot run", "kernel_settings", settings_for_another_kernel),
+CORRUPTIONS: list[tuple[str, Check, Callable[[Plan], None]]] = [
+    ("dropped work", Check.TILE_HEAD_COVERAGE, dropped_work),
+    ("dropped tile (all heads)", Check.Q_ROWS_ONCE, dropped_all_heads_of_a_tile),
+    ("overlapping kv", Check.KV_PIECES_CONTIGUOUS, overlapping_kv),
+    ("gap in kv", Check.KV_PIECES_CONTIGUOUS, gap_in_kv),
+    ("off-by-one causal bound", Check.KV_COVERAGE, off_by_one_causal_bound),
+    ("split boundary off granularity", Check.SPLIT_BOUNDARY_GRANULARITY, boundary_off_granularity),
+    ("boundary moved two units", Check.LOAD_BALANCE, boundary_moved_two_units),
+    ("wrong partial offset (slot reuse)", Check.PARTIAL_SLOT_UNIQUE, wrong_partial_offset),
+    ("wrong partial offset (reduce map)", Check.REDUCE_PARTIALS, wrong_partial_offset),
+    ("non-256 slot spacing", Check.PARTIAL_SLOT_SPACING, non_256_slot_spacing),
+    ("unsplit tile writes a slot", Check.SPLIT_PARTIAL_FLAGS, unsplit_with_a_slot),
+    ("slot outside the scratch", Check.PARTIAL_SLOT_BOUNDS, slot_outside_scratch),
+    ("missing reduce entry", Check.REDUCE_PARTIALS, missing_reduce_entry),
+    ("wrong final map", Check.REDUCE_FINAL_MAP, wrong_final_map),
+    ("dropped reduce group", Check.REDUCE_MISSING_GROUP, dropped_reduce_group),
+    ("reduce groups out of order", Check.REDUCE_ORDER, groups_out_of_order),
+    ("reduce group of one", Check.REDUCE_GROUP_SIZE, group_of_one),
+    ("reduce_indptr decreasing", Check.REDUCE_INDPTR_MONOTONE, reduce_indptr_decreasing),
+    ("work_indptr too long", Check.WORK_INDPTR_LENGTH, work_indptr_too_long),
+    ("work_indptr decreasing", Check.WORK_INDPTR_MONOTONE, work_indptr_decreasing),
+    ("split piece skips a TG", Check.SPLIT_TGS_CONSECUTIVE, empty_tg_inserted),
+    ("head out of range", Check.WORK_FIELDS, head_out_of_range),
+    ("batch index out of range", Check.WORK_FIELDS, batch_idx_out_of_range),
+    ("works of a TG not head-major", Check.TG_HEAD_ORDER, heads_not_major),
+    ("tile straddles two requests", Check.TILE_IN_REQUEST, tile_straddles_requests),
+    ("tile not on a qg boundary", Check.TILE_ALIGNMENT, tile_misaligned),
+    ("garbage past the used works", Check.TAIL_ZEROED, tail_garbage),
+    ("context_lens disagrees with kv_indptr", Check.CONTEXT_LENS, context_len_mismatch),
+    ("plan exceeds the info sizes", Check.INFO_SIZES, info_sizes_from_a_smaller_max_qlen),
+    ("work_info smaller than the plan", Check.BUFFER_CAPACITY, work_info_truncated),
+    ("int64 metadata buffer", Check.BUFFER_DTYPE, int64_buffer),
+    ("settings the fp8 kernel cannot run", Check.KERNEL_SETTINGS, settings_for_another_kernel),
 ]
 
 
@@ -316,12 +316,12 @@ def test_corruption_is_reported_by_the_right_check(plan, name, check, mutate):
 
 
 def test_every_check_has_a_corruption_test():
-    assert {c[1] for c in CORRUPTIONS} == set(CHECKS)
+    assert {c[1] for c in CORRUPTIONS} == set(Check)
 
 
 def test_findings_carry_expected_and_actual(plan):
     plan.fm[0, 1] -= 1
-    f = next(f for f in plan.findings() if f.check == "reduce_final_map")
+    f = next(f for f in plan.findings() if f.check is Check.REDUCE_FINAL_MAP)
     assert f.where == "reduce_final_map[0]"
     assert f.actual == (int(plan.fm[0, 0]), int(plan.fm[0, 1]))
     assert f.expected == (int(plan.fm[0, 0]), int(plan.fm[0, 1]) + 1)

@@ -12,7 +12,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from factories.analysis.audit import AuditResult, StubAuditor
+from factories.analysis.findings import FindingKind
 
 
 def audit(tmp_path: Path, source: str, test: str) -> AuditResult:
@@ -27,11 +30,11 @@ def audit(tmp_path: Path, source: str, test: str) -> AuditResult:
 
 
 def missing(result: AuditResult) -> set[tuple[str, str]]:
-    return {(f.method, f.name) for f in result.findings if f.kind.value == "missing-attribute"}
+    return {(f.method, f.name) for f in result.findings if f.kind is FindingKind.MISSING_ATTRIBUTE}
 
 
 def stale(result: AuditResult) -> set[str]:
-    return {f.name for f in result.findings if f.kind.value == "stale-field"}
+    return {f.name for f in result.findings if f.kind is FindingKind.STALE_FIELD}
 
 
 # -- how the test sets and uses the stub -------------------------------------------------
@@ -382,44 +385,37 @@ PRUNED = """
 """
 
 
-def test_literal_values_prune_short_circuits_and_conditional_expressions(tmp_path):
+@pytest.mark.parametrize(
+    "has_x, mode, n, level, expected",
+    [
+        # ``0 > 0`` is False, so ``or`` goes on to read ``other``; ``b`` is the taken branch.
+        (False, 1, 0, 1, {("run", "b"), ("run", "other")}),
+        # the same shape with the other literals reads the other side
+        (True, 2, 3, 2, {("run", "cfg"), ("run", "a"), ("run", "secret")}),
+    ],
+    ids=["one-side", "other-side"],
+)
+def test_literal_values_prune_short_circuits_and_conditional_expressions(
+    tmp_path, has_x, mode, n, level, expected
+):
     """The literal pruning the analyzer already did for ``if`` now also covers ``and``/``or``
     operands and ``x if c else y`` (0.34: Scheduler.update_from_output with
     ``has_mamba_layers = False``, Worker.sleep's ``... if level == 2 else ...``)."""
     result = audit(
         tmp_path,
         PRUNED,
-        """
+        f"""
         from vllm.mod import Runner
 
         def test_run():
             runner = object.__new__(Runner)
-            runner.has_x = False
-            runner.mode = 1
-            runner.n = 0
-            runner.run(level=1)
+            runner.has_x = {has_x}
+            runner.mode = {mode}
+            runner.n = {n}
+            runner.run(level={level})
         """,
     )
-    # ``0 > 0`` is False, so ``or`` goes on to read ``other``; ``b`` is the taken branch.
-    assert missing(result) == {("run", "b"), ("run", "other")}
-
-
-def test_the_same_shape_with_other_literals_reads_the_other_side(tmp_path):
-    result = audit(
-        tmp_path,
-        PRUNED,
-        """
-        from vllm.mod import Runner
-
-        def test_run():
-            runner = object.__new__(Runner)
-            runner.has_x = True
-            runner.mode = 2
-            runner.n = 3
-            runner.run(level=2)
-        """,
-    )
-    assert missing(result) == {("run", "cfg"), ("run", "a"), ("run", "secret")}
+    assert missing(result) == expected
 
 
 def test_assertion_message_is_not_a_read(tmp_path):

@@ -25,6 +25,13 @@ def _audit(src: Path, *files: Path):
     return StubAuditor(src).audit_paths(list(files))
 
 
+def _audit_edited_fp8_test(root: Path, tmp_path: Path, *edits: tuple[str, str]):
+    """vLLM's FP8 test of ``root`` with each ``(old, new)`` edit applied, audited against
+    ``root``: the drift a test author makes, rather than the one vLLM makes."""
+    mutations = [Mutation(FP8_TEST, old, new) for old, new in edits]
+    return _audit(root, mutate_file(root / FP8_TEST, tmp_path, *mutations))
+
+
 def _summary(result) -> set[tuple[str, str, str]]:
     return {(f.kind.value, f.method, f.name) for f in result.errors}
 
@@ -140,33 +147,26 @@ def test_behaviour_preserving_edits_stay_clean(release_src):
 
 
 def test_removed_class_is_drift_with_close_names(release_src, tmp_path):
-    root = release_src("0.34.0")
-    renamed = Mutation(
-        FP8_TEST,
-        "impl = object.__new__(AiterMLAImpl)",
-        "impl = object.__new__(AiterMLAImp)",
+    result = _audit_edited_fp8_test(
+        release_src("0.34.0"),
+        tmp_path,
+        ("impl = object.__new__(AiterMLAImpl)", "impl = object.__new__(AiterMLAImp)"),
+        (
+            "from vllm.v1.attention.backends.mla.rocm_aiter_mla import AiterMLAImpl\n",
+            "from vllm.v1.attention.backends.mla.rocm_aiter_mla import AiterMLAImp\n",
+        ),
     )
-    imports = Mutation(
-        FP8_TEST,
-        "from vllm.v1.attention.backends.mla.rocm_aiter_mla import AiterMLAImpl\n",
-        "from vllm.v1.attention.backends.mla.rocm_aiter_mla import AiterMLAImp\n",
-    )
-    path = mutate_file(root / FP8_TEST, renamed, tmp_path)
-    path.write_text(imports.apply_to_text(path.read_text()))
-    result = _audit(root, path)
     [finding] = result.errors
     assert finding.kind is FindingKind.MISSING_CLASS
     assert "AiterMLAImpl" in finding.message  # the close name is suggested
 
 
 def test_removed_method_is_drift_with_close_names(release_src, tmp_path):
-    root = release_src("0.34.0")
-    path = mutate_file(
-        root / FP8_TEST,
-        Mutation(FP8_TEST, "impl._mla_fp8_prefill_attn(", "impl._mla_fp8_prefill_atn("),
+    result = _audit_edited_fp8_test(
+        release_src("0.34.0"),
         tmp_path,
+        ("impl._mla_fp8_prefill_attn(", "impl._mla_fp8_prefill_atn("),
     )
-    result = _audit(root, path)
     [finding] = result.errors
     assert finding.kind is FindingKind.MISSING_METHOD
     assert "_mla_fp8_prefill_attn" in finding.message
@@ -187,11 +187,7 @@ def test_new_required_parameter_is_flagged(release_src):
 
 def test_dropping_a_field_a_branch_guards_is_still_flagged(release_src, tmp_path):
     """Reads on any branch count: removing a stub field read only under ``if`` is drift."""
-    root = release_src("0.34.0")
-    path = mutate_file(
-        root / FP8_TEST,
-        Mutation(FP8_TEST, "    impl.v_head_dim = V_HEAD_DIM\n", ""),
-        tmp_path,
+    result = _audit_edited_fp8_test(
+        release_src("0.34.0"), tmp_path, ("    impl.v_head_dim = V_HEAD_DIM\n", "")
     )
-    result = _audit(root, path)
     assert ("missing-attribute", "_mla_fp8_prefill_attn", "v_head_dim") in _summary(result)

@@ -6,6 +6,8 @@ device shims and the workspace manager are scoped to each test and always undone
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 
@@ -43,6 +45,25 @@ def aiter_mla():
     import vllm.v1.attention.backends.mla.rocm_aiter_mla as module
 
     return module
+
+
+@pytest.fixture
+def mutant(aiter_mla):
+    """``mutant((old, new), ...)`` -> vLLM's ``rocm_aiter_mla`` with each edit applied (each
+    ``old`` exactly once; pass a ``Mutation`` for another count), imported beside the real
+    module and kept until the test ends.  One place for the path, the module and the lifetime,
+    so a mutation test is its edit, the call and the failure it expects."""
+    from factories.mutation.source import Mutation, mutated_module
+    from factories.stubs.specs import AITER_MLA_MODULE
+
+    path = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
+    with contextlib.ExitStack() as stack:
+
+        def mutate(*edits):
+            mutations = [e if isinstance(e, Mutation) else Mutation(path, *e) for e in edits]
+            return stack.enter_context(mutated_module(AITER_MLA_MODULE, *mutations))
+
+        yield mutate
 
 
 @pytest.fixture

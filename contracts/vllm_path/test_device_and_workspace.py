@@ -18,9 +18,8 @@ from factories.stubs.builders import make_builder, make_impl, make_prefill_batch
 from factories.stubs.device_shims import CPU_SAFE_CALLS, DEVICE_CALLS, emulated_device, is_device_call
 from factories.stubs.drift import source_root_of
 from factories.stubs.fp8_path import analyze_fp8_path
-from factories.mutation.source import Mutation, mutated_module, mutated_tree
+from factories.mutation.source import Mutation, mutated_tree
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
-from factories.stubs.specs import AITER_MLA_MODULE
 from factories.stubs.workspace import lock, reserved_bytes, workspace_session
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
@@ -106,18 +105,15 @@ def test_reservation_covers_forward_scratch(emulated_aiter, case, heads, cu):
     forward_within_reservation(heads, lens, decodes, limits, cu)
 
 
-def test_reservation_without_cu_term_is_caught(emulated_aiter):
-    mutation = Mutation(
-        AITER_MLA_FILE,
+def test_reservation_without_cu_term_is_caught(emulated_aiter, mutant):
+    module = mutant((
         "max_num_partial_tiles = qo_tile_cnt + current_platform.num_compute_units()",
         "max_num_partial_tiles = qo_tile_cnt",
-    )
-    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
-        with pytest.raises(AssertionError, match="Workspace is locked"):
-            forward_within_reservation(
-                16, [1000], 0, Limits(1, 1000, 1000), 256,
-                builder_cls=mutant.AiterMLAMetadataBuilder,
-            )
+    ))
+    with pytest.raises(AssertionError, match="Workspace is locked"):
+        forward_within_reservation(
+            16, [1000], 0, Limits(1, 1000, 1000), 256, builder_cls=module.AiterMLAMetadataBuilder
+        )
 
 
 def align(n: int) -> int:
@@ -152,18 +148,17 @@ def test_reservation_byte_ceiling(emulated_aiter, aiter_mla, reservation_report,
     assert reserved <= ceiling
 
 
-def test_byte_ceiling_fails_on_a_larger_reservation(emulated_aiter):
+def test_byte_ceiling_fails_on_a_larger_reservation(emulated_aiter, mutant):
     """Sizing scratch by max_prefill_qlen * max_num_reqs (AITER's loose bound) is caught."""
     limits = Limits(64, 8192, 8192)
-    mutation = Mutation(
-        AITER_MLA_FILE,
+    module = mutant((
         "            cdiv(max_num_batched_tokens, _FP8_PREFILL_TILE_Q) + max_num_reqs - 1\n",
         "            cdiv(max_prefill_qlen, _FP8_PREFILL_TILE_Q) * max_num_reqs\n",
-    )
-    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
-        with emulated_device(256), workspace_session():
-            init_ps_buffers(make_builder(16, builder_cls=mutant.AiterMLAMetadataBuilder), limits, torch.device("cpu"))
-            reserved = reserved_bytes()
+    ))
+    with emulated_device(256), workspace_session():
+        builder = make_builder(16, builder_cls=module.AiterMLAMetadataBuilder)
+        init_ps_buffers(builder, limits, torch.device("cpu"))
+        reserved = reserved_bytes()
     assert reserved > reservation_ceiling(16, False, limits, 256)
 
 

@@ -10,13 +10,14 @@ import pytest
 import torch
 
 from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
-from factories.stubs.drift import StubDriftError, source_root_of
+from factories.errors import StandInError, StubDriftError
+from factories.stubs.drift import source_root_of
 from factories.stubs.fp8_path import analyze_fp8_path
 from factories.mutation.source import Mutation, mutated_module
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
 from factories.testing.recording import recording_reads
 from factories.stubs.specs import AITER_MLA_MODULE
-from factories.stubs.standins import StandIn, StandInError
+from factories.stubs.standins import StandIn
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 REAL_NHEAD_USES = 10  # every use of the local in _mla_fp8_prefill_attn (0.33.0 and 0.34.0)
@@ -42,34 +43,48 @@ def test_make_impl_raises_before_any_method_runs(emulated_aiter):
     assert calls == []
 
 
-def test_make_builder_catches_a_new_read_in_a_helper(emulated_aiter):
-    helper = Mutation(
-        AITER_MLA_FILE,
-        "        num_head_k = AiterMLAHelper.get_fp8_prefill_num_heads(self.num_heads)\n"
-        "        v_head_dim = self.mla_dims.v_head_dim\n",
-        "        num_head_k = self._fp8_width()\n        v_head_dim = self.mla_dims.v_head_dim\n",
-    )
-    define = Mutation(
-        AITER_MLA_FILE,
-        "    def _init_fp8_prefill_ps_buffers(\n",
-        "    def _fp8_width(self):\n"
-        "        return AiterMLAHelper.get_fp8_prefill_num_heads(self.num_heads + self._extra_heads)\n\n"
-        "    def _init_fp8_prefill_ps_buffers(\n",
-    )
-    with mutated_module(AITER_MLA_MODULE, helper, define) as mutant:
-        with pytest.raises(StubDriftError, match="_extra_heads"):
-            make_builder(16, builder_cls=mutant.AiterMLAMetadataBuilder)
-
-
-def test_make_builder_catches_a_new_required_parameter():
-    mutation = Mutation(
-        AITER_MLA_FILE,
-        "        attn_out_dtype: torch.dtype,\n        device: torch.device,\n    ) -> None:",
-        "        attn_out_dtype: torch.dtype,\n        device: torch.device,\n        num_cus: int,\n    ) -> None:",
-    )
-    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
-        with pytest.raises(StubDriftError, match="missing required argument 'num_cus'"):
-            make_builder(16, builder_cls=mutant.AiterMLAMetadataBuilder)
+@pytest.mark.parametrize(
+    "edits, match",
+    [
+        # a new read in a helper the entry calls
+        (
+            [
+                (
+                    "        num_head_k = "
+                    "AiterMLAHelper.get_fp8_prefill_num_heads(self.num_heads)\n"
+                    "        v_head_dim = self.mla_dims.v_head_dim\n",
+                    "        num_head_k = self._fp8_width()\n"
+                    "        v_head_dim = self.mla_dims.v_head_dim\n",
+                ),
+                (
+                    "    def _init_fp8_prefill_ps_buffers(\n",
+                    "    def _fp8_width(self):\n"
+                    "        return AiterMLAHelper.get_fp8_prefill_num_heads("
+                    "self.num_heads + self._extra_heads)\n\n"
+                    "    def _init_fp8_prefill_ps_buffers(\n",
+                ),
+            ],
+            "_extra_heads",
+        ),
+        # a new required parameter
+        (
+            [
+                (
+                    "        attn_out_dtype: torch.dtype,\n        device: torch.device,\n"
+                    "    ) -> None:",
+                    "        attn_out_dtype: torch.dtype,\n        device: torch.device,\n"
+                    "        num_cus: int,\n    ) -> None:",
+                ),
+            ],
+            "missing required argument 'num_cus'",
+        ),
+    ],
+    ids=["new-read-in-a-helper", "new-required-parameter"],
+)
+def test_make_builder_catches_drift(emulated_aiter, mutant, edits, match):
+    module = mutant(*edits)
+    with pytest.raises(StubDriftError, match=match):
+        make_builder(16, builder_cls=module.AiterMLAMetadataBuilder)
 
 
 @pytest.mark.parametrize(

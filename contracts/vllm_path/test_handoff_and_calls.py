@@ -6,24 +6,34 @@ importing them; the call-site half runs the real methods against a spy of the AI
 
 from __future__ import annotations
 
+import enum
 
 import pytest
 
 from factories.aiter.backend import aiter_module_installed
-from factories.aiter.spy import check_call, kernel_requirements, spy_module
+from factories.aiter.spy import ProblemKind, check_call, kernel_requirements, spy_module
 from factories.aiter.signatures import pinned
 from factories.analysis.classes import MemberKind
+from factories.analysis.findings import Problem
 from factories.stubs.builders import KERNEL_FIELDS, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.drift import source_root_of
 from factories.stubs.fp8_path import analyze_fp8_path
-from factories.mutation.source import Mutation, mutated_module, mutated_tree
+from factories.mutation.source import Mutation, mutated_tree
 from factories.stubs.pipeline import Limits, run_forward
 from factories.stubs.specs import AITER_MLA_MODULE
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 
 
-def handoff_problems(root) -> list[str]:
+class Handoff(enum.Enum):
+    """What the builder -> impl hand-off of ``fp8_prefill_*`` fields must satisfy."""
+
+    WRITTEN = "written"  # every field the impl reads, the builder writes
+    DECLARED = "declared"  # every field either side touches is declared on AiterMLAMetadata
+    ANALYSED = "analysed"  # the analysis saw the impl read at least one field
+
+
+def handoff_problems(root) -> list[Problem]:
     """Every fp8_prefill_* field the impl reads is written by the builder; both are declared
     fields of AiterMLAMetadata (a dataclass field with a default, or any class member)."""
     path = analyze_fp8_path(root)
@@ -35,10 +45,16 @@ def handoff_problems(root) -> list[str]:
         name for name, m in path.auditor.index.members(metadata_cls).items()
         if m.kind in (MemberKind.ATTRIBUTE, MemberKind.ANNOTATION_ONLY)
     }
-    problems = [f"impl reads {n} but the builder never writes it" for n in sorted(read - written)]
-    problems += [f"{n} is not a declared field of AiterMLAMetadata" for n in sorted((read | written) - declared)]
+    problems = [
+        Problem(Handoff.WRITTEN, n, "the impl reads it but the builder never writes it")
+        for n in sorted(read - written)
+    ]
+    problems += [
+        Problem(Handoff.DECLARED, n, "not a declared field of AiterMLAMetadata")
+        for n in sorted((read | written) - declared)
+    ]
     if not read:
-        problems.append("the impl reads no fp8_prefill_* field: analysis failed")
+        problems.append(Problem(Handoff.ANALYSED, "fp8_prefill_*", "the impl reads none"))
     return problems
 
 
@@ -61,10 +77,17 @@ def test_handoff_is_complete(aiter_mla):
 def test_handoff_catches_a_field_renamed_on_one_side(aiter_mla, old, new):
     with mutated_tree(installed_root(aiter_mla), Mutation(AITER_MLA_FILE, old, new)) as tree:
         problems = handoff_problems(tree)
-    assert any("fp8_prefill_kv_idx" in p for p in problems), problems
+    assert "fp8_prefill_kv_idx" in {p.subject for p in problems}, problems
 
 
-def static_call_problems(root) -> list[str]:
+class Binding(enum.Enum):
+    """What vLLM's AITER call sites must satisfy, read from source."""
+
+    BINDS = "binds"  # the call's shape binds to the pinned signature
+    ALL_CALLED = "all-called"  # the three methods call all four AITER functions
+
+
+def static_call_problems(root) -> list[Problem]:
     """Every AITER call the three methods make binds to AITER's pinned signature."""
     reports = analyze_fp8_path(root).reports
     problems, seen = [], set()
@@ -79,9 +102,9 @@ def static_call_problems(root) -> list[str]:
             try:
                 pinned(name).to_inspect().bind(*[sentinel] * call.shape.n_positional, **{k: sentinel for k in call.shape.keywords})
             except TypeError as exc:
-                problems.append(f"{call.location}: {name}: {exc}")
+                problems.append(Problem(Binding.BINDS, name, f"{exc} ({call.location})"))
     if len(seen) != 4:
-        problems.append(f"expected calls of all four AITER functions, saw {sorted(seen)}")
+        problems.append(Problem(Binding.ALL_CALLED, "aiter", f"calls only {sorted(seen)}"))
     return problems
 
 
@@ -93,7 +116,10 @@ def test_static_binding_catches_an_extra_positional(aiter_mla):
     mutation = Mutation(AITER_MLA_FILE, "            0,\n            out_3d,\n            final_lse,\n", "            0,\n            0,\n            out_3d,\n            final_lse,\n")
     with mutated_tree(installed_root(aiter_mla), mutation) as tree:
         problems = static_call_problems(tree)
-    assert any("mla_reduce_v1" in p and "too many" in p for p in problems), problems
+    assert any(
+        (p.kind, p.subject) == (Binding.BINDS, "mla_reduce_v1") and "too many" in p.message
+        for p in problems
+    ), problems
 
 
 def run_spied(emulated_aiter, device, impl_cls=None, builder_cls=None, plan_batch=None):
@@ -117,27 +143,42 @@ def test_runtime_calls_bind_with_the_right_kinds(fp8_env, plan_batch, device):
     assert kernel_requirements(calls) == []
 
 
-def test_runtime_catches_a_dropped_positional(fp8_env, plan_batch, device):
+def test_runtime_catches_a_dropped_positional(fp8_env, plan_batch, device, mutant):
     """Dropping ``0`` (num_kv_splits) shifts out_3d into an int slot: the R1 mirror image."""
-    mutation = Mutation(AITER_MLA_FILE, "            0,\n            out_3d,\n            final_lse,\n", "            out_3d,\n            final_lse,\n")
-    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
-        calls = run_spied(fp8_env, device, impl_cls=mutant.AiterMLAImpl, plan_batch=plan_batch)
+    module = mutant((
+        "            0,\n            out_3d,\n            final_lse,\n",
+        "            out_3d,\n            final_lse,\n",
+    ))
+    calls = run_spied(fp8_env, device, impl_cls=module.AiterMLAImpl, plan_batch=plan_batch)
     [reduce] = [c for c in calls if c.function == "mla_reduce_v1"]
     assert {p.parameter for p in reduce.problems} == {"num_kv_splits"}
 
 
-def test_runtime_catches_kernel_is_causal_false(fp8_env, plan_batch, device):
-    mutation = Mutation(AITER_MLA_FILE, "            True,  # is_causal\n", "            False,  # is_causal\n")
-    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
-        calls = run_spied(fp8_env, device, impl_cls=mutant.AiterMLAImpl, plan_batch=plan_batch)
-    assert kernel_requirements(calls) == ["planner is_causal=True but kernel is_causal=False"]
-
-
-def test_runtime_catches_kvlen_granularity_64(fp8_env, plan_batch, device):
-    mutation = Mutation(AITER_MLA_FILE, "        kvlen_granularity = 128\n", "        kvlen_granularity = 64\n")
-    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
-        calls = run_spied(fp8_env, device, builder_cls=mutant.AiterMLAMetadataBuilder, plan_batch=plan_batch)
-    assert kernel_requirements(calls) == ["kvlen_granularity 64 is not a multiple of 128"]
+@pytest.mark.parametrize(
+    "old, new, mutated, expected",
+    [
+        (
+            "            True,  # is_causal\n",
+            "            False,  # is_causal\n",
+            "impl_cls",
+            (ProblemKind.CAUSAL_MISMATCH, "is_causal"),
+        ),
+        (
+            "        kvlen_granularity = 128\n",
+            "        kvlen_granularity = 64\n",
+            "builder_cls",
+            (ProblemKind.PLAN_SETTING, "kvlen_granularity"),
+        ),
+    ],
+    ids=["kernel-is-causal-false", "kvlen-granularity-64"],
+)
+def test_runtime_catches_a_plan_setting_the_kernel_cannot_run(
+    fp8_env, plan_batch, device, mutant, old, new, mutated, expected
+):
+    module = mutant((old, new))
+    cls = {"impl_cls": module.AiterMLAImpl, "builder_cls": module.AiterMLAMetadataBuilder}
+    calls = run_spied(fp8_env, device, plan_batch=plan_batch, **{mutated: cls[mutated]})
+    assert [(p.kind, p.parameter) for p in kernel_requirements(calls)] == [expected]
 
 
 def test_check_call_reports_misbinding():

@@ -8,10 +8,11 @@ import torch
 from factories.stubs.builders import make_builder, make_prefill_batch
 from factories.mutation.source import Mutation, mutated_module
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers
-from factories.aiter.ps_buffers import PS_BUFFERS, PsDims
+from factories.aiter.ps_buffers import PS_BUFFERS, PsDims, TableRule
+from factories.analysis.findings import Problem
 
 
-def table_problems(aiter_mla, cu_count, device, num_heads, builder_cls=None) -> list[str]:
+def table_problems(aiter_mla, cu_count, device, num_heads, builder_cls=None) -> list[Problem]:
     """Where the builder's buffers (device, pinned staging, attached metadata) leave the table."""
     batch = make_prefill_batch([300, 1, 777], num_decodes=2, device=device)
     builder = make_builder(num_heads, builder_cls=builder_cls)
@@ -20,32 +21,34 @@ def table_problems(aiter_mla, cu_count, device, num_heads, builder_cls=None) -> 
     width = aiter_mla.AiterMLAHelper.get_fp8_prefill_num_heads(num_heads)
     dims = PsDims(limits.max_num_reqs, width, limits.max_prefill_qlen, 256, cu_count)
     staged = [b for b in PS_BUFFERS if b.planner_writes]
-    problems = []
-
-    def check(where: str, tensor: torch.Tensor, buf, device_type: str) -> None:
-        got = (tuple(tensor.shape), tensor.dtype, tensor.device.type)
-        want = (buf.expected_shape(dims), buf.dtype, device_type)
-        if got != want:
-            problems.append(f"{where} {buf.name}: {got} != {want}")
-
-    for buf in PS_BUFFERS:
-        check("device", getattr(builder, buf.builder_attr), buf, device.type)
+    layouts = [
+        buf.layout_problem("device", getattr(builder, buf.builder_attr), dims, device.type)
+        for buf in PS_BUFFERS
+    ]
+    problems = [p for p in layouts if p is not None]
     if [t.data_ptr() for t in builder._fp8_ps_device_outputs] != [
         getattr(builder, b.builder_attr).data_ptr() for b in staged
     ]:
-        problems.append("_fp8_ps_device_outputs are not the planner's device buffers in order")
+        problems.append(Problem(
+            TableRule.PLANNER_OUTPUTS, "_fp8_ps_device_outputs",
+            "not the planner's device buffers in order",
+        ))
     for i, slot in enumerate(builder._fp8_ps_staging):
         for tensor, buf in zip(slot, staged, strict=True):
-            check(f"staging[{i}]", tensor, buf, "cpu")
+            layout = buf.layout_problem(f"staging[{i}]", tensor, dims, "cpu")
+            problems += [layout] if layout else []
             if torch.cuda.is_available() and not tensor.is_pinned():
-                problems.append(f"staging[{i}] {buf.name} is not pinned")
+                problems.append(Problem(TableRule.PINNED, f"staging[{i}] {buf.name}", "not pinned"))
     if problems:
         return problems  # a planner handed wrong buffers would refuse (or corrupt) them
     build_ps_plan(builder, batch)
     for buf in staged:
         attached = getattr(batch.metadata, buf.metadata_field)
         if attached.data_ptr() != getattr(builder, buf.builder_attr).data_ptr():
-            problems.append(f"metadata.{buf.metadata_field} is not builder.{buf.builder_attr}")
+            problems.append(Problem(
+                TableRule.ATTACHED, f"metadata.{buf.metadata_field}",
+                f"is not builder.{buf.builder_attr}",
+            ))
     return problems
 
 
@@ -62,12 +65,12 @@ def test_builder_allocates_and_attaches_the_table(fp8_env, aiter_mla, cu_count, 
             "        num_head_k = AiterMLAHelper.get_fp8_prefill_num_heads(self.num_heads)\n"
             "        v_head_dim = self.mla_dims.v_head_dim\n",
             "        num_head_k = self.num_heads\n        v_head_dim = self.mla_dims.v_head_dim\n",
-            "device work_info",
+            (TableRule.LAYOUT, "device work_info"),
         ),
         (
             "            dtype=reduce_partial_map_dtype,\n",
             "            dtype=torch.int64,\n",
-            "device reduce_partial_map",
+            (TableRule.LAYOUT, "device reduce_partial_map"),
         ),
     ],
     ids=["unpadded-width", "partial-map-int64"],
@@ -76,4 +79,4 @@ def test_table_catches_a_builder_that_leaves_it(fp8_env, aiter_mla, cu_count, de
     mutation = Mutation("vllm/v1/attention/backends/mla/rocm_aiter_mla.py", old, new)
     with mutated_module("vllm.v1.attention.backends.mla.rocm_aiter_mla", mutation) as mutant:
         problems = table_problems(aiter_mla, cu_count, device, 24, mutant.AiterMLAMetadataBuilder)
-    assert any(p.startswith(expected) for p in problems), problems
+    assert expected in {(p.kind, p.subject) for p in problems}, problems

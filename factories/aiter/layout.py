@@ -14,13 +14,14 @@ import math
 
 import attrs
 
+#: AITER's four PS-prefill functions by role: buffer sizing, planner, prefill kernel, reduce.
+PLAN_INFO_FUNCTION = "get_ps_metadata_info_v1"
+PLAN_FUNCTION = "get_ps_metadata_v1"
+PREFILL_KERNEL = "mla_prefill_ps_asm_fwd"
+REDUCE_KERNEL = "mla_reduce_v1"
+
 #: AITER's four PS-prefill functions: the surface vLLM calls and the emulation provides.
-AITER_FUNCTIONS = (
-    "get_ps_metadata_info_v1",
-    "get_ps_metadata_v1",
-    "mla_prefill_ps_asm_fwd",
-    "mla_reduce_v1",
-)
+AITER_FUNCTIONS = (PLAN_INFO_FUNCTION, PLAN_FUNCTION, PREFILL_KERNEL, REDUCE_KERNEL)
 
 #: Rows of one q tile of the gfx950 ``mla_pfl_qh192_vh128_m32x8_n128x1`` kernel (32x8). The kernel
 #: writes all of them into a partial slot, so partial slots must be exactly this far apart.
@@ -55,11 +56,6 @@ def pack_dword(low: int, high: int) -> int:
     """``pack_dword`` of ``ps.h`` on int32: ``(high << 16) | (low & 0xFFFF)``, wrapped to int32."""
     value = ((high << 16) | (low & 0xFFFF)) & 0xFFFFFFFF
     return value - (1 << 32) if value >= (1 << 31) else value
-
-
-def unpack_dword(value: int) -> tuple[int, int]:
-    """Inverse of :func:`pack_dword`: ``(low, high)``, both 16-bit unsigned."""
-    return value & 0xFFFF, (value >> 16) & 0xFFFF
 
 
 @attrs.frozen

@@ -8,11 +8,14 @@ against one table.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Callable
 
 import attrs
 import torch
+
+from factories.analysis.findings import Problem
 
 
 @attrs.frozen
@@ -64,6 +67,26 @@ class PsBuffer:
 
     def expected_shape(self, dims: PsDims) -> tuple[int, ...]:
         return self.shape(dims)
+
+    def layout_problem(
+        self, where: str, tensor: torch.Tensor, dims: PsDims, device_type: str
+    ) -> Problem | None:
+        """A ``LAYOUT`` problem when ``tensor`` (this buffer as it lives at ``where``: the
+        device, a staging slot) differs from the table in shape, dtype or device, else None."""
+        got = (tuple(tensor.shape), tensor.dtype, tensor.device.type)
+        want = (self.expected_shape(dims), self.dtype, device_type)
+        if got == want:
+            return None
+        return Problem(TableRule.LAYOUT, f"{where} {self.name}", f"{got} != {want}")
+
+
+class TableRule(enum.Enum):
+    """What a builder must do with the table's buffers; the kinds of its ``Problem``s."""
+
+    LAYOUT = "layout"  # shape, dtype and device as the table says
+    PLANNER_OUTPUTS = "planner-outputs"  # the planner fills the device buffers, in table order
+    PINNED = "pinned"  # staging is pinned (an unpinned async copy is a silent sync)
+    ATTACHED = "attached"  # the metadata carries the builder's own buffers, not copies
 
 
 PS_BUFFERS: tuple[PsBuffer, ...] = (

@@ -7,53 +7,152 @@ returns *what* is wrong, *where*, and the expected vs actual values lets propert
 fail, and lets a failure in CI be read without a debugger. It never mutates its inputs and
 depends on nothing but its arguments.
 
-Checks (name -> invariant) are listed in :data:`CHECKS`; each has a corruption test.
+Checks (name -> invariant) are the members of :class:`Check`; each has a corruption test.
 """
 
 from __future__ import annotations
 
+import enum
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
 import torch
 
 from factories.aiter.emulation.device_model import current_cu_count
-from factories.aiter.layout import FINAL_MAP_COLS, KERNEL_TILE_ROWS, WORK_INFO_COLS, PsMetadataSizes, WorkInfoCol, PlannerSettings, c_div
+from factories.aiter.layout import (
+    FINAL_MAP_COLS,
+    KERNEL_TILE_ROWS,
+    WORK_INFO_COLS,
+    PlannerSettings,
+    PsMetadataSizes,
+    WorkInfoCol,
+    c_div,
+)
 
-#: Check name -> the invariant it enforces (contract section in brackets).
-CHECKS: dict[str, str] = {
-    "buffer_dtype": "metadata buffers are int32 (work_metadata_ptrs: 2 x uint64) [§1]",
-    "kernel_settings": "settings are what the fp8 kernel needs: qhg 1, qg 256, kvg 128*2^k, block 1 [§3.6]",
-    "context_lens": "context_lens[b] tokens fill exactly kv_indptr[b+1]-kv_indptr[b] pages [§3.6]",
-    "work_indptr_length": "work_indptr has exactly CU+1 entries (the reduce info reads its LAST one) [§2.3]",
-    "work_indptr_monotone": "work_indptr starts at 0 and never decreases [§2.3]",
-    "info_sizes": "used works / reduce groups / partials fit get_ps_metadata_info_v1's sizes [§1]",
-    "buffer_capacity": "used works / groups / partials fit the buffers actually passed [§1]",
-    "work_fields": "batch index in range, head range = pack(h*qhg, (h+1)*qhg) with h < H, loc >= -1 [§2.2]",
-    "tile_in_request": "a work's [qo_start, qo_end) lies inside its request (never straddles) [§2.4]",
-    "tile_alignment": "q tiles start at request offsets k*qg and end at min(start+qg, request end) [§2.3]",
-    "q_rows_once": "every q row lies in exactly one tile [§2.4]",
-    "tile_head_coverage": "every tile has >= 1 work for every k-head [§2.4]",
-    "kv_pieces_contiguous": "per (tile, head) kv pieces start at kv_indptr[b], are contiguous, increasing, non-overlapping, non-empty when split [§2.4]",
-    "kv_coverage": "per (tile, head) the pieces end at kv_indptr[b] + min(ceil(eff/kvg)*kvg/bs, pages) [§2.4]",
-    "split_boundary_granularity": "every split boundary (local kv start) is a multiple of kvlen_granularity [§2.4]",
-    "split_tgs_consecutive": "the pieces of a split tile go to consecutive TGs [§2.4]",
-    "split_partial_flags": "unsplit tile: exactly one work, loc -1; split tile: >= 2 works, all loc >= 0 [§2.4]",
-    "partial_slot_spacing": "partial offsets are multiples of 256 rows (the kernel writes 256 rows) [§3.4]",
-    "partial_slot_unique": "no two works of one head share a partial slot [§3.4]",
-    "partial_slot_bounds": "every partial slot [p, p+256) lies inside the partial buffers [§3.3]",
-    "tg_head_order": "within a TG works are head-major, heads belong to the TG's cluster, all heads get the same slicing [§2.3]",
-    "load_balance": "per cluster, units per (TG, head) differ by at most 1 [§2.4]",
-    "reduce_indptr_monotone": "reduce_indptr starts at 0 and never decreases [§2.3]",
-    "reduce_group_size": "every reduce group has 2..TGs-per-cluster partials [§2.4]",
-    "reduce_order": "reduce groups are in ascending q order [§2.3]",
-    "reduce_final_map": "a group's final map is the q range of a split tile [§2.3]",
-    "reduce_partials": "a group lists exactly the partial offsets of its tile's works (for every head) [§2.3]",
-    "reduce_missing_group": "every split tile has exactly one reduce group [§2.4]",
-    "tail_zeroed": "entries past the used length are zero [§2.3]",
-}
+
+class Check(enum.Enum):
+    """The invariants a plan must satisfy; the value is the stable name, ``invariant`` the rule.
+
+    An enum rather than string keys so that a misspelt check is an ``AttributeError`` at the
+    call site instead of a finding nobody asserts on; the text is what a failure prints.
+    """
+
+    invariant: str
+
+    def __new__(cls, name: str, invariant: str) -> Check:
+        member = object.__new__(cls)
+        member._value_ = name
+        member.invariant = invariant
+        return member
+
+    BUFFER_DTYPE = (
+        "buffer_dtype",
+        "metadata buffers are int32 (work_metadata_ptrs: 2 x uint64) [§1]",
+    )
+    KERNEL_SETTINGS = (
+        "kernel_settings",
+        "settings are what the fp8 kernel needs: qhg 1, qg 256, kvg 128*2^k, block 1 [§3.6]",
+    )
+    CONTEXT_LENS = (
+        "context_lens",
+        "context_lens[b] tokens fill exactly kv_indptr[b+1]-kv_indptr[b] pages [§3.6]",
+    )
+    WORK_INDPTR_LENGTH = (
+        "work_indptr_length",
+        "work_indptr has exactly CU+1 entries (the reduce info reads its LAST one) [§2.3]",
+    )
+    WORK_INDPTR_MONOTONE = (
+        "work_indptr_monotone",
+        "work_indptr starts at 0 and never decreases [§2.3]",
+    )
+    INFO_SIZES = (
+        "info_sizes",
+        "used works / reduce groups / partials fit get_ps_metadata_info_v1's sizes [§1]",
+    )
+    BUFFER_CAPACITY = (
+        "buffer_capacity",
+        "used works / groups / partials fit the buffers actually passed [§1]",
+    )
+    WORK_FIELDS = (
+        "work_fields",
+        "batch index in range, head range = pack(h*qhg, (h+1)*qhg) with h < H, loc >= -1 [§2.2]",
+    )
+    TILE_IN_REQUEST = (
+        "tile_in_request",
+        "a work's [qo_start, qo_end) lies inside its request (never straddles) [§2.4]",
+    )
+    TILE_ALIGNMENT = (
+        "tile_alignment",
+        "q tiles start at request offsets k*qg and end at min(start+qg, request end) [§2.3]",
+    )
+    Q_ROWS_ONCE = ("q_rows_once", "every q row lies in exactly one tile [§2.4]")
+    TILE_HEAD_COVERAGE = ("tile_head_coverage", "every tile has >= 1 work for every k-head [§2.4]")
+    KV_PIECES_CONTIGUOUS = (
+        "kv_pieces_contiguous",
+        "per (tile, head) kv pieces start at kv_indptr[b], are contiguous, increasing, "
+        "non-overlapping, non-empty when split [§2.4]",
+    )
+    KV_COVERAGE = (
+        "kv_coverage",
+        "per (tile, head) the pieces end at "
+        "kv_indptr[b] + min(ceil(eff/kvg)*kvg/bs, pages) [§2.4]",
+    )
+    SPLIT_BOUNDARY_GRANULARITY = (
+        "split_boundary_granularity",
+        "every split boundary (local kv start) is a multiple of kvlen_granularity [§2.4]",
+    )
+    SPLIT_TGS_CONSECUTIVE = (
+        "split_tgs_consecutive",
+        "the pieces of a split tile go to consecutive TGs [§2.4]",
+    )
+    SPLIT_PARTIAL_FLAGS = (
+        "split_partial_flags",
+        "unsplit tile: exactly one work, loc -1; split tile: >= 2 works, all loc >= 0 [§2.4]",
+    )
+    PARTIAL_SLOT_SPACING = (
+        "partial_slot_spacing",
+        "partial offsets are multiples of 256 rows (the kernel writes 256 rows) [§3.4]",
+    )
+    PARTIAL_SLOT_UNIQUE = (
+        "partial_slot_unique",
+        "no two works of one head share a partial slot [§3.4]",
+    )
+    PARTIAL_SLOT_BOUNDS = (
+        "partial_slot_bounds",
+        "every partial slot [p, p+256) lies inside the partial buffers [§3.3]",
+    )
+    TG_HEAD_ORDER = (
+        "tg_head_order",
+        "within a TG works are head-major, heads belong to the TG's cluster, all heads get "
+        "the same slicing [§2.3]",
+    )
+    LOAD_BALANCE = ("load_balance", "per cluster, units per (TG, head) differ by at most 1 [§2.4]")
+    REDUCE_INDPTR_MONOTONE = (
+        "reduce_indptr_monotone",
+        "reduce_indptr starts at 0 and never decreases [§2.3]",
+    )
+    REDUCE_GROUP_SIZE = (
+        "reduce_group_size",
+        "every reduce group has 2..TGs-per-cluster partials [§2.4]",
+    )
+    REDUCE_ORDER = ("reduce_order", "reduce groups are in ascending q order [§2.3]")
+    REDUCE_FINAL_MAP = (
+        "reduce_final_map",
+        "a group's final map is the q range of a split tile [§2.3]",
+    )
+    REDUCE_PARTIALS = (
+        "reduce_partials",
+        "a group lists exactly the partial offsets of its tile's works (for every head) [§2.3]",
+    )
+    REDUCE_MISSING_GROUP = (
+        "reduce_missing_group",
+        "every split tile has exactly one reduce group [§2.4]",
+    )
+    TAIL_ZEROED = ("tail_zeroed", "entries past the used length are zero [§2.3]")
+
 
 _MAX_PER_CHECK = 8
 
@@ -62,7 +161,7 @@ _MAX_PER_CHECK = 8
 class Finding:
     """One violated invariant: which check, where, why, and the expected and actual values."""
 
-    check: str
+    check: Check
     where: str
     message: str
     expected: Any = None
@@ -74,10 +173,11 @@ class _Findings:
     """Collects findings, at most ``_MAX_PER_CHECK`` per check plus one overflow summary."""
 
     items: list[Finding] = attrs.Factory(list)
-    counts: dict[str, int] = attrs.Factory(dict)
+    counts: dict[Check, int] = attrs.Factory(dict)
 
-    def add(self, check: str, where: str, message: str, expected: Any = None, actual: Any = None) -> None:
-        assert check in CHECKS, check
+    def add(
+        self, check: Check, where: str, message: str, expected: Any = None, actual: Any = None
+    ) -> None:
         n = self.counts.get(check, 0)
         self.counts[check] = n + 1
         if n < _MAX_PER_CHECK:
@@ -85,7 +185,8 @@ class _Findings:
 
     def result(self) -> tuple[Finding, ...]:
         extra = [
-            Finding(c, "(more)", f"{n - _MAX_PER_CHECK} more findings of this check not listed", None, n)
+            Finding(c, "(more)", f"{n - _MAX_PER_CHECK} more findings of this check not listed",
+                    None, n)
             for c, n in self.counts.items()
             if n > _MAX_PER_CHECK
         ]
@@ -180,7 +281,10 @@ def validate_plan(
     )
     rows_avail = sizes.partial_rows if partial_rows is None else partial_rows
 
-    buffers = (work_metadata_ptrs, work_indptr, work_info, reduce_indptr, reduce_final_map, reduce_partial_map)
+    buffers = (
+        work_metadata_ptrs, work_indptr, work_info, reduce_indptr, reduce_final_map,
+        reduce_partial_map,
+    )
     _check_static(f, buffers, settings, qo, kv, ctx)
     used_works = _check_work_indptr(f, wi, cu, len(info))
     n_groups, n_partials = _count_groups(ri)
@@ -206,17 +310,19 @@ def validate_plan(
 # ---------------------------------------------------------------------------------------------
 
 
-_BUFFER_NAMES = ("work_indptr", "work_info", "reduce_indptr", "reduce_final_map", "reduce_partial_map")
+_BUFFER_NAMES = (
+    "work_indptr", "work_info", "reduce_indptr", "reduce_final_map", "reduce_partial_map"
+)
 
 
 def _check_static(f: _Findings, buffers: tuple, s: PlannerSettings, qo, kv, ctx) -> None:
     wmp = buffers[0]
     if hasattr(wmp, "dtype") and (_dtype_name(wmp) != "uint64" or tuple(wmp.shape) != (2,)):
-        f.add("buffer_dtype", "work_metadata_ptrs", "must be a [2] uint64 buffer",
+        f.add(Check.BUFFER_DTYPE, "work_metadata_ptrs", "must be a [2] uint64 buffer",
               ("uint64", (2,)), (_dtype_name(wmp), tuple(wmp.shape)))
     for name, t in zip(_BUFFER_NAMES, buffers[1:]):
         if hasattr(t, "dtype") and _dtype_name(t) != "int32":
-            f.add("buffer_dtype", name, "must be int32", "int32", _dtype_name(t))
+            f.add(Check.BUFFER_DTYPE, name, "must be int32", "int32", _dtype_name(t))
     kernel = PlannerSettings.for_fp8_prefill_kernel(s.is_causal)
     kvg = s.kvlen_granularity
     good = (
@@ -228,24 +334,37 @@ def _check_static(f: _Findings, buffers: tuple, s: PlannerSettings, qo, kv, ctx)
         and kvg & (kvg - 1) == 0
     )
     if not good:
-        f.add("kernel_settings", "settings", "the fp8 PS kernel needs qhg=1, qg=256, kvg a power of 2 >= 128, block_size=1", attrs.astuple(kernel)[:4], attrs.astuple(s)[:4])
+        f.add(
+            Check.KERNEL_SETTINGS, "settings",
+            "the fp8 PS kernel needs qhg=1, qg=256, kvg a power of 2 >= 128, block_size=1",
+            attrs.astuple(kernel)[:4], attrs.astuple(s)[:4],
+        )
     bs = s.block_size
     for b in range(len(qo) - 1):
         pages = int(kv[b + 1] - kv[b])
         need = -(-int(ctx[b]) // bs) if b < len(ctx) else None
         if need != pages:
-            f.add("context_lens", f"context_lens[{b}]", "context length does not fill the request's kv pages", pages, need)
+            f.add(
+                Check.CONTEXT_LENS, f"context_lens[{b}]",
+                "context length does not fill the request's kv pages", pages, need,
+            )
 
 
 def _check_work_indptr(f: _Findings, wi: np.ndarray, cu: int, info_rows: int) -> int:
     if len(wi) != cu + 1:
-        f.add("work_indptr_length", "work_indptr", f"must have CU+1 = {cu + 1} entries", cu + 1, len(wi))
+        f.add(
+            Check.WORK_INDPTR_LENGTH, "work_indptr", f"must have CU+1 = {cu + 1} entries", cu + 1,
+            len(wi),
+        )
     if len(wi) == 0:
         return 0
     if wi[0] != 0:
-        f.add("work_indptr_monotone", "work_indptr[0]", "must be 0", 0, wi[0])
+        f.add(Check.WORK_INDPTR_MONOTONE, "work_indptr[0]", "must be 0", 0, wi[0])
     for i in np.flatnonzero(np.diff(wi) < 0):
-        f.add("work_indptr_monotone", f"work_indptr[{i + 1}]", "decreases", f">= {wi[i]}", wi[i + 1])
+        f.add(
+            Check.WORK_INDPTR_MONOTONE, f"work_indptr[{i + 1}]", "decreases", f">= {wi[i]}",
+            wi[i + 1],
+        )
     return int(wi.max())
 
 
@@ -258,14 +377,20 @@ def _count_groups(ri: np.ndarray) -> tuple[int, int]:
     return g, int(ri[g] - ri[0])
 
 
-def _check_sizes(f: _Findings, used_works, n_groups, n_partials, sizes: PsMetadataSizes, info_rows, ri_len, fm_rows, pm_len) -> None:
+def _check_sizes(
+    f: _Findings, used_works, n_groups, n_partials, sizes: PsMetadataSizes,
+    info_rows, ri_len, fm_rows, pm_len,
+) -> None:
     for what, used, limit in (
         ("works", used_works, sizes.max_works),
         ("reduce groups", n_groups, sizes.qo_tile_cnt),
         ("partials", n_partials, sizes.max_partials),
     ):
         if used > limit:
-            f.add("info_sizes", what, f"more {what} than get_ps_metadata_info_v1 sizes for", f"<= {limit}", used)
+            f.add(
+                Check.INFO_SIZES, what, f"more {what} than get_ps_metadata_info_v1 sizes for",
+                f"<= {limit}", used,
+            )
     for what, used, limit in (
         ("work_info", used_works, info_rows),
         ("reduce_indptr", n_groups + 1, ri_len),
@@ -273,7 +398,10 @@ def _check_sizes(f: _Findings, used_works, n_groups, n_partials, sizes: PsMetada
         ("reduce_partial_map", n_partials, pm_len),
     ):
         if used > limit:
-            f.add("buffer_capacity", what, "the plan uses more entries than the buffer has", f"<= {limit}", used)
+            f.add(
+                Check.BUFFER_CAPACITY, what, "the plan uses more entries than the buffer has",
+                f"<= {limit}", used,
+            )
 
 
 def _works_by_tg(wi: np.ndarray, info: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -295,7 +423,9 @@ def _where(works: np.ndarray, i: int) -> str:
     return f"work_info[{works[i, WORK_INFO_COLS]}]"
 
 
-def _check_fields(f: _Findings, works, batch: int, H: int, qhg: int) -> tuple[np.ndarray, np.ndarray]:
+def _check_fields(
+    f: _Findings, works, batch: int, H: int, qhg: int
+) -> tuple[np.ndarray, np.ndarray]:
     b = works[:, WorkInfoCol.BATCH_IDX]
     hr = works[:, WorkInfoCol.Q_HEAD_RANGE] & 0xFFFFFFFF
     low, high = hr & 0xFFFF, (hr >> 16) & 0xFFFF
@@ -305,11 +435,17 @@ def _check_fields(f: _Findings, works, batch: int, H: int, qhg: int) -> tuple[np
     bad_h = (low % qhg != 0) | (high != low + qhg) | (head >= H)
     bad_loc = loc < -1
     for i in np.flatnonzero(bad_b):
-        f.add("work_fields", _where(works, i), "batch_idx out of range", f"0..{batch - 1}", b[i])
+        f.add(
+            Check.WORK_FIELDS, _where(works, i), "batch_idx out of range", f"0..{batch - 1}", b[i],
+        )
     for i in np.flatnonzero(bad_h):
-        f.add("work_fields", _where(works, i), "q_head_range is not pack(h*qhg, (h+1)*qhg) for a head < H", f"head < {H}", (int(low[i]), int(high[i])))
+        f.add(
+            Check.WORK_FIELDS, _where(works, i),
+            "q_head_range is not pack(h*qhg, (h+1)*qhg) for a head < H", f"head < {H}",
+            (int(low[i]), int(high[i])),
+        )
     for i in np.flatnonzero(bad_loc):
-        f.add("work_fields", _where(works, i), "partial_o_loc < -1", ">= -1", loc[i])
+        f.add(Check.WORK_FIELDS, _where(works, i), "partial_o_loc < -1", ">= -1", loc[i])
     return ~(bad_b | bad_h | bad_loc), head
 
 
@@ -319,15 +455,22 @@ def _check_tile_placement(f: _Findings, works, ok, qo, qg) -> np.ndarray:
     lo, hi = qo[b], qo[b + 1] if len(qo) > 1 else qo[b]
     inside = (lo <= qs) & (qs < qe) & (qe <= hi)
     for i in np.flatnonzero(ok & ~inside):
-        f.add("tile_in_request", _where(works, i), f"q range straddles or leaves request {b[i]}", (lo[i], hi[i]), (qs[i], qe[i]))
+        f.add(
+            Check.TILE_IN_REQUEST, _where(works, i), f"q range straddles or leaves request {b[i]}",
+            (lo[i], hi[i]), (qs[i], qe[i]),
+        )
     aligned = ((qs - lo) % qg == 0) & (qe == np.minimum(qs + qg, hi))
     for i in np.flatnonzero(ok & inside & ~aligned):
-        f.add("tile_alignment", _where(works, i), "q range is not one of the request's qg tiles", (qs[i], int(min(qs[i] + qg, hi[i]))), (qs[i], qe[i]))
+        f.add(
+            Check.TILE_ALIGNMENT, _where(works, i), "q range is not one of the request's qg tiles",
+            (qs[i], int(min(qs[i] + qg, hi[i]))), (qs[i], qe[i]),
+        )
     return ok & inside & aligned
 
 
 def _check_rows_once(f: _Findings, works, total_rows: int) -> None:
-    ranges = np.unique(works[:, [WorkInfoCol.QO_START, WorkInfoCol.QO_END]], axis=0) if len(works) else np.zeros((0, 2), np.int64)
+    cols = [WorkInfoCol.QO_START, WorkInfoCol.QO_END]
+    ranges = np.unique(works[:, cols], axis=0) if len(works) else np.zeros((0, 2), np.int64)
     cover = np.zeros(total_rows + 1, dtype=np.int64)
     np.add.at(cover, np.clip(ranges[:, 0], 0, total_rows), 1)
     np.add.at(cover, np.clip(ranges[:, 1], 0, total_rows), -1)
@@ -336,7 +479,10 @@ def _check_rows_once(f: _Findings, works, total_rows: int) -> None:
     if len(bad):
         runs = np.split(bad, np.flatnonzero(np.diff(bad) != 1) + 1)
         for run in runs:
-            f.add("q_rows_once", f"q rows [{run[0]}, {run[-1] + 1})", "rows not covered by exactly one tile", 1, int(count[run[0]]))
+            f.add(
+                Check.Q_ROWS_ONCE, f"q rows [{run[0]}, {run[-1] + 1})",
+                "rows not covered by exactly one tile", 1, int(count[run[0]]),
+            )
 
 
 def _match_tiles(works, ok, tiles: _Tiles) -> np.ndarray:
@@ -344,7 +490,12 @@ def _match_tiles(works, ok, tiles: _Tiles) -> np.ndarray:
     pos = np.clip(np.searchsorted(tiles.qs, qs), 0, max(len(tiles.qs) - 1, 0))
     if len(tiles.qs) == 0:
         return np.full(len(works), -1)
-    hit = ok & (tiles.qs[pos] == qs) & (tiles.qe[pos] == works[:, WorkInfoCol.QO_END]) & (tiles.batch[pos] == works[:, WorkInfoCol.BATCH_IDX])
+    hit = (
+        ok
+        & (tiles.qs[pos] == qs)
+        & (tiles.qe[pos] == works[:, WorkInfoCol.QO_END])
+        & (tiles.batch[pos] == works[:, WorkInfoCol.BATCH_IDX])
+    )
     return np.where(hit, pos, -1)
 
 
@@ -356,10 +507,15 @@ def _check_tile_heads(f: _Findings, tile_of, head, tiles: _Tiles, H: int) -> Non
     present = np.zeros((len(tiles.qs), H), dtype=bool)
     present[tile_of, head] = True
     for t, h in zip(*np.nonzero(~present)):
-        f.add("tile_head_coverage", f"{_tile_name(tiles, t)}, head {h}", "no work covers this tile for this head", ">= 1 work", 0)
+        f.add(
+            Check.TILE_HEAD_COVERAGE, f"{_tile_name(tiles, t)}, head {h}",
+            "no work covers this tile for this head", ">= 1 work", 0,
+        )
 
 
-def _check_pieces(f: _Findings, works, tg, head, tile_of, ok, kv, tiles: _Tiles, s: PlannerSettings) -> np.ndarray:
+def _check_pieces(
+    f: _Findings, works, tg, head, tile_of, ok, kv, tiles: _Tiles, s: PlannerSettings
+) -> np.ndarray:
     """Per (tile, head) kv pieces. Returns a bool per tile: split (>= 2 works for some head)."""
     split_tile = np.zeros(len(tiles.qs), dtype=bool)
     idx = np.flatnonzero(ok)
@@ -382,27 +538,52 @@ def _check_pieces(f: _Findings, works, tg, head, tile_of, ok, kv, tiles: _Tiles,
         return f"{_where(works, order[i])} ({_tile_name(tiles, t[i])}, head {h[i]})"
 
     for i in np.flatnonzero(new & (ks != kv0)):
-        f.add("kv_pieces_contiguous", where(i), "first kv piece does not start at the request's kv start", kv0[i], ks[i])
+        f.add(
+            Check.KV_PIECES_CONTIGUOUS, where(i),
+            "first kv piece does not start at the request's kv start", kv0[i], ks[i],
+        )
     for i in np.flatnonzero(~new & (ks < prev_ke)):
-        f.add("kv_pieces_contiguous", where(i), "kv piece overlaps the previous one", prev_ke[i], ks[i])
+        f.add(
+            Check.KV_PIECES_CONTIGUOUS, where(i), "kv piece overlaps the previous one", prev_ke[i],
+            ks[i],
+        )
     for i in np.flatnonzero(~new & (ks > prev_ke)):
-        f.add("kv_pieces_contiguous", where(i), "gap between kv pieces", prev_ke[i], ks[i])
+        f.add(Check.KV_PIECES_CONTIGUOUS, where(i), "gap between kv pieces", prev_ke[i], ks[i])
     for i in np.flatnonzero((ke < ks) | ((size >= 2) & (ke == ks))):
-        f.add("kv_pieces_contiguous", where(i), "kv piece is empty or reversed", f"> {ks[i]}", ke[i])
+        f.add(
+            Check.KV_PIECES_CONTIGUOUS, where(i), "kv piece is empty or reversed", f"> {ks[i]}",
+            ke[i],
+        )
     last = np.ones(len(order), dtype=bool)
     last[:-1] = new[1:]
     want_end = kv0 + tiles.kv_need[t]
     for i in np.flatnonzero(last & (ke != want_end)):
-        f.add("kv_coverage", where(i), "kv pieces do not end at the tile's causal need (rounded, clamped)", want_end[i], ke[i])
+        f.add(
+            Check.KV_COVERAGE, where(i),
+            "kv pieces do not end at the tile's causal need (rounded, clamped)", want_end[i], ke[i],
+        )
     bpu_tokens = s.kvlen_granularity
     for i in np.flatnonzero(~new & (((ks - kv0) * s.block_size) % bpu_tokens != 0)):
-        f.add("split_boundary_granularity", where(i), f"split boundary not a multiple of kvlen_granularity {bpu_tokens}", 0, int(((ks[i] - kv0[i]) * s.block_size) % bpu_tokens))
+        f.add(
+            Check.SPLIT_BOUNDARY_GRANULARITY, where(i),
+            f"split boundary not a multiple of kvlen_granularity {bpu_tokens}", 0,
+            int(((ks[i] - kv0[i]) * s.block_size) % bpu_tokens),
+        )
     for i in np.flatnonzero(~new & (tg[order] != prev_tg + 1)):
-        f.add("split_tgs_consecutive", where(i), "next piece of a split tile is not on the next TG", prev_tg[i] + 1, tg[order][i])
+        f.add(
+            Check.SPLIT_TGS_CONSECUTIVE, where(i),
+            "next piece of a split tile is not on the next TG", prev_tg[i] + 1, tg[order][i],
+        )
     for i in np.flatnonzero((size == 1) & (loc != -1)):
-        f.add("split_partial_flags", where(i), "unsplit tile must have partial_o_loc -1", -1, loc[i])
+        f.add(
+            Check.SPLIT_PARTIAL_FLAGS, where(i), "unsplit tile must have partial_o_loc -1", -1,
+            loc[i],
+        )
     for i in np.flatnonzero((size >= 2) & (loc < 0)):
-        f.add("split_partial_flags", where(i), "work of a split tile must write a partial slot", ">= 0", loc[i])
+        f.add(
+            Check.SPLIT_PARTIAL_FLAGS, where(i), "work of a split tile must write a partial slot",
+            ">= 0", loc[i],
+        )
     return split_tile
 
 
@@ -410,14 +591,26 @@ def _check_slots(f: _Findings, works, head, ok, rows_avail: int) -> None:
     loc = works[:, WorkInfoCol.PARTIAL_O_LOC]
     sp = np.flatnonzero(ok & (loc >= 0))
     for i in sp[loc[sp] % KERNEL_TILE_ROWS != 0]:
-        f.add("partial_slot_spacing", _where(works, i), f"partial offset not a multiple of {KERNEL_TILE_ROWS} rows", 0, int(loc[i] % KERNEL_TILE_ROWS))
+        f.add(
+            Check.PARTIAL_SLOT_SPACING, _where(works, i),
+            f"partial offset not a multiple of {KERNEL_TILE_ROWS} rows", 0,
+            int(loc[i] % KERNEL_TILE_ROWS),
+        )
     for i in sp[loc[sp] + KERNEL_TILE_ROWS > rows_avail]:
-        f.add("partial_slot_bounds", _where(works, i), f"slot [p, p+{KERNEL_TILE_ROWS}) exceeds the {rows_avail} partial rows", f"<= {rows_avail - KERNEL_TILE_ROWS}", loc[i])
+        f.add(
+            Check.PARTIAL_SLOT_BOUNDS, _where(works, i),
+            f"slot [p, p+{KERNEL_TILE_ROWS}) exceeds the {rows_avail} partial rows",
+            f"<= {rows_avail - KERNEL_TILE_ROWS}", loc[i],
+        )
     if len(sp):
         keys = np.stack([head[sp], loc[sp]], axis=1)
         _, inv, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
         for i in sp[counts[inv.reshape(-1)] > 1]:
-            f.add("partial_slot_unique", _where(works, i), f"partial slot {loc[i]} of head {head[i]} used by more than one work", 1, int(counts[inv.reshape(-1)][np.searchsorted(sp, i)]))
+            f.add(
+                Check.PARTIAL_SLOT_UNIQUE, _where(works, i),
+                f"partial slot {loc[i]} of head {head[i]} used by more than one work", 1,
+                int(counts[inv.reshape(-1)][np.searchsorted(sp, i)]),
+            )
 
 
 def _check_tg_order(f: _Findings, works, tg, head, ok, tpc: int, khpc: int) -> None:
@@ -425,10 +618,16 @@ def _check_tg_order(f: _Findings, works, tg, head, ok, tpc: int, khpc: int) -> N
         return
     wrong_cluster = ok & (head // max(khpc, 1) != tg // max(tpc, 1))
     for i in np.flatnonzero(wrong_cluster):
-        f.add("tg_head_order", _where(works, i), f"head {head[i]} is not in TG {tg[i]}'s cluster", tg[i] // tpc, head[i] // khpc)
+        f.add(
+            Check.TG_HEAD_ORDER, _where(works, i), f"head {head[i]} is not in TG {tg[i]}'s cluster",
+            tg[i] // tpc, head[i] // khpc,
+        )
     same_tg = tg[1:] == tg[:-1]
     for i in np.flatnonzero(same_tg & (head[1:] < head[:-1])) + 1:
-        f.add("tg_head_order", _where(works, i), "works of a TG are not head-major", f">= {head[i - 1]}", head[i])
+        f.add(
+            Check.TG_HEAD_ORDER, _where(works, i), "works of a TG are not head-major",
+            f">= {head[i - 1]}", head[i],
+        )
     bounds = np.flatnonzero(np.diff(tg)) + 1
     for seg in np.split(np.arange(len(works)), bounds):
         if not ok[seg].all():
@@ -440,12 +639,21 @@ def _check_tg_order(f: _Findings, works, tg, head, ok, tpc: int, khpc: int) -> N
         for hh in uniq[1:]:
             other = body[heads == hh]
             if other.shape != first.shape or not np.array_equal(other, first):
-                f.add("tg_head_order", f"TG {tg[seg[0]]} head {hh}", "heads of a TG do not get the identical kv slicing", first.shape[0], other.shape[0])
+                f.add(
+                    Check.TG_HEAD_ORDER, f"TG {tg[seg[0]]} head {hh}",
+                    "heads of a TG do not get the identical kv slicing", first.shape[0],
+                    other.shape[0],
+                )
         if len(uniq) != khpc:
-            f.add("tg_head_order", f"TG {tg[seg[0]]}", "a non-empty TG must hold works for every head of its cluster", khpc, len(uniq))
+            f.add(
+                Check.TG_HEAD_ORDER, f"TG {tg[seg[0]]}",
+                "a non-empty TG must hold works for every head of its cluster", khpc, len(uniq),
+            )
 
 
-def _check_balance(f: _Findings, works, tg, head, ok, tpc: int, khpc: int, ncl: int, s: PlannerSettings) -> None:
+def _check_balance(
+    f: _Findings, works, tg, head, ok, tpc: int, khpc: int, ncl: int, s: PlannerSettings
+) -> None:
     bpu = s.kvlen_granularity // s.block_size
     span = np.maximum(works[:, WorkInfoCol.KV_END] - works[:, WorkInfoCol.KV_START], 0)
     units = -(-span // bpu)
@@ -456,33 +664,60 @@ def _check_balance(f: _Findings, works, tg, head, ok, tpc: int, khpc: int, ncl: 
     for c in range(ncl):
         block = per[c * tpc : (c + 1) * tpc, c * khpc : (c + 1) * khpc]
         if block.size and block.max() - block.min() > 1:
-            f.add("load_balance", f"cluster {c}", "units per (TG, head) differ by more than 1", "max - min <= 1", (int(block.min()), int(block.max())))
+            f.add(
+                Check.LOAD_BALANCE, f"cluster {c}", "units per (TG, head) differ by more than 1",
+                "max - min <= 1", (int(block.min()), int(block.max())),
+            )
 
 
-def _check_reduce(f: _Findings, ri, fm, pm, n_groups, works, head, tile_of, ok, tiles: _Tiles, split_tiles, H, tpc) -> None:
+def _check_reduce(
+    f: _Findings, ri, fm, pm, n_groups, works, head, tile_of, ok, tiles: _Tiles, split_tiles,
+    H, tpc,
+) -> None:
     if len(ri) and ri[0] != 0:
-        f.add("reduce_indptr_monotone", "reduce_indptr[0]", "must be 0", 0, ri[0])
+        f.add(Check.REDUCE_INDPTR_MONOTONE, "reduce_indptr[0]", "must be 0", 0, ri[0])
     for i in np.flatnonzero(np.diff(ri) < 0):
-        f.add("reduce_indptr_monotone", f"reduce_indptr[{i + 1}]", "decreases", f">= {ri[i]}", ri[i + 1])
+        f.add(
+            Check.REDUCE_INDPTR_MONOTONE, f"reduce_indptr[{i + 1}]", "decreases", f">= {ri[i]}",
+            ri[i + 1],
+        )
     n_groups = min(n_groups, len(fm))
     group_tile = np.full(n_groups, -1)
     for g in range(n_groups):
         n = int(ri[g + 1] - ri[g])
         if not 2 <= n <= tpc:
-            f.add("reduce_group_size", f"reduce_indptr[{g}:{g + 2}]", f"a reduce group must have 2..{tpc} partials", f"2..{tpc}", n)
+            f.add(
+                Check.REDUCE_GROUP_SIZE, f"reduce_indptr[{g}:{g + 2}]",
+                f"a reduce group must have 2..{tpc} partials", f"2..{tpc}", n,
+            )
         if g and fm[g, 0] <= fm[g - 1, 0]:
-            f.add("reduce_order", f"reduce_final_map[{g}]", "groups are not in ascending q order", f"> {fm[g - 1, 0]}", fm[g, 0])
+            f.add(
+                Check.REDUCE_ORDER, f"reduce_final_map[{g}]", "groups are not in ascending q order",
+                f"> {fm[g - 1, 0]}", fm[g, 0],
+            )
         t = int(np.searchsorted(tiles.qs, fm[g, 0])) if len(tiles.qs) else 0
-        if t < len(tiles.qs) and tiles.qs[t] == fm[g, 0] and tiles.qe[t] == fm[g, 1] and split_tiles[t]:
+        starts_tile = t < len(tiles.qs) and tiles.qs[t] == fm[g, 0]
+        if starts_tile and tiles.qe[t] == fm[g, 1] and split_tiles[t]:
             group_tile[g] = t
         else:
-            want = (int(tiles.qs[t]), int(tiles.qe[t])) if t < len(tiles.qs) and tiles.qs[t] == fm[g, 0] else "a split tile's q range"
-            f.add("reduce_final_map", f"reduce_final_map[{g}]", "not the q range of a split tile", want, (fm[g, 0], fm[g, 1]))
+            want = (
+                (int(tiles.qs[t]), int(tiles.qe[t])) if starts_tile else "a split tile's q range"
+            )
+            f.add(
+                Check.REDUCE_FINAL_MAP, f"reduce_final_map[{g}]", "not the q range of a split tile",
+                want, (fm[g, 0], fm[g, 1]),
+            )
     referenced = group_tile[group_tile >= 0]
     for t in np.unique(referenced)[np.unique(referenced, return_counts=True)[1] > 1]:
-        f.add("reduce_missing_group", _tile_name(tiles, t), "split tile has more than one reduce group", 1, int((referenced == t).sum()))
+        f.add(
+            Check.REDUCE_MISSING_GROUP, _tile_name(tiles, t),
+            "split tile has more than one reduce group", 1, int((referenced == t).sum()),
+        )
     for t in np.flatnonzero(split_tiles & ~np.isin(np.arange(len(split_tiles)), referenced)):
-        f.add("reduce_missing_group", _tile_name(tiles, t), "split tile has no reduce group", 1, 0)
+        f.add(
+            Check.REDUCE_MISSING_GROUP, _tile_name(tiles, t), "split tile has no reduce group", 1,
+            0,
+        )
 
     # Partial lists: multiset of (tile, head, loc) from the works vs from the reduce map x heads.
     loc = works[:, WorkInfoCol.PARTIAL_O_LOC]
@@ -506,16 +741,28 @@ def _check_reduce(f: _Findings, ri, fm, pm, n_groups, works, head, tile_of, ok, 
         seen.add((t, hh))
         want = sorted(int(x) for x in from_works[from_works // span == th] % span)
         got = sorted(int(x) for x in from_map[from_map // span == th] % span)
-        f.add("reduce_partials", f"{_tile_name(tiles, t)}, head {hh}", "reduce group does not list exactly the tile's partial offsets", want, got)
+        f.add(
+            Check.REDUCE_PARTIALS, f"{_tile_name(tiles, t)}, head {hh}",
+            "reduce group does not list exactly the tile's partial offsets", want, got,
+        )
 
 
 def _check_tails(f: _Findings, info, used_works, fm, n_groups, pm, n_partials) -> None:
     for r in np.flatnonzero((info[used_works:] != 0).any(axis=1)) + used_works:
-        f.add("tail_zeroed", f"work_info[{r}]", "unused work_info row is not zero", (0,) * WORK_INFO_COLS, info[r])
+        f.add(
+            Check.TAIL_ZEROED, f"work_info[{r}]", "unused work_info row is not zero",
+            (0,) * WORK_INFO_COLS, info[r],
+        )
     for r in np.flatnonzero((fm[n_groups:] != 0).any(axis=1)) + n_groups:
-        f.add("tail_zeroed", f"reduce_final_map[{r}]", "unused final map row is not (0, 0)", (0, 0), fm[r])
+        f.add(
+            Check.TAIL_ZEROED, f"reduce_final_map[{r}]", "unused final map row is not (0, 0)",
+            (0, 0), fm[r],
+        )
     for r in np.flatnonzero(pm[n_partials:] != 0) + n_partials:
-        f.add("tail_zeroed", f"reduce_partial_map[{r}]", "unused partial map entry is not 0", 0, pm[r])
+        f.add(
+            Check.TAIL_ZEROED, f"reduce_partial_map[{r}]", "unused partial map entry is not 0", 0,
+            pm[r],
+        )
 
 
-__all__: Sequence[str] = ("CHECKS", "Finding", "validate_plan")
+__all__: Sequence[str] = ("Check", "Finding", "validate_plan")

@@ -27,12 +27,9 @@ from factories.analysis.classes import (
 )
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
-from factories.analysis.source_tree import SourceError, SourceTree, gc_paused
-from factories.analysis.stubs import Stub, StubExtractor, has_object_new
-
-
-class AuditInputError(Exception):
-    """Bad input to the audit (missing tree, unreadable file); one line, exit 2 in the CLI."""
+from factories.analysis.source_tree import SourceTree, gc_paused
+from factories.analysis.stubs import EventKind, Stub, StubEvent, StubExtractor, has_object_new
+from factories.errors import AuditInputError, SourceError
 
 
 @attrs.frozen
@@ -216,14 +213,14 @@ class StubAuditor:
             target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
         if isinstance(target, Missing):
             close = target.close_names()
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
             return [
                 Finding(
                     kind=FindingKind.MISSING_CLASS,
                     class_name=stub.class_expr,
                     method="<class>",
                     name=target.name,
-                    message=f"{target.module.name} no longer defines {target.name}{hint}",
+                    message=f"{target.module.name} no longer defines {target.name}"
+                    f"{_did_you_mean(close)}",
                     vllm_location=Location(str(target.module.path), 1),
                     stub_location=stub.location,
                     stub_side=f"object.__new__({stub.class_expr})",
@@ -251,13 +248,12 @@ class StubAuditor:
             if p.suffix == ".py" or (p / "__init__.py").is_file()
         )
         close = difflib.get_close_matches(missing, siblings, n=3, cutoff=0.6)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
         return Finding(
             kind=FindingKind.MISSING_CLASS,
             class_name=stub.class_expr,
             method="<class>",
             name=dotted,
-            message=f"{parent}.{missing} no longer exists in the vLLM source{hint}",
+            message=f"{parent}.{missing} no longer exists in the vLLM source{_did_you_mean(close)}",
             vllm_location=None,
             stub_location=stub.location,
             stub_side=f"object.__new__({stub.class_expr}) from {dotted}",
@@ -274,13 +270,13 @@ class StubAuditor:
         reads: set[str] = set()
         analysed_any = False
         last_call_index = max(
-            (i for i, e in enumerate(stub.events) if e.kind == "call"), default=-1
+            (i for i, e in enumerate(stub.events) if e.kind is EventKind.CALL), default=-1
         )
         for i, event in enumerate(stub.events):
-            if event.kind == "read":
+            if event.kind is EventKind.READ:
                 reads.add(event.name)  # the test reads the field itself: not stale
                 continue
-            if event.kind == "set":
+            if event.kind is EventKind.SET:
                 state = state | {event.name}
                 if event.has_value:
                     constants[event.name] = event.value
@@ -297,16 +293,15 @@ class StubAuditor:
                 continue  # may come from a base outside the tree (torch.nn.Module, ...)
             if member is None:
                 close = self.index.close_member_names(cls, event.name)
-                hint = f"; did you mean {', '.join(close)}?" if close else ""
                 out.append(
-                    Finding(
+                    _at_call(
+                        cls,
+                        event,
                         kind=FindingKind.MISSING_METHOD,
-                        class_name=cls.name,
-                        method=event.name,
                         name=event.name,
-                        message=f"{cls.name} has no attribute {event.name!r}{hint}",
+                        message=f"{cls.name} has no attribute {event.name!r}"
+                        f"{_did_you_mean(close)}",
                         vllm_location=Location(cls.path, cls.node.lineno),
-                        stub_location=event.location,
                         stub_side=f"calls {event.name}()",
                         vllm_side="close: " + ", ".join(close) if close else "not defined",
                     )
@@ -334,14 +329,13 @@ class StubAuditor:
             assert event.shape is not None
             for mismatch in report.signature.check(event.shape):
                 out.append(
-                    Finding(
+                    _at_call(
+                        cls,
+                        event,
                         kind=mismatch.kind,
-                        class_name=cls.name,
-                        method=event.name,
                         name=mismatch.name,
                         message=f"{cls.name}.{event.name}() {mismatch.message}",
                         vllm_location=report.location,
-                        stub_location=event.location,
                         stub_side=f"call passes {event.shape}",
                         vllm_side=f"def {event.name}{report.signature}",
                     )
@@ -404,6 +398,19 @@ class StubAuditor:
                 stub_side="not set",
                 vllm_side=f"read in {access.method}",
             )
+
+
+def _did_you_mean(close: Sequence[str]) -> str:
+    """The message's suggestion tail: the names difflib found close, or nothing."""
+    return f"; did you mean {', '.join(close)}?" if close else ""
+
+
+def _at_call(cls: ClassInfo, event: StubEvent, **fields: object) -> Finding:
+    """A finding about the stub's call ``event`` on ``cls``: the class, the method and the
+    stub side's location are the call's; ``fields`` say what is wrong with it."""
+    return Finding(
+        class_name=cls.name, method=event.name, stub_location=event.location, **fields
+    )
 
 
 @attrs.frozen

@@ -42,11 +42,6 @@ class Member:
     node: ast.AST
     setter: ast.FunctionDef | None = None
 
-    @property
-    def is_default(self) -> bool:
-        """True when an instance without ``__init__`` still has this name."""
-        return self.kind is not MemberKind.ANNOTATION_ONLY
-
 
 @attrs.frozen(eq=False)
 class ClassInfo:
@@ -66,9 +61,6 @@ class ClassInfo:
     @property
     def path(self) -> str:
         return str(self.module.path)
-
-    def own_members(self) -> dict[str, Member]:
-        return _members_of(self)
 
 
 @attrs.frozen

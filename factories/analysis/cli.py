@@ -15,14 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from factories.analysis.audit import (
-    Allowlist,
-    AuditInputError,
-    AuditResult,
-    StubAuditor,
-    locate_vllm_source,
-)
+from factories.analysis.audit import Allowlist, AuditResult, StubAuditor, locate_vllm_source
 from factories.analysis.findings import Finding, Severity
+from factories.errors import GuardError
 
 PROG = "audit-stubs"
 
@@ -134,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return run(args)
-    except AuditInputError as exc:
+    except GuardError as exc:  # bad input anywhere below (tree, file, parse): one line
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

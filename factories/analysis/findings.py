@@ -97,3 +97,22 @@ class Finding:
             "stub": self.stub_side,
             "vllm": self.vllm_side,
         }
+
+
+@attrs.frozen
+class Problem:
+    """One broken rule of a contract that is not a stub audit: the PS buffer table, the
+    builder -> impl hand-off, the AITER call bindings.
+
+    ``Finding``'s two sides (stub vs vLLM) do not exist there, but the rest of the model does:
+    ``kind`` is a member of the contract's own enum of rules (a test asserts on it, not on the
+    wording), ``subject`` names what broke it (a buffer, a field, a function), ``message`` says
+    how, in one line.
+    """
+
+    kind: enum.Enum
+    subject: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.kind.value}] {self.subject}: {self.message}"

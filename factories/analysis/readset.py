@@ -30,6 +30,7 @@ from factories.analysis.classes import ClassIndex, ClassInfo, Member, MemberKind
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape, Signature
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+from factories.errors import MethodNotFound
 
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 16
@@ -86,16 +87,11 @@ class MethodReport:
     location: Location
     initial: frozenset[str]
     required: tuple[AttributeAccess, ...]
-    class_defaults: tuple[AttributeAccess, ...]
     writes: tuple[AttributeAccess, ...]
     reads: tuple[AttributeAccess, ...]
     param_accesses: tuple[ParamAccess, ...]
     calls: tuple[CallSite, ...]
     state_after: frozenset[str]
-
-    @property
-    def required_names(self) -> frozenset[str]:
-        return frozenset(a.name for a in self.required)
 
     @property
     def read_names(self) -> frozenset[str]:
@@ -118,7 +114,6 @@ class MethodReport:
 class _Recorder:
     reads: list[AttributeAccess] = attrs.field(factory=list)
     required: list[AttributeAccess] = attrs.field(factory=list)
-    defaults: list[AttributeAccess] = attrs.field(factory=list)
     writes: list[AttributeAccess] = attrs.field(factory=list)
     params: list[ParamAccess] = attrs.field(factory=list)
     calls: list[CallSite] = attrs.field(factory=list)
@@ -141,10 +136,6 @@ def _first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, .
     for item in items:
         seen.setdefault(item.name, item)
     return tuple(seen.values())
-
-
-class MethodNotFound(LookupError):
-    """The class (through its MRO) defines no method of that name."""
 
 
 class ReadSetAnalyzer:
@@ -202,7 +193,6 @@ class ReadSetAnalyzer:
             location=Location(member.owner.path, node.lineno),
             initial=start,
             required=_first_by_name(recorder.required),
-            class_defaults=_first_by_name(recorder.defaults),
             writes=_first_by_name(recorder.writes),
             reads=_first_by_name(recorder.reads),
             param_accesses=tuple(dict.fromkeys(recorder.params)),
@@ -439,7 +429,6 @@ class _Walker:
             name = target.attr  # type: ignore[attr-defined]
             member = self.index.lookup(self.cls, name)
             if member is not None and member.kind is MemberKind.PROPERTY:
-                self.rec.defaults.append(AttributeAccess(name, self.loc(target), self.qualname))
                 if member.setter is not None:
                     out = self.analyzer._run(
                         self.cls,
@@ -517,7 +506,6 @@ class _Walker:
         if member is None:
             self.rec.required.append(access)
             return state
-        self.rec.defaults.append(access)
         if member.kind is MemberKind.PROPERTY:
             out = self.analyzer._run(
                 self.cls, member, state, {}, self.stack, self.rec, consts=self.consts
@@ -739,7 +727,6 @@ class _Walker:
             name = func.attr  # type: ignore[attr-defined]
             member = self.index.lookup(self.cls, name) if name not in state else None
             if member is not None and member.kind is MemberKind.METHOD:
-                self.rec.defaults.append(AttributeAccess(name, self.loc(func), self.qualname))
                 return self.call_method(member, node, state)
             out = self.read_attr(name, func, state)
             if member is None:

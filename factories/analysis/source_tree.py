@@ -16,9 +16,7 @@ from pathlib import Path
 
 import attrs
 
-
-class SourceError(Exception):
-    """A file cannot be read or parsed; the message names the file and the reason."""
+from factories.errors import SourceError
 
 
 @attrs.frozen

@@ -16,6 +16,7 @@ events: a field the test itself reads is not stale.
 from __future__ import annotations
 
 import ast
+import enum
 import re
 from pathlib import Path
 
@@ -33,12 +34,20 @@ _MAX_HELPER_DEPTH = 4
 _CALLED_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 
+class EventKind(enum.Enum):
+    """What a test does to a stub; an enum so that the audit's dispatch on it cannot misspell."""
+
+    SET = "set"  # puts attribute ``name`` on the stub
+    READ = "read"  # the test itself loads ``name`` (the field is not stale)
+    CALL = "call"  # calls method ``name`` with ``shape``
+
+
 @attrs.frozen
 class StubEvent:
     """``set`` of attribute ``name``, ``call`` of method ``name`` (with ``shape``), or ``read`` of
     attribute ``name`` by the test itself (it keeps the field from being stale)."""
 
-    kind: str
+    kind: EventKind
     name: str
     location: Location
     shape: CallShape | None = None
@@ -60,12 +69,8 @@ class Stub:
     patched: tuple[str, ...] = ()
 
     @property
-    def fields_set(self) -> frozenset[str]:
-        return frozenset(e.name for e in self.events if e.kind == "set")
-
-    @property
     def calls(self) -> tuple[StubEvent, ...]:
-        return tuple(e for e in self.events if e.kind == "call")
+        return tuple(e for e in self.events if e.kind is EventKind.CALL)
 
 
 @attrs.define
@@ -73,7 +78,6 @@ class _Track:
     events: list[StubEvent] = attrs.field(factory=list)
     escapes: bool = False
     opaque: bool = False
-    returned_at: int | None | bool = False  # False: not returned; None: as is; int: tuple index
     patched: list[str] = attrs.field(factory=list)  # "Cls.method" replaced by the test
 
 
@@ -223,7 +227,6 @@ class StubExtractor:
             track.escapes = True
             return [track]
         if isinstance(parent, ast.Return):
-            track.returned_at = None
             return self.follow_return(scope, track, depth)
         if isinstance(parent, ast.Expr):
             return [track]
@@ -275,12 +278,13 @@ class StubExtractor:
                 if _is_attr_of(target, names) and (
                     isinstance(node, ast.AugAssign) or node.value is not None
                 ):
-                    track.events.append(StubEvent("set", target.attr, self.loc(node)))  # type: ignore[attr-defined]
+                    name = target.attr  # type: ignore[attr-defined]
+                    track.events.append(StubEvent(EventKind.SET, name, self.loc(node)))
             elif isinstance(node, ast.Call):
                 self.call_event(node, names, track)
             elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
                 if _is_attr_of(node, names) and not self._is_callee(node):
-                    track.events.append(StubEvent("read", node.attr, self.loc(node)))
+                    track.events.append(StubEvent(EventKind.READ, node.attr, self.loc(node)))
             elif isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
                 outcome = self.name_use(node, names, track, depth)
                 if outcome is not False:
@@ -304,7 +308,7 @@ class StubExtractor:
                 if _is_attr_of(sub, names) and isinstance(sub.ctx, ast.Store):  # type: ignore[attr-defined]
                     track.events.append(
                         StubEvent(
-                            "set",
+                            EventKind.SET,
                             sub.attr,  # type: ignore[attr-defined]
                             self.loc(node),
                             value=literal[0] if literal else None,
@@ -321,7 +325,7 @@ class StubExtractor:
         func = node.func
         if isinstance(func, ast.Attribute) and _is_name_in(func.value, names):
             track.events.append(
-                StubEvent("call", func.attr, self.loc(node), CallShape.of(node))
+                StubEvent(EventKind.CALL, func.attr, self.loc(node), CallShape.of(node))
             )
             return
         first = node.args[0] if node.args else None
@@ -334,7 +338,7 @@ class StubExtractor:
                 value = literal_value(node.args[2]) if len(node.args) > 2 else ()
                 track.events.append(
                     StubEvent(
-                        "set",
+                        EventKind.SET,
                         literal,
                         self.loc(node),
                         value=value[0] if value else None,
@@ -358,7 +362,7 @@ class StubExtractor:
                 else:
                     track.opaque = True
             for key in keys:
-                track.events.append(StubEvent("set", key, self.loc(node)))
+                track.events.append(StubEvent(EventKind.SET, key, self.loc(node)))
 
     def class_patches(
         self, scope: ast.AST, names: set[str], depth: int = 0, seen: frozenset[int] = frozenset()
@@ -491,7 +495,9 @@ class StubExtractor:
     def chained_use(self, attr: ast.Attribute, track: _Track) -> None:
         parent = self.parents.get(attr)
         if isinstance(parent, ast.Call) and parent.func is attr:
-            track.events.append(StubEvent("call", attr.attr, self.loc(parent), CallShape.of(parent)))
+            track.events.append(
+                StubEvent(EventKind.CALL, attr.attr, self.loc(parent), CallShape.of(parent))
+            )
 
     def follow_return(
         self, scope: ast.AST, track: _Track, depth: int, position: int | None | bool = None
@@ -499,7 +505,8 @@ class StubExtractor:
         """Continue a returned stub into every caller of ``scope`` in this module."""
         if position is False:
             return [track]
-        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) or depth >= _MAX_HELPER_DEPTH:
+        is_function = isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+        if not is_function or depth >= _MAX_HELPER_DEPTH:
             return [track]
         callers = [
             n

@@ -20,9 +20,7 @@ from pathlib import Path
 
 import attrs
 
-
-class MutationDoesNotApply(AssertionError):
-    """The text to replace is missing or ambiguous in this vLLM version."""
+from factories.errors import MutationDoesNotApply
 
 
 @attrs.frozen
@@ -83,11 +81,15 @@ def mutated_tree(root: Path, *mutations: Mutation, packages: tuple[str, ...] = (
         yield dest
 
 
-def mutate_file(path: Path, mutation: Mutation, dest_dir: Path) -> Path:
-    """A mutated copy of one test file, written under ``dest_dir`` with the same name."""
+def mutate_file(path: Path, dest_dir: Path, *mutations: Mutation) -> Path:
+    """A copy of one test file with ``mutations`` applied in order, written under ``dest_dir``
+    with the same name (the original stays untouched for the other tests)."""
+    text = path.read_text(encoding="utf-8")
+    for mutation in mutations:
+        text = mutation.apply_to_text(text)
     dest_dir.mkdir(parents=True, exist_ok=True)
     target = dest_dir / path.name
-    target.write_text(mutation.apply_to_text(path.read_text(encoding="utf-8")), encoding="utf-8")
+    target.write_text(text, encoding="utf-8")
     return target
 
 

@@ -16,26 +16,8 @@ from pathlib import Path
 
 from factories.analysis.audit import StubAuditor
 from factories.analysis.findings import Finding, FindingKind
+from factories.errors import StaleStubFieldWarning, StubDriftError
 from factories.stubs.specs import StubSpec, stub_from_spec
-
-
-class StubDriftError(AssertionError):
-    """vLLM reads something the factory's stub does not provide (or a call no longer binds)."""
-
-    def __init__(self, spec: StubSpec, findings: tuple[Finding, ...]) -> None:
-        self.spec = spec
-        self.findings = findings
-        lines = [
-            f"{spec.class_name} stub for {spec.scenario!r} drifted from vLLM "
-            f"(spec at {spec.defined_at}); update factories/stubs/specs.py:"
-        ]
-        for f in findings:
-            lines.append(f"  - [{f.kind.value}] {f.message} (vLLM: {f.vllm_location})")
-        super().__init__("\n".join(lines))
-
-
-class StaleStubFieldWarning(UserWarning):
-    """The factory sets a field vLLM no longer reads."""
 
 
 def source_root_of(cls: type) -> tuple[Path, Path]:

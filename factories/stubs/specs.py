@@ -17,7 +17,7 @@ import attrs
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape
 from factories.analysis.source_tree import ImportTarget, ModuleInfo
-from factories.analysis.stubs import Stub, StubEvent
+from factories.analysis.stubs import EventKind, Stub, StubEvent
 
 AITER_MLA_MODULE = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
 
@@ -114,8 +114,8 @@ def stub_from_spec(spec: StubSpec) -> Stub:
         "factories.stubs.specs", Path(spec.defined_at.path), "", is_package=False
     )
     module.imports[spec.class_name] = ImportTarget(spec.module, spec.class_name)
-    events = [StubEvent("set", f.name, spec.defined_at) for f in spec.fields]
-    events += [StubEvent("call", c.method, spec.defined_at, c.shape) for c in spec.calls]
+    events = [StubEvent(EventKind.SET, f.name, spec.defined_at) for f in spec.fields]
+    events += [StubEvent(EventKind.CALL, c.method, spec.defined_at, c.shape) for c in spec.calls]
     return Stub(
         class_expr=spec.class_name,
         location=spec.defined_at,

@@ -12,9 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-
-class StandInError(AttributeError):
-    """A stand-in was asked for a field its dataclass does not declare, or that is unset."""
+from factories.errors import StandInError
 
 
 class StandIn:

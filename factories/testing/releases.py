@@ -9,13 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from factories.errors import ReleaseNotFetched
+
 #: The one setting that locates every cache (release sources, the vLLM wheel, fetch logs).
 CACHE_ENV = "VLLM_GUARD_CACHE"
 RELEASES = ("0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0", "0.33.0", "0.34.0")
-
-
-class ReleaseNotFetched(LookupError):
-    """The release source is not in the cache; the message says how to fetch it."""
 
 
 def cache_dir() -> Path:

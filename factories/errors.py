@@ -1,0 +1,129 @@
+"""Every exception this project raises, in one place, under one base class.
+
+Callers that turn a failure into one line (``audit-stubs``, ``tools/fetch_vllm.py``,
+``tools/calibrate_tolerance.py``) and fixtures that turn it into a skip catch ``GuardError``
+instead of a list that goes stale each time a module grows a new error.  Each class also keeps
+the builtin base it had before, so ``except AssertionError``/``LookupError``/... and
+``pytest.raises`` written against those bases keep working.
+
+Imports nothing but the standard library: the torch-free audit CLI and the stdlib-only
+``tools/fetch_vllm.py`` import it before any third-party package is available.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: a runtime import would pull in attrs and the specs
+    from factories.analysis.findings import Finding
+    from factories.stubs.specs import StubSpec
+
+
+class GuardError(Exception):
+    """Base of every error of this project; the CLIs and the fixtures catch this one class."""
+
+
+# ---------------------------------------------------------------- analysis (torch-free)
+
+
+class SourceError(GuardError):
+    """A file cannot be read or parsed; the message names the file and the reason."""
+
+
+class MethodNotFound(GuardError, LookupError):
+    """The class (through its MRO) defines no method of that name."""
+
+
+class AuditInputError(GuardError):
+    """Bad input to the audit (missing tree, unreadable file); one line, exit 2 in the CLI."""
+
+
+# ---------------------------------------------------------------- stubs and factories
+
+
+class StandInError(GuardError, AttributeError):
+    """A stand-in was asked for a field its dataclass does not declare, or that is unset."""
+
+
+class StubDriftError(GuardError, AssertionError):
+    """vLLM reads something the factory's stub does not provide (or a call no longer binds).
+
+    An ``AssertionError`` so that a drifted stub fails a test rather than erroring it; the
+    message lists every finding because the fix is one edit per finding in the specs.
+    """
+
+    def __init__(self, spec: StubSpec, findings: tuple[Finding, ...]) -> None:
+        self.spec = spec
+        self.findings = findings
+        lines = [
+            f"{spec.class_name} stub for {spec.scenario!r} drifted from vLLM "
+            f"(spec at {spec.defined_at}); update factories/stubs/specs.py:"
+        ]
+        for f in findings:
+            lines.append(f"  - [{f.kind.value}] {f.message} (vLLM: {f.vllm_location})")
+        super().__init__("\n".join(lines))
+
+
+class StaleStubFieldWarning(UserWarning):
+    """The factory sets a field vLLM no longer reads.
+
+    A warning, not a ``GuardError``: a stale field costs nothing at run time, so it must not
+    fail a build; it lives here so that every class a caller may catch or filter is in one file.
+    """
+
+
+# ---------------------------------------------------------------- AITER emulation
+
+
+class PreconditionError(GuardError, RuntimeError):
+    """A call the real device would reject, fault on, or silently get wrong."""
+
+
+class UnsupportedDtypeError(GuardError, AssertionError):
+    """The torch->aiter dtype map's ``AssertionError: Unsupported dtype`` (dtypes.py:48)."""
+
+
+# ---------------------------------------------------------------- accuracy, mutation, releases
+
+
+class ToleranceFileError(GuardError, ValueError):
+    """The tolerance file is missing, malformed, or was changed without re-running the
+    calibration."""
+
+
+class MutationDoesNotApply(GuardError, AssertionError):
+    """The text to replace is missing or ambiguous in this vLLM version."""
+
+
+class ReleaseNotFetched(GuardError, LookupError):
+    """The release source is not in the cache; the message says how to fetch it."""
+
+
+# ---------------------------------------------------------------- tools
+
+
+class FetchError(GuardError):
+    """A user-facing failure of ``tools/fetch_vllm.py``: reported as one line, exit status 2."""
+
+
+class BadInput(GuardError):
+    """A ``tools/calibrate_tolerance.py`` command-line value that cannot be used (one line,
+    exit 2)."""
+
+
+__all__ = [
+    "AuditInputError",
+    "BadInput",
+    "FetchError",
+    "GuardError",
+    "MethodNotFound",
+    "MutationDoesNotApply",
+    "PreconditionError",
+    "ReleaseNotFetched",
+    "SourceError",
+    "StaleStubFieldWarning",
+    "StandInError",
+    "StubDriftError",
+    "ToleranceFileError",
+    "UnsupportedDtypeError",
+]
