@@ -3,7 +3,9 @@
 Runs in pre-commit, in this project's CI and inside a vLLM checkout.  It imports neither torch
 nor vllm: everything comes from the source text (``factories.analysis``).
 
-Exit status: 0 clean (warnings allowed), 1 drift found, 2 bad input.
+Exit status: 0 clean (warnings allowed), 1 drift found, 2 bad input: a usage error, a missing
+folder, a bad allowlist (one line on stderr), or an input file or vLLM module that could not be
+read or parsed (an ``unreadable-file`` finding; everything else is still audited and printed).
 """
 
 from __future__ import annotations
@@ -127,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
             allowlist=allowlist,
         )
     emit(result, args.format, args.quiet, root)
+    if result.incomplete:
+        return 2
     return 1 if result.errors else 0
 
 
