@@ -271,3 +271,26 @@ def test_unreadable_file_and_folder_are_reported_not_counted(release_src, tmp_pa
     assert unreadable == [f"{folder / 'locked'}:1", f"{folder / 'test_locked.py'}:1"]
     assert all("Permission denied" in f["message"] for f in findings if "unreadable" in f["kind"])
     assert "audited 1 file(s) (2 more could not be read)" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "needle"),
+    [
+        (b"# known\nmissing-argument:A.b:\xff\n", None, "utf-8"),
+        (b"# known\nmissing-argument:A.b:c\n*\n", 3, "matches every finding"),
+        (b"***\n", 1, "matches every finding"),
+        (b"*:*:*  # all\n", 1, "matches every finding"),
+        (b"*:*.*:*\n", 1, "matches every finding"),
+        (b"missing-argument\n", 1, "kind:Class.method:name"),
+        (b"missing-argument:A.b\n", 1, "kind:Class.method:name"),
+        (b"missing-argumnet:A.b:c\n", 1, "no finding kind"),
+    ],
+)
+def test_bad_allowlist_is_one_line_naming_file_and_line(
+    release_src, tmp_path, content, line, needle
+):
+    allow = tmp_path / "allow.txt"
+    allow.write_bytes(content)
+    proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--allowlist", str(allow), str(SEED))
+    assert_one_line_error(proc, needle)
+    assert (f"{allow}:{line}:" if line else str(allow)) in proc.stderr

@@ -93,18 +93,48 @@ class Allowlist:
 
     @classmethod
     def read(cls, path: Path) -> Allowlist:
+        """The patterns of an allowlist file; ``AuditInputError`` naming ``file:line`` for a
+        line that is not ``kind:Class.method:name`` or that would silence every finding."""
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
             raise AuditInputError(f"cannot read allowlist {path}: {exc.strerror}") from None
-        entries = [line.split("#", 1)[0].strip() for line in lines]
-        return cls(tuple(e for e in entries if e))
+        except UnicodeDecodeError as exc:
+            raise AuditInputError(f"cannot read allowlist {path}: not UTF-8 ({exc})") from None
+        patterns = []
+        for number, line in enumerate(lines, start=1):
+            entry = line.split("#", 1)[0].strip()
+            if entry:
+                problem = _allowlist_problem(entry)
+                if problem:
+                    raise AuditInputError(f"{path}:{number}: allowlist entry {entry!r} {problem}")
+                patterns.append(entry)
+        return cls(tuple(patterns))
 
     def matches(self, finding: Finding) -> str | None:
         for pattern in self.patterns:
             if fnmatch.fnmatchcase(finding.key, pattern):
                 return pattern
         return None
+
+
+def _allowlist_problem(entry: str) -> str | None:
+    """Why ``entry`` is not a usable ``kind:Class.method:name`` pattern, or None.
+
+    A pattern made of wildcards and separators only (``*``, ``*:*:*``) would silence every
+    finding, new drift included; a kind that matches no finding kind is a typo that would
+    silence nothing.
+    """
+    if not entry.strip("*?:."):
+        return "matches every finding; name a kind, class, method or attribute"
+    kind, sep, rest = entry.partition(":")
+    method, sep2, name = rest.rpartition(":")
+    if not (sep and sep2 and kind and method and name):
+        return "is not of the form kind:Class.method:name"
+    kinds = [k.value for k in FindingKind if k is not FindingKind.UNREADABLE_FILE]
+    if not fnmatch.filter(kinds, kind):
+        return f"matches no finding kind ({', '.join(kinds)})"
+    return None
 
 
 def locate_vllm_source(explicit: str | None) -> Path:
