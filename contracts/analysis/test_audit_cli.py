@@ -294,3 +294,19 @@ def test_bad_allowlist_is_one_line_naming_file_and_line(
     proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--allowlist", str(allow), str(SEED))
     assert_one_line_error(proc, needle)
     assert (f"{allow}:{line}:" if line else str(allow)) in proc.stderr
+
+
+def test_findings_are_sorted_by_line_number_not_text(release_src, tmp_path):
+    stub = "x{n} = object.__new__(NoSuchClass{n})\n"
+    text = (
+        "from vllm.v1.attention.backends.mla.rocm_aiter_mla import NoSuchClass6, NoSuchClass10013\n"
+        + "\n" * 4
+        + stub.format(n=6)
+        + "\n" * (10013 - 7)
+        + stub.format(n=10013)
+    )
+    test_file = tmp_path / "test_long.py"
+    test_file.write_text(text)
+    proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--format", "json", str(test_file))
+    lines = [int(f["stub_location"].rsplit(":", 1)[1]) for f in findings_of(proc)]
+    assert lines == [6, 10013]

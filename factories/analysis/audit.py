@@ -267,7 +267,7 @@ class StubAuditor:
                 kept.append(finding)
             else:
                 used.add(pattern)
-        kept.sort(key=lambda f: (str(f.stub_location), f.kind.value, f.name))
+        kept.sort(key=_report_order)
         counts = Counter(f.kind.value for f in kept)
         summary = AuditSummary(
             files=n_files,
@@ -525,6 +525,17 @@ def _unreadable_module(tree: SourceTree, exc: SourceError, users: list[Stub]) ->
         stub_location=first.location,
         stub_side=f"object.__new__({first.class_expr}){more} not audited",
         vllm_side=exc.reason,
+    )
+
+
+def _report_order(finding: Finding) -> tuple:
+    """Where the report points (the stub, else the vLLM code), by path then line *number*,
+    so that line 6 comes before line 10013."""
+    where = finding.stub_location or finding.vllm_location
+    return (
+        (where.path, where.line) if where else ("", 0),
+        finding.kind.value,
+        finding.name,
     )
 
 
