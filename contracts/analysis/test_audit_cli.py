@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "audit_stubs.py"
 SEED = REPO / "contracts" / "stub_fixtures" / "seed_fp8_prefill_stubs.py"
 AITER_MLA = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
+PROG_NAME = "audit-stubs"
 
 
 def run_tool(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
@@ -294,6 +296,33 @@ def test_bad_allowlist_is_one_line_naming_file_and_line(
     proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--allowlist", str(allow), str(SEED))
     assert_one_line_error(proc, needle)
     assert (f"{allow}:{line}:" if line else str(allow)) in proc.stderr
+
+
+def test_closed_stdout_pipe_ends_quietly_with_141(release_src):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write, as after ``| head -1``
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(TOOL), "--vllm-src", str(release_src("0.34.0")), str(SEED)],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == "", proc.stderr
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_full_disk_on_stdout_is_one_line_and_exit_2(release_src):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, str(TOOL), "--vllm-src", str(release_src("0.34.0")), str(SEED)],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
+        )
+    assert proc.returncode == 2, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith(PROG_NAME)]
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+    assert len(lines) == 1 and "No space left on device" in lines[0], proc.stderr
 
 
 def test_findings_are_sorted_by_line_number_not_text(release_src, tmp_path):

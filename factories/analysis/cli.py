@@ -6,12 +6,16 @@ nor vllm: everything comes from the source text (``factories.analysis``).
 Exit status: 0 clean (warnings allowed), 1 drift found, 2 bad input: a usage error, a missing
 folder, a bad allowlist (one line on stderr), or an input file or vLLM module that could not be
 read or parsed (an ``unreadable-file`` finding; everything else is still audited and printed).
+2 also when the findings cannot be written (a full disk: one line on stderr).  141 (128 +
+SIGPIPE, what a shell reports for a process killed by SIGPIPE) when the reader of stdout goes
+away early (``audit-stubs ... | head -1``), quietly; not 1, which means drift.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +31,11 @@ from factories.analysis.audit import (
 from factories.analysis.findings import Finding, Severity
 
 PROG = "audit-stubs"
+EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, as a shell reports a process SIGPIPE killed
+
+
+class OutputError(Exception):
+    """The findings could not be written to stdout (a full disk); one line, exit 2."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -102,12 +111,18 @@ def format_github(finding: Finding) -> str:
 
 
 def emit(result: AuditResult, fmt: str, quiet: bool, root: Path) -> None:
-    if fmt == "json":
-        print(json.dumps([f.to_json() for f in result.findings], indent=2))
-    else:
-        render = format_github if fmt == "github" else format_text
-        for finding in result.findings:
-            print(render(finding))
+    try:
+        if fmt == "json":
+            print(json.dumps([f.to_json() for f in result.findings], indent=2))
+        else:
+            render = format_github if fmt == "github" else format_text
+            for finding in result.findings:
+                print(render(finding))
+        sys.stdout.flush()  # a write error surfaces here, not at interpreter exit
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write the findings: {exc.strerror or exc}") from None
     if not quiet:
         for pattern in result.unused_allowlist:
             print(f"{PROG}: note: unused allowlist entry {pattern!r}", file=sys.stderr)
@@ -134,6 +149,14 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.errors else 0
 
 
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush of what is still
+    buffered cannot fail again (the recipe of the ``signal`` module's SIGPIPE note)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -141,6 +164,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except AuditInputError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except OutputError as exc:
+        _discard_stdout()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        _discard_stdout()  # the reader is gone (``| head``): nothing left to say
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 2
