@@ -339,3 +339,21 @@ def test_findings_are_sorted_by_line_number_not_text(release_src, tmp_path):
     proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--format", "json", str(test_file))
     lines = [int(f["stub_location"].rsplit(":", 1)[1]) for f in findings_of(proc)]
     assert lines == [6, 10013]
+
+
+def test_github_format_escapes_workflow_command_syntax():
+    from factories.analysis.cli import format_github
+    from factories.analysis.findings import Finding, FindingKind, Location
+
+    finding = Finding(
+        kind=FindingKind.MISSING_ATTRIBUTE,
+        class_name="C",
+        method="m",
+        name="x",
+        message="100% of\r\nit",
+        vllm_location=None,
+        stub_location=Location("/tmp/a,b:c%d.py", 7),
+    )
+    assert format_github(finding) == (
+        "::error file=/tmp/a%2Cb%3Ac%25d.py,line=7::100%25 of%0D%0Ait [missing-attribute]"
+    )

@@ -102,12 +102,23 @@ def format_text(finding: Finding) -> str:
     return "\n".join(lines)
 
 
+# GitHub's workflow commands: ``%``, CR and LF are escaped in the message, and ``:`` and ``,``
+# too in property values (they separate properties), as @actions/core's escapeData and
+# escapeProperty do.
+_GITHUB_DATA = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A"})
+_GITHUB_PROPERTY = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A", ":": "%3A", ",": "%2C"})
+
+
 def format_github(finding: Finding) -> str:
     level = "error" if finding.severity is Severity.ERROR else "warning"
     where = finding.stub_location or finding.vllm_location
-    location = f" file={_display(where.path)},line={where.line}" if where else ""
+    location = ""
+    if where:
+        file = _display(where.path).translate(_GITHUB_PROPERTY)
+        location = f" file={file},line={where.line}"
     extra = f" (vLLM: {finding.vllm_location})" if finding.vllm_location else ""
-    return f"::{level}{location}::{finding.message}{extra} [{finding.kind.value}]"
+    data = f"{finding.message}{extra} [{finding.kind.value}]".translate(_GITHUB_DATA)
+    return f"::{level}{location}::{data}"
 
 
 def emit(result: AuditResult, fmt: str, quiet: bool, root: Path) -> None:
