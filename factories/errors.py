@@ -12,6 +12,7 @@ Imports nothing but the standard library: the torch-free audit CLI and the stdli
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: a runtime import would pull in attrs and the specs
@@ -27,11 +28,25 @@ class GuardError(Exception):
 
 
 class SourceError(GuardError):
-    """A file cannot be read or parsed; the message names the file and the reason."""
+    """A file cannot be read or parsed; the message names the file and the reason.
+
+    ``line`` is where Python located the problem, 1 when no line applies (the file cannot be
+    opened), so every report can point at ``path:line``.
+    """
+
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        super().__init__(f"{path}:{line}: {reason}")
+        self.path = Path(path)
+        self.line = line
+        self.reason = reason
 
 
 class MethodNotFound(GuardError, LookupError):
     """The class (through its MRO) defines no method of that name."""
+
+
+class OutputError(GuardError):
+    """The findings could not be written to stdout (a full disk); one line, exit 2."""
 
 
 class AuditInputError(GuardError):

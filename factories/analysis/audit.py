@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -41,19 +42,26 @@ class AuditSummary:
     unresolved: int
     audited: int
     findings_by_kind: tuple[tuple[str, int], ...]
+    # Files and folders among the inputs that could not be read: not in ``files`` (they were
+    # not audited), each an ``unreadable-file`` finding.
+    unreadable: int = 0
+    # Stubs not audited because a vLLM module they need cannot be read (not in ``unresolved``).
+    blocked: int = 0
 
     def __str__(self) -> str:
         kinds = ", ".join(f"{k}={n}" for k, n in self.findings_by_kind) or "none"
-        if self.files == 0:  # the no-FILE mode: this project's own specs
+        if self.files == 0 and not self.unreadable:  # the no-FILE mode: this project's specs
             return (
                 f"audited {self.stubs} stub spec(s) of factories/stubs/specs.py, {self.resolved} "
                 f"resolved into the vLLM source, {self.audited} with method calls audited; "
                 f"findings: {kinds}"
             )
+        missed = f" ({self.unreadable} more could not be read)" if self.unreadable else ""
+        blocked = f"; {self.blocked} need a vLLM module that cannot be read" if self.blocked else ""
         return (
-            f"audited {self.files} file(s), {self.files_with_stubs} with object.__new__ stubs: "
-            f"{self.stubs} stub(s) found, {self.resolved} resolved into the vLLM source "
-            f"({self.unresolved} unresolved: dynamic or outside vLLM), "
+            f"audited {self.files} file(s){missed}, {self.files_with_stubs} with object.__new__ "
+            f"stubs: {self.stubs} stub(s) found, {self.resolved} resolved into the vLLM source "
+            f"({self.unresolved} unresolved: dynamic or outside vLLM{blocked}), "
             f"{self.audited} with method calls audited; findings: {kinds}"
         )
 
@@ -68,6 +76,11 @@ class AuditResult:
     def errors(self) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.kind is not FindingKind.STALE_FIELD)
 
+    @property
+    def incomplete(self) -> bool:
+        """Some input could not be read, so the audit did not see everything (exit 2)."""
+        return any(f.kind is FindingKind.UNREADABLE_FILE for f in self.findings)
+
 
 @attrs.frozen
 class Allowlist:
@@ -77,18 +90,48 @@ class Allowlist:
 
     @classmethod
     def read(cls, path: Path) -> Allowlist:
+        """The patterns of an allowlist file; ``AuditInputError`` naming ``file:line`` for a
+        line that is not ``kind:Class.method:name`` or that would silence every finding."""
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as exc:
             raise AuditInputError(f"cannot read allowlist {path}: {exc.strerror}") from None
-        entries = [line.split("#", 1)[0].strip() for line in lines]
-        return cls(tuple(e for e in entries if e))
+        except UnicodeDecodeError as exc:
+            raise AuditInputError(f"cannot read allowlist {path}: not UTF-8 ({exc})") from None
+        patterns = []
+        for number, line in enumerate(lines, start=1):
+            entry = line.split("#", 1)[0].strip()
+            if entry:
+                problem = _allowlist_problem(entry)
+                if problem:
+                    raise AuditInputError(f"{path}:{number}: allowlist entry {entry!r} {problem}")
+                patterns.append(entry)
+        return cls(tuple(patterns))
 
     def matches(self, finding: Finding) -> str | None:
         for pattern in self.patterns:
             if fnmatch.fnmatchcase(finding.key, pattern):
                 return pattern
         return None
+
+
+def _allowlist_problem(entry: str) -> str | None:
+    """Why ``entry`` is not a usable ``kind:Class.method:name`` pattern, or None.
+
+    A pattern made of wildcards and separators only (``*``, ``*:*:*``) would silence every
+    finding, new drift included; a kind that matches no finding kind is a typo that would
+    silence nothing.
+    """
+    if not entry.strip("*?:."):
+        return "matches every finding; name a kind, class, method or attribute"
+    kind, sep, rest = entry.partition(":")
+    method, sep2, name = rest.rpartition(":")
+    if not (sep and sep2 and kind and method and name):
+        return "is not of the form kind:Class.method:name"
+    kinds = [k.value for k in FindingKind if k is not FindingKind.UNREADABLE_FILE]
+    if not fnmatch.filter(kinds, kind):
+        return f"matches no finding kind ({', '.join(kinds)})"
+    return None
 
 
 def locate_vllm_source(explicit: str | None) -> Path:
@@ -132,6 +175,17 @@ class StubAuditor:
         module = self.tree.load(self.tree.module_name_for(path), path)
         return StubExtractor(module).stubs()
 
+    def _stubs_of(self, path: Path, explicit: bool) -> list[Stub]:
+        """The stubs of one test file.  Files named explicitly are always parsed; files found
+        in a folder are skipped cheaply when they hold no stub.  Raises ``SourceError``."""
+        if not explicit:
+            try:
+                if not has_object_new(path):
+                    return []
+            except OSError as exc:
+                raise SourceError(path, 1, f"cannot read: {exc.strerror or exc}") from None
+        return self.extract(path)
+
     def audit_paths(
         self, paths: Sequence[Path], allowlist: Allowlist = Allowlist(), progress=None
     ) -> AuditResult:
@@ -139,25 +193,24 @@ class StubAuditor:
             return self._audit_paths(paths, allowlist, progress)
 
     def _audit_paths(self, paths: Sequence[Path], allowlist: Allowlist, progress) -> AuditResult:
-        files = expand_paths(paths)
+        files, unreadable = expand_paths(paths)
+        n_read = len(files)
         explicit = {p for p in paths if p.is_file()}
         stubs: list[Stub] = []
         with_stubs = 0
         for i, path in enumerate(files):
             if progress is not None and len(files) > 200 and i % 500 == 0:
                 progress(f"[audit] {i}/{len(files)} files")
-            # Files named explicitly are always parsed (a syntax error is bad input);
-            # files found in a folder are skipped cheaply when they hold no stub.
-            if path not in explicit and not has_object_new(path):
-                continue
             try:
-                found = self.extract(path)
+                found = self._stubs_of(path, path in explicit)
             except SourceError as exc:
-                raise AuditInputError(str(exc)) from None
+                unreadable.append(exc)  # reported; the other files are still audited
+                n_read -= 1
+                continue
             if found:
                 with_stubs += 1
             stubs.extend(found)
-        return self.audit_stubs(stubs, len(files), with_stubs, allowlist)
+        return self.audit_stubs(stubs, n_read, with_stubs, allowlist, unreadable)
 
     def audit_stubs(
         self,
@@ -165,45 +218,64 @@ class StubAuditor:
         n_files: int,
         n_with_stubs: int,
         allowlist: Allowlist = Allowlist(),
+        unreadable: Sequence[SourceError] = (),
     ) -> AuditResult:
+        """Findings for ``stubs``; ``unreadable`` are the input files that could not be read.
+
+        A vLLM module that does not parse stops only the stubs that need it: they become one
+        ``unreadable-file`` finding per module, and every other stub is still audited.
+        """
         findings: dict[tuple, Finding] = {}
         sites: set[Location] = set()
         resolved_sites: set[Location] = set()
         audited_sites: set[Location] = set()
         usages: dict[Location, list[_FieldUsage]] = {}
+        broken: dict[Path, tuple[SourceError, list[Stub]]] = {}
+        blocked_sites: set[Location] = set()
         for stub in stubs:
             sites.add(stub.location)
-            target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
-            if isinstance(target, ClassInfo):
+            try:
+                target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+                if isinstance(target, ClassInfo):
+                    found, usage = self._audit_class(stub, target)
+                else:
+                    found, usage = self.audit_stub(stub, target), None
+            except SourceError as exc:
+                broken.setdefault(exc.path, (exc, []))[1].append(stub)
+                blocked_sites.add(stub.location)
+                # Unaudited: no stale-field verdict for the fields this site sets.
+                usages.setdefault(stub.location, []).append(_FieldUsage.unknown(stub))
+                continue
+            if usage is not None:
                 resolved_sites.add(stub.location)
                 if stub.calls:
                     audited_sites.add(stub.location)
-                found, usage = self._audit_class(stub, target)
                 usages.setdefault(stub.location, []).append(usage)
-            else:
-                found = self.audit_stub(stub, target)
             for finding in found:
                 findings.setdefault(_dedup_key(finding), finding)
         for finding in _stale_fields(usages):
             findings.setdefault(_dedup_key(finding), finding)
         used: set[str] = set()
-        kept: list[Finding] = []
+        kept: list[Finding] = [_unreadable_input(exc) for exc in unreadable]
+        kept.extend(_unreadable_module(self.tree, exc, users) for exc, users in broken.values())
         for finding in findings.values():
             pattern = allowlist.matches(finding)
             if pattern is None:
                 kept.append(finding)
             else:
                 used.add(pattern)
-        kept.sort(key=lambda f: (str(f.stub_location), f.kind.value, f.name))
+        kept.sort(key=_report_order)
         counts = Counter(f.kind.value for f in kept)
         summary = AuditSummary(
             files=n_files,
             files_with_stubs=n_with_stubs,
             stubs=len(sites),
             resolved=len(resolved_sites),
-            unresolved=len(sites - resolved_sites),
+            unresolved=len(sites - resolved_sites - blocked_sites),
             audited=len(audited_sites),
             findings_by_kind=tuple(sorted(counts.items())),
+            unreadable=len(unreadable),
+            blocked=len(blocked_sites - resolved_sites),
         )
         unused = tuple(p for p in allowlist.patterns if p not in used)
         return AuditResult(tuple(kept), summary, unused)
@@ -423,6 +495,56 @@ class _FieldUsage:
     reads: frozenset[str]
     eligible: bool
 
+    @classmethod
+    def unknown(cls, stub: Stub) -> _FieldUsage:
+        """A use that could not be analysed: it may read anything the site sets."""
+        return cls(stub.class_expr, (), {}, frozenset(), eligible=False)
+
+
+def _unreadable_input(exc: SourceError) -> Finding:
+    """A test file (or folder) given to the audit that could not be read or parsed."""
+    return Finding(
+        kind=FindingKind.UNREADABLE_FILE,
+        class_name="<file>",
+        method="<read>",
+        name=str(exc.path),
+        message=f"{exc.reason} (not audited)",
+        vllm_location=None,
+        stub_location=Location(str(exc.path), exc.line),
+        stub_side="not audited",
+        vllm_side="",
+    )
+
+
+def _unreadable_module(tree: SourceTree, exc: SourceError, users: list[Stub]) -> Finding:
+    """A vLLM module that does not parse, reported once with the first stub that needed it."""
+    module = tree.module_name_for(exc.path)
+    first = min(users, key=lambda stub: (stub.location.path, stub.location.line))
+    more = f" and {len(users) - 1} more" if len(users) > 1 else ""
+    return Finding(
+        kind=FindingKind.UNREADABLE_FILE,
+        class_name="<module>",
+        method="<read>",
+        name=module,
+        message=f"vLLM module {module} cannot be read ({exc.reason}); the stubs that need it "
+        f"are not audited",
+        vllm_location=Location(str(exc.path), exc.line),
+        stub_location=first.location,
+        stub_side=f"object.__new__({first.class_expr}){more} not audited",
+        vllm_side=exc.reason,
+    )
+
+
+def _report_order(finding: Finding) -> tuple:
+    """Where the report points (the stub, else the vLLM code), by path then line *number*,
+    so that line 6 comes before line 10013."""
+    where = finding.stub_location or finding.vllm_location
+    return (
+        (where.path, where.line) if where else ("", 0),
+        finding.kind.value,
+        finding.name,
+    )
+
 
 def _stale_fields(usages: dict[Location, list[_FieldUsage]]) -> Iterable[Finding]:
     """Fields set at a creation site that no use of that site reads.
@@ -467,14 +589,30 @@ def _dedup_key(finding: Finding) -> tuple:
     )
 
 
-def expand_paths(paths: Sequence[Path]) -> list[Path]:
-    """Files as given, folders expanded to their ``*.py`` files (sorted); checks existence."""
+def expand_paths(paths: Sequence[Path]) -> tuple[list[Path], list[SourceError]]:
+    """Files as given, folders expanded to their ``*.py`` files (sorted); checks existence.
+
+    Also returns the folders below that could not be listed: ``os.walk`` reports them where
+    ``Path.rglob`` would skip them silently.  Symlinked folders are not followed (as rglob).
+    """
     files: list[Path] = []
+    unreadable: list[SourceError] = []
+
+    def cannot_list(exc: OSError) -> None:
+        where = Path(exc.filename) if exc.filename else path
+        unreadable.append(SourceError(where, 1, f"cannot list folder: {exc.strerror or exc}"))
+
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*.py") if p.is_file()))
+            found = [
+                Path(folder, name)
+                for folder, _, names in os.walk(path, onerror=cannot_list)
+                for name in names
+                if name.endswith(".py")
+            ]
+            files.extend(sorted(p for p in found if p.is_file()))
         elif path.is_file():
             files.append(path)
         else:
             raise AuditInputError(f"{path}: no such file or directory")
-    return files
+    return files, unreadable

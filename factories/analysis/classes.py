@@ -15,7 +15,7 @@ import enum
 import attrs
 
 from factories.analysis.signatures import literal_value
-from factories.analysis.source_tree import ImportTarget, ModuleInfo, SourceTree
+from factories.analysis.source_tree import ImportTarget, ModuleInfo, SourceError, SourceTree
 
 # Bases that contribute nothing an instance reads.
 _TRANSPARENT_BASES = frozenset(
@@ -237,10 +237,16 @@ class ClassIndex:
         if cls.qualname in self._mro:
             return self._mro[cls.qualname]
         self._mro[cls.qualname] = ([cls], [])  # recursion guard for cyclic nonsense
-        bases, external = self.bases(cls)
-        sequences = [list(self.mro(b)[0]) for b in bases] + [list(bases)]
-        for b in bases:
-            external.extend(e for e in self.mro(b)[1] if e not in external)
+        try:
+            bases, external = self.bases(cls)
+            sequences = [list(self.mro(b)[0]) for b in bases] + [list(bases)]
+            for b in bases:
+                external.extend(e for e in self.mro(b)[1] if e not in external)
+        except SourceError:
+            # A base's module does not parse: drop the guard, or a later question about this
+            # class would get the guard's truncated MRO instead of the same error.
+            del self._mro[cls.qualname]
+            raise
         result = [cls] + _c3_merge(sequences)
         self._mro[cls.qualname] = (result, external)
         return result, external

@@ -3,13 +3,19 @@
 Runs in pre-commit, in this project's CI and inside a vLLM checkout.  It imports neither torch
 nor vllm: everything comes from the source text (``factories.analysis``).
 
-Exit status: 0 clean (warnings allowed), 1 drift found, 2 bad input.
+Exit status: 0 clean (warnings allowed), 1 drift found, 2 bad input: a usage error, a missing
+folder, a bad allowlist (one line on stderr), or an input file or vLLM module that could not be
+read or parsed (an ``unreadable-file`` finding; everything else is still audited and printed).
+2 also when the findings cannot be written (a full disk: one line on stderr).  141 (128 +
+SIGPIPE, what a shell reports for a process killed by SIGPIPE) when the reader of stdout goes
+away early (``audit-stubs ... | head -1``), quietly; not 1, which means drift.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,9 +23,10 @@ from typing import NoReturn
 
 from factories.analysis.audit import Allowlist, AuditResult, StubAuditor, locate_vllm_source
 from factories.analysis.findings import Finding, Severity
-from factories.errors import GuardError
+from factories.errors import GuardError, OutputError
 
 PROG = "audit-stubs"
+EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, as a shell reports a process SIGPIPE killed
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,21 +93,38 @@ def format_text(finding: Finding) -> str:
     return "\n".join(lines)
 
 
+# GitHub's workflow commands: ``%``, CR and LF are escaped in the message, and ``:`` and ``,``
+# too in property values (they separate properties), as @actions/core's escapeData and
+# escapeProperty do.
+_GITHUB_DATA = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A"})
+_GITHUB_PROPERTY = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A", ":": "%3A", ",": "%2C"})
+
+
 def format_github(finding: Finding) -> str:
     level = "error" if finding.severity is Severity.ERROR else "warning"
     where = finding.stub_location or finding.vllm_location
-    location = f" file={_display(where.path)},line={where.line}" if where else ""
+    location = ""
+    if where:
+        file = _display(where.path).translate(_GITHUB_PROPERTY)
+        location = f" file={file},line={where.line}"
     extra = f" (vLLM: {finding.vllm_location})" if finding.vllm_location else ""
-    return f"::{level}{location}::{finding.message}{extra} [{finding.kind.value}]"
+    data = f"{finding.message}{extra} [{finding.kind.value}]".translate(_GITHUB_DATA)
+    return f"::{level}{location}::{data}"
 
 
 def emit(result: AuditResult, fmt: str, quiet: bool, root: Path) -> None:
-    if fmt == "json":
-        print(json.dumps([f.to_json() for f in result.findings], indent=2))
-    else:
-        render = format_github if fmt == "github" else format_text
-        for finding in result.findings:
-            print(render(finding))
+    try:
+        if fmt == "json":
+            print(json.dumps([f.to_json() for f in result.findings], indent=2))
+        else:
+            render = format_github if fmt == "github" else format_text
+            for finding in result.findings:
+                print(render(finding))
+        sys.stdout.flush()  # a write error surfaces here, not at interpreter exit
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write the findings: {exc.strerror or exc}") from None
     if not quiet:
         for pattern in result.unused_allowlist:
             print(f"{PROG}: note: unused allowlist entry {pattern!r}", file=sys.stderr)
@@ -122,16 +146,33 @@ def run(args: argparse.Namespace) -> int:
             allowlist=allowlist,
         )
     emit(result, args.format, args.quiet, root)
+    if result.incomplete:
+        return 2
     return 1 if result.errors else 0
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush of what is still
+    buffered cannot fail again (the recipe of the ``signal`` module's SIGPIPE note)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return run(args)
+    except OutputError as exc:
+        _discard_stdout()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
     except GuardError as exc:  # bad input anywhere below (tree, file, parse): one line
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        _discard_stdout()  # the reader is gone (``| head``): nothing left to say
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 2

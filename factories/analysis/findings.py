@@ -50,6 +50,9 @@ class FindingKind(enum.Enum):
     MISSING_METHOD = "missing-method"
     MISSING_CLASS = "missing-class"
     STALE_FIELD = "stale-field"
+    # Bad input, not drift: a test file or vLLM module that cannot be read or parsed.  The run
+    # goes on without it, so everything else is still reported, and ends with exit 2.
+    UNREADABLE_FILE = "unreadable-file"
 
     @property
     def severity(self) -> Severity:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import contextlib
 import gc
+import io
+import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,12 +91,23 @@ class ModuleInfo:
     lines: list[str] = attrs.field(factory=list, repr=False)
 
     @classmethod
-    def from_source(cls, name: str, path: Path, source: str, is_package: bool) -> ModuleInfo:
+    def from_source(
+        cls, name: str, path: Path, source: str | bytes, is_package: bool
+    ) -> ModuleInfo:
+        """Parse ``source``; bytes are decoded exactly as Python decodes a source file."""
         try:
             with gc_paused():
                 tree = ast.parse(source, filename=str(path))
         except SyntaxError as exc:
-            raise SourceError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+            # Bytes: a bad coding line, a BOM that contradicts it, or undecodable text are
+            # SyntaxErrors too, located by the compiler.
+            raise SourceError(path, exc.lineno or 1, f"syntax error: {exc.msg}") from None
+        except ValueError as exc:  # null bytes (a SyntaxError itself from Python 3.12 on)
+            raise SourceError(path, 1, f"syntax error: {exc}") from None
+        except RecursionError:
+            raise SourceError(path, 1, "syntax error: too deeply nested to parse") from None
+        if isinstance(source, bytes):
+            source = decode_source(source)
         info = cls(name=name, path=path, tree=tree, is_package=is_package)
         info.lines = source.splitlines()
         for node in _shallow_statements(tree.body):
@@ -110,6 +123,14 @@ class ModuleInfo:
                             info.assigned.add(sub.id)
         info.imports = collect_imports(tree.body, name, is_package)
         return info
+
+
+def decode_source(data: bytes) -> str:
+    """Source bytes as the text Python compiles: the encoding from the BOM or the PEP 263
+    coding line (``tokenize.detect_encoding``) and universal newlines, as ``tokenize.open``."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    with io.TextIOWrapper(io.BytesIO(data), encoding) as text:
+        return text.read()
 
 
 @contextlib.contextmanager
@@ -134,7 +155,7 @@ class SourceTree:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self._modules: dict[str, ModuleInfo | None] = {}
+        self._modules: dict[str, ModuleInfo | SourceError | None] = {}
 
     def module_file(self, module: str) -> tuple[Path, bool] | None:
         """The file of a dotted module name under root and whether it is a package."""
@@ -146,22 +167,32 @@ class SourceTree:
         return None
 
     def module(self, module: str) -> ModuleInfo | None:
-        """Parsed module, or None when it is not part of this tree (torch, aiter, ...)."""
+        """Parsed module, or None when it is not part of this tree (torch, aiter, ...).
+
+        A module of the tree that cannot be read or parsed raises ``SourceError`` on every
+        call, not only the first: answering None later would pass it off as outside the tree.
+        """
         if module not in self._modules:
             found = self.module_file(module)
             self._modules[module] = None
             if found is not None:
                 path, is_package = found
-                self._modules[module] = self.load(module, path, is_package)
-        return self._modules[module]
+                try:
+                    self._modules[module] = self.load(module, path, is_package)
+                except SourceError as exc:
+                    self._modules[module] = exc
+        cached = self._modules[module]
+        if isinstance(cached, SourceError):  # a fresh one: no traceback piling up
+            raise SourceError(cached.path, cached.line, cached.reason)
+        return cached
 
     def load(self, name: str, path: Path, is_package: bool = False) -> ModuleInfo:
         """Parse ``path`` as module ``name`` (also used for test files outside the tree)."""
         try:
-            source = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise SourceError(f"{path}: cannot read: {exc}") from None
-        return ModuleInfo.from_source(name, path, source, is_package)
+            data = path.read_bytes()
+        except OSError as exc:
+            raise SourceError(path, 1, f"cannot read: {exc.strerror or exc}") from None
+        return ModuleInfo.from_source(name, path, data, is_package)
 
     def module_name_for(self, path: Path) -> str:
         """Dotted module name of a file, relative to root when it lies under it."""

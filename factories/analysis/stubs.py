@@ -598,8 +598,9 @@ def _literal_int(node: ast.AST) -> int | None:
 
 
 def has_object_new(path: Path) -> bool:
-    """Cheap text pre-filter used before parsing a whole test tree."""
-    try:
-        return "object.__new__(" in path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
+    """Cheap text pre-filter used before parsing a whole test tree.
+
+    An ``OSError`` propagates: a file that cannot be read must be reported, not passed off as
+    one without stubs.  Any ASCII-compatible encoding shows the call, hence ``replace``.
+    """
+    return "object.__new__(" in path.read_text(encoding="utf-8", errors="replace")
