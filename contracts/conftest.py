@@ -15,8 +15,15 @@ def pytest_report_header(config):
     import importlib.util
 
     spec = importlib.util.find_spec("vllm")
-    where = list(spec.submodule_search_locations)[0] if spec and spec.submodule_search_locations else None
-    return [f"vllm under test: {where or 'not installed'}", f"release sources: {cache_dir() / 'vllm-src'}"]
+    where = (
+        next(iter(spec.submodule_search_locations))
+        if spec and spec.submodule_search_locations
+        else None
+    )
+    return [
+        f"vllm under test: {where or 'not installed'}",
+        f"release sources: {cache_dir() / 'vllm-src'}",
+    ]
 
 
 @pytest.fixture(scope="session")

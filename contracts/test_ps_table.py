@@ -11,13 +11,17 @@ from factories.aiter.ps_buffers import PS_BUFFERS, PsDims, as_shape
 
 
 @pytest.mark.parametrize("cu", [8, 80, 256, 304])
-@pytest.mark.parametrize("batch, heads, max_qlen", [(1, 16, 8192), (4, 1, 1200), (3, 32, 700), (16, 128, 20000)])
+@pytest.mark.parametrize(
+    "batch, heads, max_qlen", [(1, 16, 8192), (4, 1, 1200), (3, 32, 700), (16, 128, 20000)]
+)
 def test_emulated_info_matches_the_table(batch, heads, max_qlen, cu):
     import factories.aiter.emulation as aiter
 
     dims = PsDims(batch, heads, max_qlen, 256, cu)
     with aiter.emulated_cu_count(cu):
-        info = aiter.get_ps_metadata_info_v1(batch_size=batch, num_head_k=heads, max_qlen=max_qlen, qlen_granularity=256)
+        info = aiter.get_ps_metadata_info_v1(
+            batch_size=batch, num_head_k=heads, max_qlen=max_qlen, qlen_granularity=256
+        )
     assert len(info) == len(PS_BUFFERS)
     for buf, (size, dtype) in zip(PS_BUFFERS, info):
         assert (buf.name, as_shape(size), dtype) == (buf.name, buf.expected_shape(dims), buf.dtype)
@@ -41,6 +45,8 @@ def test_live_info_matches_the_table_where_real_aiter_exists():
 
     cu = torch.cuda.get_device_properties(0).multi_processor_count
     dims = PsDims(2, 16, 1000, 256, cu)
-    info = aiter.get_ps_metadata_info_v1(batch_size=2, num_head_k=16, max_qlen=1000, qlen_granularity=256)
+    info = aiter.get_ps_metadata_info_v1(
+        batch_size=2, num_head_k=16, max_qlen=1000, qlen_granularity=256
+    )
     for buf, (size, dtype) in zip(PS_BUFFERS, info):
         assert (as_shape(size), dtype) == (buf.expected_shape(dims), buf.dtype), buf.name

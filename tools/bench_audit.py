@@ -33,8 +33,8 @@ sys.path.insert(0, str(REPO))
 
 from factories.analysis.audit import StubAuditor  # noqa: E402
 from factories.errors import ReleaseNotFetched  # noqa: E402
-from factories.testing.releases import release_source  # noqa: E402
 from factories.stubs.specs import ALL_SPECS, stubs_from_specs  # noqa: E402
+from factories.testing.releases import release_source  # noqa: E402
 
 AUDIT_TOOL = REPO / "tools" / "audit_stubs.py"
 GOAL_WARM_S = 0.3

@@ -25,7 +25,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 MODULE = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
-PARTS = ("contracts/analysis", "contracts/aiter_ps", "contracts/test_ps_table.py", "contracts/vllm_path")
+PARTS = (
+    "contracts/analysis",
+    "contracts/aiter_ps",
+    "contracts/test_ps_table.py",
+    "contracts/vllm_path",
+)
 
 
 def timed(cmd: list[str]) -> tuple[float, float, int]:
@@ -53,7 +58,9 @@ def machine() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     default_py = REPO / ".venv" / "bin" / "python"
-    parser.add_argument("--python", default=str(default_py if default_py.exists() else sys.executable))
+    parser.add_argument(
+        "--python", default=str(default_py if default_py.exists() else sys.executable)
+    )
     parser.add_argument("-n", type=int, default=3, help="import samples (median)")
     args = parser.parse_args()
     if args.n < 1:
@@ -77,8 +84,10 @@ def main() -> int:
         rows.append((part, wall, cpu, status))
     load = os.getloadavg()[0]
     date = datetime.date.today().isoformat()
-    print(f"\n{date}, {machine()}, 1-min load {load:.1f}; bare import of {MODULE}: "
-          f"{import_wall:.1f} s wall / {import_cpu:.1f} s CPU (median of {args.n})\n")
+    print(
+        f"\n{date}, {machine()}, 1-min load {load:.1f}; bare import of {MODULE}: "
+        f"{import_wall:.1f} s wall / {import_cpu:.1f} s CPU (median of {args.n})\n"
+    )
     print("| pytest target | wall s | CPU s | exit | wall / bare import |")
     print("|---|---|---|---|---|")
     for part, wall, cpu, status in rows:

@@ -28,15 +28,15 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import factories.aiter.emulation as aiter  # noqa: E402
-from factories.aiter.emulation import emulated_cu_count  # noqa: E402
+import factories.aiter.emulation as aiter
+from factories.aiter.emulation import emulated_cu_count
 
 
 def _machine(device: str) -> str:
@@ -44,10 +44,17 @@ def _machine(device: str) -> str:
         return torch.cuda.get_device_name()
     try:
         out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-        model = next(line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("Model name"))
+        model = next(
+            line.split(":", 1)[1].strip()
+            for line in out.splitlines()
+            if line.startswith("Model name")
+        )
     except (OSError, subprocess.CalledProcessError, StopIteration):
         model = platform.processor() or platform.machine()
-    return f"{model}, {os.cpu_count()} cores, torch {torch.__version__} ({torch.get_num_threads()} threads)"
+    return (
+        f"{model}, {os.cpu_count()} cores, "
+        f"torch {torch.__version__} ({torch.get_num_threads()} threads)"
+    )
 
 
 def _sync(device: str) -> None:
@@ -55,7 +62,9 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def _time_interleaved(fns: dict[str, Callable[[], object]], device: str, repeat: int, warmup: int) -> dict[str, float]:
+def _time_interleaved(
+    fns: dict[str, Callable[[], object]], device: str, repeat: int, warmup: int
+) -> dict[str, float]:
     """Median seconds per function, measured in interleaved rounds (a, b, c, a, b, c, ...).
 
     Interleaving matters on a shared machine: a burst of load then slows every contender alike
@@ -81,7 +90,9 @@ def _quant(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--tokens", type=int, default=8192)
     ap.add_argument("--heads", type=int, default=16)
@@ -113,8 +124,23 @@ def main(argv: list[str] | None = None) -> int:
             final_lse = torch.empty(T, H, device=dev)
             ind = indptr.to(dev)
             aiter.mla_prefill_ps_asm_fwd(
-                q, k, v, ind, ind, pages, bufs[1], bufs[2], T, sm_scale, True,
-                split_o, split_l, out, q_scale, k_scale, v_scale,
+                q,
+                k,
+                v,
+                ind,
+                ind,
+                pages,
+                bufs[1],
+                bufs[2],
+                T,
+                sm_scale,
+                True,
+                split_o,
+                split_l,
+                out,
+                q_scale,
+                k_scale,
+                v_scale,
             )
             aiter.mla_reduce_v1(split_o, split_l, bufs[3], bufs[4], bufs[5], 256, 0, out, final_lse)
             return out
@@ -150,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     print(
         f"| {_machine(dev)} | {datetime.date.today().isoformat()} | {dev} | {T} | {H} | {args.cu} "
-        f"| {t_emu:.3f} | {t_sdpa:.3f} | {t_emu / t_sdpa:.2f}x | {t_pad:.3f} | {t_emu / t_pad:.2f}x "
+        f"| {t_emu:.3f} | {t_sdpa:.3f} | {t_emu / t_sdpa:.2f}x "
+        f"| {t_pad:.3f} | {t_emu / t_pad:.2f}x "
         f"| {max_err:.2e} | {load_before:.1f} / {load_after:.1f} |"
     )
     return 0

@@ -109,24 +109,25 @@ def run_once(python: str, module: str, fake_aiter: bool, env: dict) -> dict:
     code = CHILD.format(module=module, fake_aiter=fake_aiter)
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run([python, "-c", code], capture_output=True, text=True, env=env,
-                          cwd=tempfile.gettempdir())
+    proc = subprocess.run(
+        [python, "-c", code], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir()
+    )
     wall = time.perf_counter() - t0
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     for line in proc.stdout.splitlines():
         if line.startswith("BENCH_RESULT "):
-            res = json.loads(line[len("BENCH_RESULT "):])
+            res = json.loads(line[len("BENCH_RESULT ") :])
             res["process_s"] = wall
             res["cpu_s"] = cpu
             return res
     tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-    raise SystemExit(f"bench_vllm_import: importing {module} failed "
-                     f"(exit {proc.returncode}):\n{tail}")
+    raise SystemExit(
+        f"bench_vllm_import: importing {module} failed (exit {proc.returncode}):\n{tail}"
+    )
 
 
-def bench(mode: str, n: int, python: str, module: str, fake_aiter: bool,
-          dirs: list[str]) -> dict:
+def bench(mode: str, n: int, python: str, module: str, fake_aiter: bool, dirs: list[str]) -> dict:
     base_env = dict(os.environ)
     base_env.pop("PYTHONPYCACHEPREFIX", None)
     samples = []
@@ -139,8 +140,11 @@ def bench(mode: str, n: int, python: str, module: str, fake_aiter: bool,
         if mode == "cold":
             files, nbytes = evict(dirs)
             if i == 0:
-                print(f"[bench] cold: evicting {files} files ({nbytes / 2**30:.2f} GiB) "
-                      f"from the page cache before each run", file=sys.stderr)
+                print(
+                    f"[bench] cold: evicting {files} files ({nbytes / 2**30:.2f} GiB) "
+                    f"from the page cache before each run",
+                    file=sys.stderr,
+                )
         tmp = None
         if mode == "nopyc":
             tmp = tempfile.mkdtemp(prefix="bench-pyc-")
@@ -154,9 +158,13 @@ def bench(mode: str, n: int, python: str, module: str, fake_aiter: bool,
 
                 shutil.rmtree(tmp, ignore_errors=True)
         samples.append(res)
-        print(f"[bench] {mode} run {i + 1}/{n}: import {res['import_s']:.2f} s, "
-              f"process {res['process_s']:.2f} s, cpu {res['cpu_s']:.2f} s, "
-              f"load {os.getloadavg()[0]:.2f}", file=sys.stderr, flush=True)
+        print(
+            f"[bench] {mode} run {i + 1}/{n}: import {res['import_s']:.2f} s, "
+            f"process {res['process_s']:.2f} s, cpu {res['cpu_s']:.2f} s, "
+            f"load {os.getloadavg()[0]:.2f}",
+            file=sys.stderr,
+            flush=True,
+        )
     imp = [s["import_s"] for s in samples]
     proc = [s["process_s"] for s in samples]
     cpu = [s["cpu_s"] for s in samples]
@@ -181,8 +189,11 @@ def main(argv=None) -> int:
     ap.add_argument("--mode", choices=("warm", "cold", "nopyc", "all"), default="all")
     ap.add_argument("--python", default=None, help="interpreter (default: .venv/bin/python)")
     ap.add_argument("--module", default=DEFAULT_MODULE)
-    ap.add_argument("--fake-aiter", action="store_true",
-                    help="put a fake `aiter` (with __spec__) into sys.modules first")
+    ap.add_argument(
+        "--fake-aiter",
+        action="store_true",
+        help="put a fake `aiter` (with __spec__) into sys.modules first",
+    )
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args(argv)
     if args.n < 1:
@@ -194,19 +205,31 @@ def main(argv=None) -> int:
     results = [bench(m, args.n, python, args.module, args.fake_aiter, dirs) for m in modes]
 
     if args.json:
-        print(json.dumps({"python": python, "module": args.module,
-                          "loadavg": os.getloadavg(), "cpus": os.cpu_count(),
-                          "results": results}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "python": python,
+                    "module": args.module,
+                    "loadavg": os.getloadavg(),
+                    "cpus": os.cpu_count(),
+                    "results": results,
+                },
+                indent=2,
+            )
+        )
     else:
         print(f"{args.module} via {python}")
         for r in results:
-            print(f"  {r['mode']:<5}  import median {r['import_median_s']:6.2f} s "
-                  f"(min {r['import_min_s']:.2f}, max {r['import_max_s']:.2f}, n={r['n']})   "
-                  f"process median {r['process_median_s']:6.2f} s   "
-                  f"child cpu median {r['cpu_median_s']:6.2f} s   "
-                  f"{r['modules_loaded']} modules")
-        print(f"  load average (1 min) at the end: {os.getloadavg()[0]:.2f} "
-              f"on {os.cpu_count()} CPUs")
+            print(
+                f"  {r['mode']:<5}  import median {r['import_median_s']:6.2f} s "
+                f"(min {r['import_min_s']:.2f}, max {r['import_max_s']:.2f}, n={r['n']})   "
+                f"process median {r['process_median_s']:6.2f} s   "
+                f"child cpu median {r['cpu_median_s']:6.2f} s   "
+                f"{r['modules_loaded']} modules"
+            )
+        print(
+            f"  load average (1 min) at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs"
+        )
     return 0
 
 

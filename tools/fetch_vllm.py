@@ -92,9 +92,7 @@ def lock_entry(lock: dict, version: str, lock_path: str) -> dict:
     rel = lock["releases"].get(version)
     if rel is None:
         known = ", ".join(sorted(lock["releases"], key=_version_key))
-        raise FetchError(
-            f"vllm {version} is not in {os.path.relpath(lock_path)} (known: {known})"
-        )
+        raise FetchError(f"vllm {version} is not in {os.path.relpath(lock_path)} (known: {known})")
     return rel
 
 
@@ -116,7 +114,10 @@ def _pip_config() -> dict:
     try:
         out = subprocess.run(
             [sys.executable, "-m", "pip", "config", "list"],
-            capture_output=True, text=True, timeout=60, check=False,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
@@ -143,7 +144,7 @@ def index_urls(explicit: str | None) -> list[str]:
             from pip._internal.models.index import PyPI  # pip's own default index
 
             primary = PyPI.simple_url
-        except Exception:  # noqa: BLE001 - any failure means "pip unavailable"
+        except Exception:
             raise FetchError(
                 "cannot determine the package index URL: pass --index-url or set "
                 "PIP_INDEX_URL (pip is not importable to supply its default)"
@@ -153,8 +154,11 @@ def index_urls(explicit: str | None) -> list[str]:
         extra = os.environ.get("PIP_EXTRA_INDEX_URL")
         if extra is None:
             cfg = cfg if cfg is not None else _pip_config()
-            for key in (":env:.extra-index-url", "install.extra-index-url",
-                        "global.extra-index-url"):
+            for key in (
+                ":env:.extra-index-url",
+                "install.extra-index-url",
+                "global.extra-index-url",
+            ):
                 if cfg.get(key):
                     extra = cfg[key]
                     break
@@ -180,7 +184,7 @@ def _open(url: str, accept: str | None = None):
     kwargs = {"timeout": TIMEOUT_S}
     if url.startswith("https://"):
         kwargs["context"] = _ssl_context()
-    return urllib.request.urlopen(req, **kwargs)  # noqa: S310 - URL from pip config
+    return urllib.request.urlopen(req, **kwargs)
 
 
 def _retrying(what: str, fn):
@@ -243,7 +247,7 @@ def project_files(index_url: str) -> dict[str, dict]:
             url = urllib.parse.urljoin(final_url, href)
             path, _, frag = url.partition("#")
             name = urllib.parse.unquote(path.rsplit("/", 1)[-1])
-            sha = frag[len("sha256="):] if frag.startswith("sha256=") else None
+            sha = frag[len("sha256=") :] if frag.startswith("sha256=") else None
             files[name] = {"url": path, "sha256": sha, "yanked": False}
     return files
 
@@ -370,7 +374,7 @@ def _selected_members(tar: tarfile.TarFile, prefix: str, skipped: list):
             name = name[2:]
         if not name.startswith(prefix + "/"):
             return None
-        rel = name[len(prefix) + 1:]
+        rel = name[len(prefix) + 1 :]
         if os.path.isabs(rel) or ".." in rel.split("/"):
             raise FetchError(f"unsafe path in archive: {name}")
         return rel if rel.split("/", 1)[0] in KEEP_TOP else None
@@ -445,8 +449,10 @@ def extract_sdist(archive: str, entry: dict, version: str, dest: str) -> int:
         tmp = None
         if old:
             shutil.rmtree(old, ignore_errors=True)
-        log(f"  extracted {count} entries to {dest} in {time.monotonic() - t0:.1f}s"
-            + (f" (skipped {len(skipped)} unsafe/special entries)" if skipped else ""))
+        log(
+            f"  extracted {count} entries to {dest} in {time.monotonic() - t0:.1f}s"
+            + (f" (skipped {len(skipped)} unsafe/special entries)" if skipped else "")
+        )
     except tarfile.TarError as exc:
         raise FetchError(f"{entry['filename']}: corrupt archive: {exc}") from None
     finally:
@@ -536,8 +542,10 @@ def _fetch_wheel_locked(version: str, entry: dict, cache: str, index: Index) -> 
     _clean_stale(wheel_dir, (entry["filename"] + ".part",))
     dest = os.path.join(wheel_dir, entry["filename"])
     if os.path.exists(dest):
-        if os.path.getsize(dest) == entry.get("size", os.path.getsize(dest)) and \
-                sha256_of(dest) == entry["sha256"]:
+        if (
+            os.path.getsize(dest) == entry.get("size", os.path.getsize(dest))
+            and sha256_of(dest) == entry["sha256"]
+        ):
             log(f"vllm {version}: wheel already in {dest} (sha256 ok)")
             return dest
         log(f"vllm {version}: cached {entry['filename']} fails verification; re-downloading")
@@ -555,8 +563,10 @@ def check_index(versions, lock, lock_path, index: Index) -> int:
             listed = index.listed_sha256(entry["filename"])
             ok = listed is not None and listed.lower() == entry["sha256"].lower()
             bad += not ok
-            print(f"{'ok ' if ok else 'BAD'} {entry['filename']} lock={entry['sha256']} "
-                  f"index={listed or 'missing'}")
+            print(
+                f"{'ok ' if ok else 'BAD'} {entry['filename']} lock={entry['sha256']} "
+                f"index={listed or 'missing'}"
+            )
     if bad:
         raise FetchError(f"{bad} lock entr{'y' if bad == 1 else 'ies'} disagree with the index")
     return 0
@@ -568,21 +578,32 @@ def main(argv=None) -> int:
     )
     ap.add_argument("versions", nargs="*", metavar="VERSION", help="e.g. 0.34.0")
     ap.add_argument("--all", action="store_true", help="every version in the lock file")
-    ap.add_argument("--cache", default=DEFAULT_CACHE,
-                    help="cache directory (default: $VLLM_GUARD_CACHE, else the user cache: "
-                         "%(default)s)")
-    ap.add_argument("--print-cache-dir", action="store_true",
-                    help="print the cache directory and exit")
-    ap.add_argument("--wheel", action="store_true",
-                    help="also download the locked wheel for this machine into <cache>/wheels/ "
-                         "(only VERSIONs with a locked wheel; the lock has 0.34.0 x86_64)")
-    ap.add_argument("--wheel-only", action="store_true",
-                    help="like --wheel, but do not fetch the sources")
+    ap.add_argument(
+        "--cache",
+        default=DEFAULT_CACHE,
+        help="cache directory (default: $VLLM_GUARD_CACHE, else the user cache: %(default)s)",
+    )
+    ap.add_argument(
+        "--print-cache-dir", action="store_true", help="print the cache directory and exit"
+    )
+    ap.add_argument(
+        "--wheel",
+        action="store_true",
+        help="also download the locked wheel for this machine into <cache>/wheels/ "
+        "(only VERSIONs with a locked wheel; the lock has 0.34.0 x86_64)",
+    )
+    ap.add_argument(
+        "--wheel-only", action="store_true", help="like --wheel, but do not fetch the sources"
+    )
     ap.add_argument("--lock", default=DEFAULT_LOCK, help="lock file (default: %(default)s)")
-    ap.add_argument("--index-url", default=None,
-                    help="simple index base URL (default: pip's configured index)")
-    ap.add_argument("--check-index", action="store_true",
-                    help="only compare the lock's sha256 values with the index; no download")
+    ap.add_argument(
+        "--index-url", default=None, help="simple index base URL (default: pip's configured index)"
+    )
+    ap.add_argument(
+        "--check-index",
+        action="store_true",
+        help="only compare the lock's sha256 values with the index; no download",
+    )
     args = ap.parse_args(argv)
     if args.print_cache_dir:
         print(os.path.abspath(args.cache))

@@ -9,6 +9,8 @@ NaN-poisoned scratch and output -- on the ``cuda`` device, and compares every ou
 the ``final_lse`` of every reduced row with the float64 reference
 (``factories.accuracy.causal_reference``) under the emulated bound
 (``factories.accuracy.EMULATED_TOLERANCE``). Kernel and reduce are timed with CUDA events.
+The batches are the accuracy suite's (``factories.accuracy.cases``) as the kernel sees them:
+the prefill requests only, the heads padded to the kernel's head group.
 
 What it does not run: vLLM's three methods (vLLM is not installed on the GPU machine); the
 suite in tests/accuracy runs those on CPU, and on GPU wherever vLLM is installed.
@@ -36,45 +38,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import factories.aiter.emulation as emu
 from factories.accuracy import (
     EMULATED_TOLERANCE,
-    TILE_ROWS,
-    V_HEAD_DIM,
+    PLAN_POISON,
     causal_reference,
     check_outputs,
     planned_split_rows,
     reduced_rows,
 )
+from factories.accuracy.cases import SOFTMAX_SCALE, AccuracyCase, cases
 from factories.aiter.batch import indptr
+from factories.aiter.layout import KERNEL_TILE_ROWS, QK_HEAD_DIM, V_HEAD_DIM
 
-SOFTMAX_SCALE = 192**-0.5
-
-
-@attrs.frozen
-class Case:
-    id: str
-    lens: tuple[int, ...]
-    heads: int  # the kernel's head count (a multiple of 16: vLLM pads before the kernel)
-    cu: int  # CU count the emulated planner plans for
-
-
-SIXTY_FOUR_K = (32768, 16384, 8191, 4097, 2048, 1024, 1000, 23, 1)
-
-CASES = {
-    "smoke": [
-        Case("smoke-ragged-h16-cu80", (300, 1, 777, 256, 20), 16, 80),
-        Case("smoke-1x1000-h32-cu304", (1000,), 32, 304),
-    ],
-    "gpu": [
-        Case("seed-1x128-h16-cu256", (128,), 16, 256),
-        Case("seed-1x512-h16-cu256", (512,), 16, 256),
-        Case("ragged-h16-cu80", (300, 1, 777, 256, 20), 16, 80),
-        Case("1x16384-h32-cu304", (16384,), 32, 304),
-        Case("1x32768-h128-cu256", (32768,), 128, 256),
-        Case("4x16384-h128-cu80", (16384,) * 4, 128, 80),
-        Case("64k-tokens-ragged-h16-cu256", SIXTY_FOUR_K, 16, 256),
-        Case("1x65536-h16-cu304", (65536,), 16, 304),
-        Case("1x65536-h128-cu132", (65536,), 128, 132),
-    ],
+#: Case ids of each selection (``--cases``), from the suite's table.
+SELECTIONS = {
+    "smoke": ("ragged-3dec-h12-cu80", "ragged-2dec-h32-cu80"),
+    "gpu": (
+        "seed-1x128-h16",
+        "seed-1x512-h16",
+        "ragged-3dec-h12-cu80",
+        "gpu-1x16384-h24-cu304",
+        "gpu-1x32768-h128-cu256",
+        "gpu-4x16384-2dec-h128-cu80",
+        "gpu-64k-tokens-ragged-8dec-h16-cu256",
+        "gpu-1x65536-h16-cu304",
+        "gpu-1x65536-h128-cu132",
+    ),
 }
+CASES: dict[str, tuple[AccuracyCase, ...]] = {name: cases(ids) for name, ids in SELECTIONS.items()}
 
 
 def sync(device: torch.device) -> None:
@@ -82,18 +71,18 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def plan_like_vllm(case: Case, device: torch.device):
+def plan_like_vllm(case: AccuracyCase, device: torch.device):
     """Size, allocate, poison, plan into pinned staging, copy non_blocking, record an event."""
     accelerator = device.type == "cuda"
     info = emu.get_ps_metadata_info_v1(
         batch_size=len(case.lens),
-        num_head_k=case.heads,
+        num_head_k=case.kernel_heads,
         max_qlen=max(case.lens),
-        qlen_granularity=TILE_ROWS,
+        qlen_granularity=KERNEL_TILE_ROWS,
     )
     buffers = [torch.empty(shape, dtype=dtype, device=device) for shape, dtype in info]
     for t in buffers[1:]:
-        t.fill_(-1)  # a plan of no work: an H2D copy that never lands leaves rows unwritten
+        t.fill_(PLAN_POISON)  # no work: an H2D copy that never lands leaves rows unwritten
     staging = [
         torch.empty(t.shape, dtype=t.dtype, device="cpu", pin_memory=accelerator)
         for t in buffers[1:]
@@ -104,7 +93,7 @@ def plan_like_vllm(case: Case, device: torch.device):
         qo.clone(),
         torch.tensor(case.lens, dtype=torch.int32),
         1,
-        case.heads,
+        case.kernel_heads,
         buffers[0],
         *staging,
         **attrs.asdict(emu.PlannerSettings.for_fp8_prefill_kernel()),
@@ -123,26 +112,27 @@ def plan_like_vllm(case: Case, device: torch.device):
     )
 
 
-def run_case(case: Case, device: torch.device, seed: int = 0) -> dict:
+def run_case(case: AccuracyCase, device: torch.device, seed: int = 0) -> dict:
+    """One case at the kernel's head count: plan, kernel, reduce, then the check."""
     t0 = time.perf_counter()
-    total = sum(case.lens)
+    total, heads = case.total_tokens, case.kernel_heads
     with emu.emulated_cu_count(case.cu):
         buffers, tiles, event, pinned = plan_like_vllm(case, device)
         _, work_indptr, work_info, reduce_indptr, final_map, partial_map = buffers
         gen = torch.Generator(device=device).manual_seed(seed)
         q, k, v = (
-            torch.randn(total, case.heads, d, generator=gen, device=device)
+            torch.randn(total, heads, d, generator=gen, device=device)
             .to(torch.bfloat16)
             .to(emu.fp8_dtype())
-            for d in (192, 192, V_HEAD_DIM)
+            for d in (QK_HEAD_DIM, QK_HEAD_DIM, V_HEAD_DIM)
         )
         qo = indptr(case.lens).to(device)
         pages = torch.arange(total, dtype=torch.int32, device=device)
         nan = float("nan")
-        logits = torch.full((tiles * TILE_ROWS, case.heads, V_HEAD_DIM), nan, device=device)
-        attn_lse = torch.full((tiles * TILE_ROWS, case.heads), nan, device=device)
-        final_lse = torch.full((total, case.heads), nan, device=device)
-        out = torch.full((total, case.heads, V_HEAD_DIM), nan, dtype=torch.bfloat16, device=device)
+        logits = torch.full((tiles * KERNEL_TILE_ROWS, heads, V_HEAD_DIM), nan, device=device)
+        attn_lse = torch.full((tiles * KERNEL_TILE_ROWS, heads), nan, device=device)
+        final_lse = torch.full((total, heads), nan, device=device)
+        out = torch.full((total, heads, V_HEAD_DIM), nan, dtype=torch.bfloat16, device=device)
         one = torch.ones((), dtype=torch.float32, device=device)
         sync(device)
         t_plan = time.perf_counter()
@@ -175,7 +165,15 @@ def run_case(case: Case, device: torch.device, seed: int = 0) -> dict:
         if timer:
             timer[1].record()
         emu.mla_reduce_v1(
-            logits, attn_lse, reduce_indptr, final_map, partial_map, TILE_ROWS, 0, out, final_lse
+            logits,
+            attn_lse,
+            reduce_indptr,
+            final_map,
+            partial_map,
+            KERNEL_TILE_ROWS,
+            0,
+            out,
+            final_lse,
         )
         if timer:
             timer[2].record()
@@ -203,7 +201,7 @@ def run_case(case: Case, device: torch.device, seed: int = 0) -> dict:
         "lens": list(case.lens) if len(case.lens) <= 12 else f"{len(case.lens)} requests",
         "total_tokens": total,
         "max_q_len": max(case.lens),
-        "heads": case.heads,
+        "heads": heads,
         "cu": case.cu,
         "device": str(device),
         "pinned_staging": pinned,
@@ -260,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         try:
             results.append(run_case(case, device))
-        except Exception as exc:  # noqa: BLE001 - report and go on with the next case
+        except Exception as exc:  # report and go on with the next case
             results.append({"case": case.id, "ok": False, "error": f"{type(exc).__name__}: {exc}"})
         finally:
             if device.type == "cuda":

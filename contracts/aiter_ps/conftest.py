@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, settings
 
-_COMMON = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+_COMMON = dict(
+    deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 settings.register_profile("aiter-ci", max_examples=60, derandomize=True, **_COMMON)
 settings.register_profile("aiter-thorough", max_examples=1500, **_COMMON)

@@ -1,4 +1,5 @@
-"""The emulated kernels refuse what the real gfx950 device rejects, faults on, or gets silently wrong.
+"""The emulated kernels refuse what the real gfx950 device rejects, faults on, or gets silently
+wrong.
 
 Why: AITER's Python API accepts ``None`` scales, any fp8 flavour, any head dims and any head
 counts; the device then faults (null scale pointers are dereferenced), asserts ("Unsupported
@@ -12,6 +13,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from factories.aiter.batch import plan_batch
 from factories.aiter.emulation import (
     PlannerSettings,
     PreconditionError,
@@ -19,7 +21,6 @@ from factories.aiter.emulation import (
     mla_prefill_ps_asm_fwd,
     mla_reduce_v1,
 )
-from factories.aiter.batch import plan_batch
 from factories.aiter.emulation.kernels import REDUCE_SUPPORTED_HEADS
 
 H, T = 2, 300
@@ -36,14 +37,23 @@ def call():
     plan = plan_batch([T], [T], H, PlannerSettings.for_fp8_prefill_kernel(True), cu_count=8)
     rows = plan.partial_rows
     return dict(
-        Q=_fp8(T, H, 192), K=_fp8(T, H, 192), V=_fp8(T, H, 128),
-        qo_indptr=plan.qo_indptr, kv_indptr=plan.kv_indptr,
+        Q=_fp8(T, H, 192),
+        K=_fp8(T, H, 192),
+        V=_fp8(T, H, 128),
+        qo_indptr=plan.qo_indptr,
+        kv_indptr=plan.kv_indptr,
         kv_page_indices=torch.arange(T, dtype=torch.int32),
-        work_indptr=plan.work_indptr, work_info_set=plan.work_info,
-        max_seqlen_q=T, softmax_scale=192**-0.5, is_causal=True,
-        splitData=torch.empty(rows, H, 128), splitLse=torch.empty(rows, H),
+        work_indptr=plan.work_indptr,
+        work_info_set=plan.work_info,
+        max_seqlen_q=T,
+        softmax_scale=192**-0.5,
+        is_causal=True,
+        splitData=torch.empty(rows, H, 128),
+        splitLse=torch.empty(rows, H),
         output=torch.empty(T, H, 128, dtype=torch.bfloat16),
-        q_scale=torch.ones(1), k_scale=torch.ones(1), v_scale=torch.ones(1),
+        q_scale=torch.ones(1),
+        k_scale=torch.ones(1),
+        v_scale=torch.ones(1),
     ), plan
 
 
@@ -115,7 +125,9 @@ def test_partial_buffer_too_small_for_a_256_row_slot(call):
     max_loc = int(plan.work_info[: int(plan.work_indptr[-1]), 1].max())
     rows = max_loc + 100
     with pytest.raises(PreconditionError, match="partial slot"):
-        mla_prefill_ps_asm_fwd(**dict(kwargs, splitData=torch.empty(rows, H, 128), splitLse=torch.empty(rows, H)))
+        mla_prefill_ps_asm_fwd(
+            **dict(kwargs, splitData=torch.empty(rows, H, 128), splitLse=torch.empty(rows, H))
+        )
 
 
 # --- mla_reduce_v1 ------------------------------------------------------------------------------
@@ -126,12 +138,21 @@ def _reduce_args(num_heads: int, dv: int = 128, out_dtype=torch.bfloat16):
     fm = torch.tensor([[0, 4]], dtype=torch.int32)
     pm = torch.tensor([0, 256], dtype=torch.int32)
     return (
-        torch.zeros(512, num_heads, dv), torch.zeros(512, num_heads), ri, fm, pm, 256, 0,
-        torch.empty(4, num_heads, dv, dtype=out_dtype), torch.empty(4, num_heads),
+        torch.zeros(512, num_heads, dv),
+        torch.zeros(512, num_heads),
+        ri,
+        fm,
+        pm,
+        256,
+        0,
+        torch.empty(4, num_heads, dv, dtype=out_dtype),
+        torch.empty(4, num_heads),
     )
 
 
-@pytest.mark.parametrize("num_heads, dv", [(3, 128), (12, 128), (256, 128), (16, 256), (4, 512), (8, 64)])
+@pytest.mark.parametrize(
+    "num_heads, dv", [(3, 128), (12, 128), (256, 128), (16, 256), (4, 512), (8, 64)]
+)
 def test_reduce_rejects_unsupported_head_count_and_dim(num_heads, dv):
     assert num_heads not in REDUCE_SUPPORTED_HEADS.get(dv, frozenset())
     with pytest.raises(PreconditionError, match="doesn't support"):

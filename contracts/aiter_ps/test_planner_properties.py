@@ -9,6 +9,7 @@ planner on a gfx950 machine.
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import pytest
@@ -16,13 +17,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from factories.aiter.batch import plan_batch
 from factories.aiter.emulation import (
     PlannerSettings,
     emulated_cu_count,
     get_ps_metadata_info_v1,
     get_ps_metadata_v1,
 )
-from factories.aiter.batch import plan_batch
 from factories.aiter.emulation.planner import build_q_tiles
 from factories.aiter.layout import PsMetadataSizes, c_div
 from factories.aiter.validator import Check
@@ -41,7 +42,12 @@ def worked_example():
 
 def test_worked_example_tiles_are_ping_pong_with_doc_units():
     tiles, total = build_q_tiles([0, 1000], [1000], KERNEL)
-    assert [(t.qo_start, t.qo_end) for t in tiles] == [(0, 256), (768, 1000), (256, 512), (512, 768)]
+    assert [(t.qo_start, t.qo_end) for t in tiles] == [
+        (0, 256),
+        (768, 1000),
+        (256, 512),
+        (512, 768),
+    ]
     assert [t.num_blocks // 128 for t in tiles] == [2, 8, 4, 6]
     assert total == 20
 
@@ -76,7 +82,9 @@ def test_worked_example_is_valid(worked_example):
         (1, 16, 8192, (8192, 8), 33, (32, 2), 512),
     ],
 )
-def test_info_matches_contract_examples(bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map):
+def test_info_matches_contract_examples(
+    bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map
+):
     with emulated_cu_count(256):
         info = get_ps_metadata_info_v1(bs, heads, max_qlen)
     assert info == (
@@ -100,7 +108,7 @@ def test_8192_one_request_sixteen_heads_has_no_splits():
     assert plan.findings() == ()
     assert plan.num_reduce_groups == 0
     wi = plan.work_indptr.tolist()
-    assert all(b - a == 2 for a, b in zip(wi, wi[1:]))
+    assert all(b - a == 2 for a, b in itertools.pairwise(wi))
 
 
 # --- buffer state and quirks ---------------------------------------------------------------------
@@ -122,7 +130,9 @@ def test_reduce_info_is_read_from_the_last_work_indptr_entry():
         bufs = [torch.empty(s, dtype=d) for s, d in info]
         bufs[1] = torch.empty(10, dtype=torch.int32)  # cu + 2 entries
         qo = torch.tensor([0, 1000], dtype=torch.int32)
-        get_ps_metadata_v1(qo, qo, torch.tensor([1000], dtype=torch.int32), 1, 1, *bufs, 1, 256, 128, 1, True)
+        get_ps_metadata_v1(
+            qo, qo, torch.tensor([1000], dtype=torch.int32), 1, 1, *bufs, 1, 256, 128, 1, True
+        )
     assert bufs[1].tolist() == [0, 2, 3, 4, 6, 7, 8, 9, 10, 0]
     assert bufs[3].tolist() == [0, 0, 0, 0, 0]
 
@@ -158,7 +168,9 @@ def test_planner_rejects_what_the_cpp_rejects(kwargs, exc, match):
         bufs = [torch.empty(s, dtype=d) for s, d in info]
         qo = torch.tensor([0, 100], dtype=torch.int32)
         with pytest.raises(exc, match=match):
-            get_ps_metadata_v1(qo, qo, torch.tensor([100], dtype=torch.int32), 1, 1, *bufs, **kwargs)
+            get_ps_metadata_v1(
+                qo, qo, torch.tensor([100], dtype=torch.int32), 1, 1, *bufs, **kwargs
+            )
 
 
 @pytest.mark.parametrize(
@@ -182,7 +194,9 @@ def test_planner_refuses_buffers_smaller_than_the_plan():
         bufs[2] = torch.empty(3, 8, dtype=torch.int32)
         qo = torch.tensor([0, 1000], dtype=torch.int32)
         with pytest.raises(ValueError, match="out of bounds"):
-            get_ps_metadata_v1(qo, qo, torch.tensor([1000], dtype=torch.int32), 1, 1, *bufs, 1, 256, 128, 1, True)
+            get_ps_metadata_v1(
+                qo, qo, torch.tensor([1000], dtype=torch.int32), 1, 1, *bufs, 1, 256, 128, 1, True
+            )
 
 
 # --- properties over random batches -------------------------------------------------------------

@@ -34,7 +34,10 @@ def test_emulation_matches_the_pinned_signature(name):
     expected = pinned(name)
     actual = FunctionSignature.of(getattr(emulation, name), name)
     assert expected.differences(actual) == ()
-    stripped = [p.replace(annotation=inspect.Parameter.empty) for p in inspect.signature(getattr(emulation, name)).parameters.values()]
+    stripped = [
+        p.replace(annotation=inspect.Parameter.empty)
+        for p in inspect.signature(getattr(emulation, name)).parameters.values()
+    ]
     assert stripped == list(expected.to_inspect().parameters.values())
 
 
@@ -44,8 +47,13 @@ def test_table_pins_the_current_reduce_order_and_stub_defaults():
     assert reduce_names[5:8] == ["max_seqlen_q", "num_kv_splits", "final_output"]
     assert [p.name for p in MLA_REDUCE_V1_WHEEL_0_1_7.params][5] == "final_output"
     planner = {p.name: p.default for p in pinned("get_ps_metadata_v1").params}
-    assert (planner["qhead_granularity"], planner["qlen_granularity"], planner["kvlen_granularity"],
-            planner["block_size"], planner["is_causal"]) == (1, 256, 16, 16, True)
+    assert (
+        planner["qhead_granularity"],
+        planner["qlen_granularity"],
+        planner["kvlen_granularity"],
+        planner["block_size"],
+        planner["is_causal"],
+    ) == (1, 256, 16, 16, True)
     assert [p.default for p in pinned("mla_prefill_ps_asm_fwd").params[-3:]] == [None, None, None]
     assert pinned("get_ps_metadata_info_v1").params[-1].default == 256
 
@@ -56,7 +64,9 @@ def test_differences_name_the_misbound_parameter():
 
 
 def test_package_exposes_exactly_the_four_aiter_functions():
-    public_callables = {n for n in emulation.AITER_FUNCTIONS if callable(getattr(emulation, n, None))}
+    public_callables = {
+        n for n in emulation.AITER_FUNCTIONS if callable(getattr(emulation, n, None))
+    }
     assert public_callables == set(NAMES)
 
 
@@ -73,11 +83,16 @@ def _real_aiter() -> types.ModuleType:
     """The real ``aiter`` package, or skip saying precisely why it is not available."""
     existing = sys.modules.get("aiter")
     if existing is not None and getattr(existing, "IS_AITER_EMULATION", False):
-        pytest.skip("sys.modules['aiter'] is the emulation (injected by a test); the real package is not loaded")
+        pytest.skip(
+            "sys.modules['aiter'] is the emulation (injected by a test); "
+            "the real package is not loaded"
+        )
     if existing is None:
         spec = importlib.util.find_spec("aiter")
         if spec is None:
-            pytest.skip("real AITER is not installed (ROCm-only; this is the gfx950 half of the pin)")
+            pytest.skip(
+                "real AITER is not installed (ROCm-only; this is the gfx950 half of the pin)"
+            )
         if spec.origin is None:  # PEP 420 namespace package: a bare directory named aiter
             pytest.skip(
                 "real AITER is not installed; 'aiter' resolves only to a namespace package at "
@@ -86,11 +101,15 @@ def _real_aiter() -> types.ModuleType:
     try:
         module = importlib.import_module("aiter")
     except Exception as exc:  # ROCm/HIP missing, JIT setup failing, ...
-        pytest.skip(f"real AITER is installed but fails to import here: {type(exc).__name__}: {exc}")
+        pytest.skip(
+            f"real AITER is installed but fails to import here: {type(exc).__name__}: {exc}"
+        )
     if getattr(module, "IS_AITER_EMULATION", False):
         pytest.skip("'aiter' resolves to the emulation")
     if getattr(module, "__file__", None) is None:
-        pytest.skip(f"'aiter' is a namespace package at {list(getattr(module, '__path__', []))}, not AITER")
+        pytest.skip(
+            f"'aiter' is a namespace package at {list(getattr(module, '__path__', []))}, not AITER"
+        )
     return module
 
 

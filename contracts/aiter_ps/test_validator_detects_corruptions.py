@@ -11,7 +11,7 @@ multi-head TGs, so every invariant is live.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -19,9 +19,8 @@ import pytest
 import torch
 
 from factories.aiter.batch import plan_batch
-from factories.aiter.layout import PlannerSettings
+from factories.aiter.layout import PlannerSettings, pack_dword
 from factories.aiter.layout import WorkInfoCol as C
-from factories.aiter.layout import pack_dword
 from factories.aiter.validator import Check, validate_plan
 
 KERNEL = PlannerSettings.for_fp8_prefill_kernel(is_causal=True)
@@ -49,11 +48,24 @@ class Plan:
         return torch.from_numpy(getattr(self, name).astype(self.dtypes.get(name, np.int32)))
 
     def findings(self):
-        kw = dict(qo_indptr=self.qo, kv_indptr=self.kv, context_lens=self.ctx, num_heads_k=HEADS,
-                  settings=KERNEL, cu_count=CU, max_qlen=max(Q_LENS))
+        kw = dict(
+            qo_indptr=self.qo,
+            kv_indptr=self.kv,
+            context_lens=self.ctx,
+            num_heads_k=HEADS,
+            settings=KERNEL,
+            cu_count=CU,
+            max_qlen=max(Q_LENS),
+        )
         kw.update(self.kwargs)
         return validate_plan(
-            self.wmp, self.tensor("wi"), self.tensor("info"), self.tensor("ri"), self.tensor("fm"), self.tensor("pm"), **kw
+            self.wmp,
+            self.tensor("wi"),
+            self.tensor("info"),
+            self.tensor("ri"),
+            self.tensor("fm"),
+            self.tensor("pm"),
+            **kw,
         )
 
     # helpers to find things in the plan
@@ -74,8 +86,10 @@ class Plan:
 
     def an_unsplit_work(self, head: int = 1) -> int:
         return next(
-            r for r in range(self.used())
-            if self.info[r, C.PARTIAL_O_LOC] == -1 and (self.info[r, C.Q_HEAD_RANGE] & 0xFFFF) == head
+            r
+            for r in range(self.used())
+            if self.info[r, C.PARTIAL_O_LOC] == -1
+            and (self.info[r, C.Q_HEAD_RANGE] & 0xFFFF) == head
         )
 
     def drop_work(self, row: int) -> None:
@@ -97,9 +111,17 @@ def clean_plan():
 @pytest.fixture
 def plan(clean_plan) -> Plan:
     b = [t.numpy().astype(np.int64) if t.dtype != torch.uint64 else t for t in clean_plan.buffers]
-    return Plan(b[0], b[1], b[2].reshape(-1, 8), b[3], b[4].reshape(-1, 2), b[5],
-                clean_plan.qo_indptr.numpy().astype(np.int64), clean_plan.kv_indptr.numpy().astype(np.int64),
-                clean_plan.context_lens.numpy().astype(np.int64))
+    return Plan(
+        b[0],
+        b[1],
+        b[2].reshape(-1, 8),
+        b[3],
+        b[4].reshape(-1, 2),
+        b[5],
+        clean_plan.qo_indptr.numpy().astype(np.int64),
+        clean_plan.kv_indptr.numpy().astype(np.int64),
+        clean_plan.context_lens.numpy().astype(np.int64),
+    )
 
 
 def test_base_plan_exercises_every_feature(clean_plan, plan):
@@ -193,8 +215,8 @@ def dropped_reduce_group(p: Plan) -> None:
 
 def groups_out_of_order(p: Plan) -> None:
     n0, n1 = int(p.ri[1] - p.ri[0]), int(p.ri[2] - p.ri[1])
-    g0, g1 = p.pm[: n0].copy(), p.pm[n0 : n0 + n1].copy()
-    p.pm[: n1], p.pm[n1 : n0 + n1] = g1, g0
+    g0, g1 = p.pm[:n0].copy(), p.pm[n0 : n0 + n1].copy()
+    p.pm[:n1], p.pm[n1 : n0 + n1] = g1, g0
     p.ri[1] = n1
     p.fm[[0, 1]] = p.fm[[1, 0]]
 

@@ -342,7 +342,7 @@ def test_findings_are_sorted_by_line_number_not_text(release_src, tmp_path):
 
 
 def test_github_format_escapes_workflow_command_syntax():
-    from factories.analysis.cli import format_github
+    from factories.cli import format_github
     from factories.analysis.findings import Finding, FindingKind, Location
 
     finding = Finding(

@@ -17,7 +17,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 OLDEST = (3, 10)
-ENTRY_POINTS = ("factories/analysis/cli.py", "tools/audit_stubs.py")
+ENTRY_POINTS = ("factories/cli.py", "tools/audit_stubs.py")
 # Stdlib names that exist only from 3.11 on, as ``module`` or ``module.attribute``.
 NEWER_STDLIB = frozenset(
     {

@@ -5,7 +5,6 @@ from types import SimpleNamespace
 
 import torch
 from aiter import mla_prefill_ps_asm_fwd, mla_reduce_v1
-
 from vllm.v1.attention.backends.mla.rocm_aiter_mla import (
     AiterMLAImpl,
     AiterMLAMetadataBuilder,

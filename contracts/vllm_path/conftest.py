@@ -19,11 +19,7 @@ RESERVATIONS = SummarySection("FP8 prefill workspace reservation (byte ceiling)"
 
 
 def pytest_configure(config):
-    RESERVATIONS.configure(config)
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    RESERVATIONS.write(terminalreporter, config)
+    RESERVATIONS.register(config)
 
 
 @pytest.fixture
@@ -114,4 +110,3 @@ def plan_batch(fp8_env, device):
         return builder
 
     return plan
-

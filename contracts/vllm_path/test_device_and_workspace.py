@@ -14,11 +14,16 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from factories.mutation.source import Mutation, mutated_tree
 from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
-from factories.stubs.device_shims import CPU_SAFE_CALLS, DEVICE_CALLS, emulated_device, is_device_call
+from factories.stubs.device_shims import (
+    CPU_SAFE_CALLS,
+    DEVICE_CALLS,
+    emulated_device,
+    is_device_call,
+)
 from factories.stubs.drift import source_root_of
 from factories.stubs.fp8_path import analyze_fp8_path
-from factories.mutation.source import Mutation, mutated_tree
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
 from factories.stubs.workspace import lock, reserved_bytes, workspace_session
 
@@ -29,7 +34,11 @@ def device_calls(root) -> set[str]:
     """Device-touching calls the three methods reach, workspace growth included."""
     path = analyze_fp8_path(root)
     reports = list(path.reports)
-    if any(c.target.endswith("current_workspace_manager().get_simultaneous") for r in reports for c in r.calls):
+    if any(
+        c.target.endswith("current_workspace_manager().get_simultaneous")
+        for r in reports
+        for c in r.calls
+    ):
         manager = path.resolve("vllm.v1.worker.workspace", "WorkspaceManager")
         reports.append(path.auditor.analyzer.analyze(manager, "get_simultaneous"))
     found = set()
@@ -42,7 +51,9 @@ def device_calls(root) -> set[str]:
 
 
 def covered() -> set[str]:
-    return {c.target + (f"[{c.keyword}]" if c.keyword else "") for c in DEVICE_CALLS + CPU_SAFE_CALLS}
+    return {
+        c.target + (f"[{c.keyword}]" if c.keyword else "") for c in DEVICE_CALLS + CPU_SAFE_CALLS
+    }
 
 
 def test_device_calls_are_exactly_the_shimmed_ones(aiter_mla):
@@ -67,7 +78,9 @@ def null_kernels() -> types.ModuleType:
     return module
 
 
-def forward_within_reservation(num_heads, lens, decodes, limits, cu, builder_cls=None, impl_cls=None):
+def forward_within_reservation(
+    num_heads, lens, decodes, limits, cu, builder_cls=None, impl_cls=None
+):
     """Plan with the builder, lock the workspace, run the forward; growth raises."""
     with emulated_device(cu), workspace_session():
         batch = make_prefill_batch(lens, num_decodes=decodes)
@@ -99,17 +112,23 @@ def batches_within_limits(draw):
     # emulated_aiter only installs a module: nothing in it changes between examples.
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(case=batches_within_limits(), heads=st.sampled_from([12, 16, 24, 32, 128]), cu=st.sampled_from([256, 304]))
+@given(
+    case=batches_within_limits(),
+    heads=st.sampled_from([12, 16, 24, 32, 128]),
+    cu=st.sampled_from([256, 304]),
+)
 def test_reservation_covers_forward_scratch(emulated_aiter, case, heads, cu):
     lens, decodes, limits = case
     forward_within_reservation(heads, lens, decodes, limits, cu)
 
 
 def test_reservation_without_cu_term_is_caught(emulated_aiter, mutant):
-    module = mutant((
-        "max_num_partial_tiles = qo_tile_cnt + current_platform.num_compute_units()",
-        "max_num_partial_tiles = qo_tile_cnt",
-    ))
+    module = mutant(
+        (
+            "max_num_partial_tiles = qo_tile_cnt + current_platform.num_compute_units()",
+            "max_num_partial_tiles = qo_tile_cnt",
+        )
+    )
     with pytest.raises(AssertionError, match="Workspace is locked"):
         forward_within_reservation(
             16, [1000], 0, Limits(1, 1000, 1000), 256, builder_cls=module.AiterMLAMetadataBuilder
@@ -132,7 +151,9 @@ def reservation_ceiling(width: int, padded: bool, limits: Limits, cu: int, v: in
 
 
 @pytest.mark.parametrize("num_heads", [12, 16, 24, 32, 128])
-@pytest.mark.parametrize("limits", [Limits(256, 8192, 8192), Limits(1024, 16384, 16384)], ids=["8k", "16k"])
+@pytest.mark.parametrize(
+    "limits", [Limits(256, 8192, 8192), Limits(1024, 16384, 16384)], ids=["8k", "16k"]
+)
 def test_reservation_byte_ceiling(emulated_aiter, aiter_mla, reservation_report, num_heads, limits):
     cu = 256
     width = aiter_mla.AiterMLAHelper.get_fp8_prefill_num_heads(num_heads)
@@ -151,10 +172,12 @@ def test_reservation_byte_ceiling(emulated_aiter, aiter_mla, reservation_report,
 def test_byte_ceiling_fails_on_a_larger_reservation(emulated_aiter, mutant):
     """Sizing scratch by max_prefill_qlen * max_num_reqs (AITER's loose bound) is caught."""
     limits = Limits(64, 8192, 8192)
-    module = mutant((
-        "            cdiv(max_num_batched_tokens, _FP8_PREFILL_TILE_Q) + max_num_reqs - 1\n",
-        "            cdiv(max_prefill_qlen, _FP8_PREFILL_TILE_Q) * max_num_reqs\n",
-    ))
+    module = mutant(
+        (
+            "            cdiv(max_num_batched_tokens, _FP8_PREFILL_TILE_Q) + max_num_reqs - 1\n",
+            "            cdiv(max_prefill_qlen, _FP8_PREFILL_TILE_Q) * max_num_reqs\n",
+        )
+    )
     with emulated_device(256), workspace_session():
         builder = make_builder(16, builder_cls=module.AiterMLAMetadataBuilder)
         init_ps_buffers(builder, limits, torch.device("cpu"))
@@ -184,7 +207,12 @@ def test_a_failing_test_leaves_no_workspace_behind(aiter_mla, pytester):
         "    with workspace_session():\n"
         "        yield\n"
     )
-    pytester.makepyfile("def test_fails(ws):\n    from factories.stubs.workspace import lock\n    lock()\n    assert False\n")
+    pytester.makepyfile(
+        "def test_fails(ws):\n"
+        "    from factories.stubs.workspace import lock\n"
+        "    lock()\n"
+        "    assert False\n"
+    )
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     assert not is_workspace_manager_initialized()

@@ -9,15 +9,15 @@ import types
 import pytest
 import torch
 
-from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.errors import StandInError, StubDriftError
+from factories.mutation.source import Mutation, mutated_module
+from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.drift import source_root_of
 from factories.stubs.fp8_path import analyze_fp8_path
-from factories.mutation.source import Mutation, mutated_module
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
-from factories.testing.recording import recording_reads
 from factories.stubs.specs import AITER_MLA_MODULE
 from factories.stubs.standins import StandIn
+from factories.testing.recording import recording_reads
 
 AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 REAL_NHEAD_USES = 10  # every use of the local in _mla_fp8_prefill_attn (0.33.0 and 0.34.0)
@@ -93,11 +93,28 @@ def test_make_builder_catches_drift(emulated_aiter, mutant, edits, match):
         # a renamed local
         (Mutation(AITER_MLA_FILE, "_real_nhead", "real_heads", count=REAL_NHEAD_USES),),
         # an extracted helper reading only stubbed fields
-        (Mutation(AITER_MLA_FILE, "        v_head_dim = self.v_head_dim\n        tile_q = _FP8_PREFILL_TILE_Q\n", "        v_head_dim = self._v_dim()\n        tile_q = _FP8_PREFILL_TILE_Q\n"),
-         Mutation(AITER_MLA_FILE, "    def _mla_fp8_prefill_attn(\n", "    def _v_dim(self):\n        return self.v_head_dim\n\n    def _mla_fp8_prefill_attn(\n")),
+        (
+            Mutation(
+                AITER_MLA_FILE,
+                "        v_head_dim = self.v_head_dim\n        tile_q = _FP8_PREFILL_TILE_Q\n",
+                "        v_head_dim = self._v_dim()\n        tile_q = _FP8_PREFILL_TILE_Q\n",
+            ),
+            Mutation(
+                AITER_MLA_FILE,
+                "    def _mla_fp8_prefill_attn(\n",
+                "    def _v_dim(self):\n        return self.v_head_dim\n\n"
+                "    def _mla_fp8_prefill_attn(\n",
+            ),
+        ),
         # a new field with a class-level default
-        (NEW_READ_IN_ENTRY,
-         Mutation(AITER_MLA_FILE, "class AiterMLAImpl(MLACommonImpl[AiterMLAMetadata]):\n", "class AiterMLAImpl(MLACommonImpl[AiterMLAMetadata]):\n    _fp8_tile_q = 256\n")),
+        (
+            NEW_READ_IN_ENTRY,
+            Mutation(
+                AITER_MLA_FILE,
+                "class AiterMLAImpl(MLACommonImpl[AiterMLAMetadata]):\n",
+                "class AiterMLAImpl(MLACommonImpl[AiterMLAMetadata]):\n    _fp8_tile_q = 256\n",
+            ),
+        ),
     ],
     ids=["renamed-local", "extracted-helper", "class-default"],
 )
@@ -121,7 +138,7 @@ def test_standins_follow_the_dataclass_fields(aiter_mla):
     with pytest.raises(StandInError, match="declares no field 'fp8_prefill_qo_indptrr'"):
         batch.metadata.fp8_prefill_qo_indptrr = None
     with pytest.raises(StandInError, match="slot_mapping is read but the stand-in does not set it"):
-        batch.metadata.slot_mapping
+        _ = batch.metadata.slot_mapping
     with pytest.raises(TypeError):
         StandIn(types.SimpleNamespace)
 
@@ -130,7 +147,8 @@ def test_builder_reading_an_unset_metadata_field_fails(fp8_env, device):
     mutation = Mutation(
         AITER_MLA_FILE,
         "        num_decodes = metadata.num_decodes\n",
-        "        num_decodes = metadata.num_decodes + 0 * metadata.num_actual_tokens + 0 * len(metadata.slot_mapping)\n",
+        "        num_decodes = metadata.num_decodes + 0 * metadata.num_actual_tokens"
+        " + 0 * len(metadata.slot_mapping)\n",
     )
     batch = make_prefill_batch([64], device=device)
     with mutated_module(AITER_MLA_MODULE, mutation) as mutant:

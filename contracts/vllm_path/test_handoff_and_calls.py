@@ -11,14 +11,14 @@ import enum
 import pytest
 
 from factories.aiter.backend import aiter_module_installed
-from factories.aiter.spy import ProblemKind, check_call, kernel_requirements, spy_module
 from factories.aiter.signatures import pinned
+from factories.aiter.spy import ProblemKind, check_call, kernel_requirements, spy_module
 from factories.analysis.classes import MemberKind
 from factories.analysis.findings import Problem
+from factories.mutation.source import Mutation, mutated_tree
 from factories.stubs.builders import KERNEL_FIELDS, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.drift import source_root_of
 from factories.stubs.fp8_path import analyze_fp8_path
-from factories.mutation.source import Mutation, mutated_tree
 from factories.stubs.pipeline import Limits, run_forward
 from factories.stubs.specs import AITER_MLA_MODULE
 
@@ -39,10 +39,13 @@ def handoff_problems(root) -> list[Problem]:
     path = analyze_fp8_path(root)
     forward, build = path.forward, path.builder[-1]
     metadata_cls = path.resolve(AITER_MLA_MODULE, "AiterMLAMetadata")
-    read = {p for p in forward.param_paths("attn_metadata", write=False) if p.startswith("fp8_prefill_")}
+    read = {
+        p for p in forward.param_paths("attn_metadata", write=False) if p.startswith("fp8_prefill_")
+    }
     written = {p for p in build.param_paths("metadata", write=True) if p.startswith("fp8_prefill_")}
     declared = {
-        name for name, m in path.auditor.index.members(metadata_cls).items()
+        name
+        for name, m in path.auditor.index.members(metadata_cls).items()
         if m.kind in (MemberKind.ATTRIBUTE, MemberKind.ANNOTATION_ONLY)
     }
     problems = [
@@ -69,8 +72,14 @@ def test_handoff_is_complete(aiter_mla):
 @pytest.mark.parametrize(
     "old, new",
     [
-        ("        metadata.fp8_prefill_kv_indices = kv_indices\n", "        metadata.fp8_prefill_kv_idx = kv_indices\n"),
-        ("            attn_metadata.fp8_prefill_kv_indices,\n", "            attn_metadata.fp8_prefill_kv_idx,\n"),
+        (
+            "        metadata.fp8_prefill_kv_indices = kv_indices\n",
+            "        metadata.fp8_prefill_kv_idx = kv_indices\n",
+        ),
+        (
+            "            attn_metadata.fp8_prefill_kv_indices,\n",
+            "            attn_metadata.fp8_prefill_kv_idx,\n",
+        ),
     ],
     ids=["renamed-in-builder", "renamed-in-impl"],
 )
@@ -95,12 +104,20 @@ def static_call_problems(root) -> list[Problem]:
         for call in report.calls:
             name = call.target.removeprefix("aiter.")
             name = KERNEL_FIELDS.get(name.removeprefix("self."), name)
-            if name not in ("get_ps_metadata_info_v1", "get_ps_metadata_v1", "mla_prefill_ps_asm_fwd", "mla_reduce_v1"):
+            if name not in (
+                "get_ps_metadata_info_v1",
+                "get_ps_metadata_v1",
+                "mla_prefill_ps_asm_fwd",
+                "mla_reduce_v1",
+            ):
                 continue
             seen.add(name)
             sentinel = object()
             try:
-                pinned(name).to_inspect().bind(*[sentinel] * call.shape.n_positional, **{k: sentinel for k in call.shape.keywords})
+                pinned(name).to_inspect().bind(
+                    *[sentinel] * call.shape.n_positional,
+                    **{k: sentinel for k in call.shape.keywords},
+                )
             except TypeError as exc:
                 problems.append(Problem(Binding.BINDS, name, f"{exc} ({call.location})"))
     if len(seen) != 4:
@@ -113,7 +130,11 @@ def test_aiter_calls_bind_statically(aiter_mla):
 
 
 def test_static_binding_catches_an_extra_positional(aiter_mla):
-    mutation = Mutation(AITER_MLA_FILE, "            0,\n            out_3d,\n            final_lse,\n", "            0,\n            0,\n            out_3d,\n            final_lse,\n")
+    mutation = Mutation(
+        AITER_MLA_FILE,
+        "            0,\n            out_3d,\n            final_lse,\n",
+        "            0,\n            0,\n            out_3d,\n            final_lse,\n",
+    )
     with mutated_tree(installed_root(aiter_mla), mutation) as tree:
         problems = static_call_problems(tree)
     assert any(
@@ -137,7 +158,10 @@ def run_spied(emulated_aiter, device, impl_cls=None, builder_cls=None, plan_batc
 def test_runtime_calls_bind_with_the_right_kinds(fp8_env, plan_batch, device):
     calls = run_spied(fp8_env, device, plan_batch=plan_batch)
     assert [c.function for c in calls] == [
-        "get_ps_metadata_info_v1", "get_ps_metadata_v1", "mla_prefill_ps_asm_fwd", "mla_reduce_v1"
+        "get_ps_metadata_info_v1",
+        "get_ps_metadata_v1",
+        "mla_prefill_ps_asm_fwd",
+        "mla_reduce_v1",
     ]
     assert [p for c in calls for p in c.problems] == []
     assert kernel_requirements(calls) == []
@@ -145,10 +169,12 @@ def test_runtime_calls_bind_with_the_right_kinds(fp8_env, plan_batch, device):
 
 def test_runtime_catches_a_dropped_positional(fp8_env, plan_batch, device, mutant):
     """Dropping ``0`` (num_kv_splits) shifts out_3d into an int slot: the R1 mirror image."""
-    module = mutant((
-        "            0,\n            out_3d,\n            final_lse,\n",
-        "            out_3d,\n            final_lse,\n",
-    ))
+    module = mutant(
+        (
+            "            0,\n            out_3d,\n            final_lse,\n",
+            "            out_3d,\n            final_lse,\n",
+        )
+    )
     calls = run_spied(fp8_env, device, impl_cls=module.AiterMLAImpl, plan_batch=plan_batch)
     [reduce] = [c for c in calls if c.function == "mla_reduce_v1"]
     assert {p.parameter for p in reduce.problems} == {"num_kv_splits"}

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from factories.aiter.layout import PlannerSettings
-from factories.aiter.validator import validate_plan
-from factories.stubs.builders import make_prefill_batch
-from factories.mutation.source import Mutation, mutated_module
-from factories.stubs.pipeline import Limits
 from factories.aiter.ps_buffers import PS_BUFFERS
+from factories.aiter.validator import validate_plan
+from factories.mutation.source import Mutation, mutated_module
+from factories.stubs.builders import make_prefill_batch
+from factories.stubs.pipeline import Limits
 
 AITER_MLA = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
 BATCHES = {
@@ -23,7 +23,9 @@ BATCHES = {
 def attached_plan_findings(aiter_mla, builder, batch, limits, cu_count):
     md = batch.metadata
     width = aiter_mla.AiterMLAHelper.get_fp8_prefill_num_heads(builder.num_heads)
-    buffers = [builder.fp8_ps_work_metadata] + [getattr(md, b.metadata_field) for b in PS_BUFFERS[1:]]
+    buffers = [builder.fp8_ps_work_metadata] + [
+        getattr(md, b.metadata_field) for b in PS_BUFFERS[1:]
+    ]
     qo = batch.qo_indptr_cpu
     return validate_plan(
         *buffers,

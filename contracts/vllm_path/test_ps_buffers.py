@@ -1,15 +1,16 @@
-"""PS buffers pinned: one table (factories.aiter.ps_buffers) against every place the buffers live."""
+"""PS buffers pinned: one table (factories.aiter.ps_buffers) against every place the buffers
+live."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from factories.stubs.builders import make_builder, make_prefill_batch
-from factories.mutation.source import Mutation, mutated_module
-from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers
 from factories.aiter.ps_buffers import PS_BUFFERS, PsDims, TableRule
 from factories.analysis.findings import Problem
+from factories.mutation.source import Mutation, mutated_module
+from factories.stubs.builders import make_builder, make_prefill_batch
+from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers
 
 
 def table_problems(aiter_mla, cu_count, device, num_heads, builder_cls=None) -> list[Problem]:
@@ -29,10 +30,13 @@ def table_problems(aiter_mla, cu_count, device, num_heads, builder_cls=None) -> 
     if [t.data_ptr() for t in builder._fp8_ps_device_outputs] != [
         getattr(builder, b.builder_attr).data_ptr() for b in staged
     ]:
-        problems.append(Problem(
-            TableRule.PLANNER_OUTPUTS, "_fp8_ps_device_outputs",
-            "not the planner's device buffers in order",
-        ))
+        problems.append(
+            Problem(
+                TableRule.PLANNER_OUTPUTS,
+                "_fp8_ps_device_outputs",
+                "not the planner's device buffers in order",
+            )
+        )
     for i, slot in enumerate(builder._fp8_ps_staging):
         for tensor, buf in zip(slot, staged, strict=True):
             layout = buf.layout_problem(f"staging[{i}]", tensor, dims, "cpu")
@@ -45,10 +49,13 @@ def table_problems(aiter_mla, cu_count, device, num_heads, builder_cls=None) -> 
     for buf in staged:
         attached = getattr(batch.metadata, buf.metadata_field)
         if attached.data_ptr() != getattr(builder, buf.builder_attr).data_ptr():
-            problems.append(Problem(
-                TableRule.ATTACHED, f"metadata.{buf.metadata_field}",
-                f"is not builder.{buf.builder_attr}",
-            ))
+            problems.append(
+                Problem(
+                    TableRule.ATTACHED,
+                    f"metadata.{buf.metadata_field}",
+                    f"is not builder.{buf.builder_attr}",
+                )
+            )
     return problems
 
 
@@ -75,7 +82,9 @@ def test_builder_allocates_and_attaches_the_table(fp8_env, aiter_mla, cu_count, 
     ],
     ids=["unpadded-width", "partial-map-int64"],
 )
-def test_table_catches_a_builder_that_leaves_it(fp8_env, aiter_mla, cu_count, device, old, new, expected):
+def test_table_catches_a_builder_that_leaves_it(
+    fp8_env, aiter_mla, cu_count, device, old, new, expected
+):
     mutation = Mutation("vllm/v1/attention/backends/mla/rocm_aiter_mla.py", old, new)
     with mutated_module("vllm.v1.attention.backends.mla.rocm_aiter_mla", mutation) as mutant:
         problems = table_problems(aiter_mla, cu_count, device, 24, mutant.AiterMLAMetadataBuilder)

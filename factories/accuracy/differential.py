@@ -28,19 +28,25 @@ import attrs
 import numpy as np
 import torch
 
-from factories.accuracy import TILE_ROWS, V_HEAD_DIM, Tolerance, poison_
+from factories.accuracy.cases import SOFTMAX_SCALE
+from factories.accuracy.plans import host_ints
+from factories.accuracy.run import poison_
+from factories.accuracy.tolerance import Tolerance
 from factories.aiter.batch import PsPlan, indptr, plan_batch
-from factories.aiter.layout import PlannerSettings
+from factories.aiter.layout import (
+    FINAL_MAP_COLS,
+    KERNEL_TILE_ROWS,
+    QK_HEAD_DIM,
+    V_HEAD_DIM,
+    WORK_INFO_COLS,
+    PlannerSettings,
+)
 from factories.aiter.signatures import GET_PS_METADATA_V1
 
 #: Planner settings of vLLM's FP8 prefill (qhead 1, qlen 256, kvlen 128, block 1, causal).
 PLANNER_SETTINGS = PlannerSettings.for_fp8_prefill_kernel()
 #: The six planner buffers, in AITER's order (``get_ps_metadata_v1``'s parameters 5..10).
 PLAN_BUFFER_NAMES = tuple(p.name for p in GET_PS_METADATA_V1.params[5:11])
-
-
-def _host(t: torch.Tensor) -> np.ndarray:
-    return t.detach().to("cpu").numpy().astype(np.int64, copy=False)
 
 
 # --------------------------------------------------------------------------------------------
@@ -63,7 +69,7 @@ def plan_differences(a: PsPlan, b: PsPlan, limit: int = 8) -> list[str]:
     written by the planner and is skipped)."""
     out: list[str] = []
     for i, name in enumerate(PLAN_BUFFER_NAMES[1:], start=1):
-        x, y = _host(a.buffers[i]), _host(b.buffers[i])
+        x, y = host_ints(a.buffers[i]), host_ints(b.buffers[i])
         if x.shape != y.shape:
             out.append(f"{name}: shape {x.shape} vs {y.shape}")
             continue
@@ -95,7 +101,7 @@ class PrefillInputs:
         device: torch.device | str,
         *,
         fp8_dtype: torch.dtype,
-        softmax_scale: float = 192**-0.5,
+        softmax_scale: float = SOFTMAX_SCALE,
         seed: int = 0,
     ) -> PrefillInputs:
         """bf16 ``randn`` cast to fp8 (vLLM's cast, scale 1), drawn on the CPU so every device
@@ -107,7 +113,7 @@ class PrefillInputs:
             .to(torch.bfloat16)
             .to(fp8_dtype)
             .to(device)
-            for d in (192, 192, V_HEAD_DIM)
+            for d in (QK_HEAD_DIM, QK_HEAD_DIM, V_HEAD_DIM)
         )
         qo = indptr(lens).to(device)
         return cls(
@@ -136,9 +142,7 @@ PrefillKernel = Callable[..., None]
 ReduceKernel = Callable[..., None]
 
 
-def run_prefill_kernel(
-    kernel: PrefillKernel, x: PrefillInputs, plan: PsPlan
-) -> KernelOutputs:
+def run_prefill_kernel(kernel: PrefillKernel, x: PrefillInputs, plan: PsPlan) -> KernelOutputs:
     """One ``mla_prefill_ps_asm_fwd`` call (vLLM's argument order) into NaN-poisoned buffers."""
     dev, heads, total = x.q.device, x.q.size(1), x.q.size(0)
     out = KernelOutputs(
@@ -173,21 +177,12 @@ def run_prefill_kernel(
 def run_reduce(
     reduce: ReduceKernel, outs: KernelOutputs, plan: PsPlan
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """``mla_reduce_v1`` as vLLM calls it, on a copy of ``outs.output``; ``final_lse`` NaN-poisoned."""
+    """``mla_reduce_v1`` as vLLM calls it, on a copy of ``outs.output``; ``final_lse``
+    NaN-poisoned."""
     final = outs.output.clone()
     final_lse = torch.empty(final.shape[:2], dtype=torch.float32, device=final.device)
     poison_(final_lse)
-    reduce(
-        outs.split_data,
-        outs.split_lse,
-        plan.reduce_indptr,
-        plan.reduce_final_map,
-        plan.reduce_partial_map,
-        TILE_ROWS,
-        0,
-        final,
-        final_lse,
-    )
+    reduce(*plan.reduce_args(outs.split_data, outs.split_lse, final, final_lse))
     return final, final_lse
 
 
@@ -213,7 +208,7 @@ class WorkItem:
 
     @property
     def rows(self) -> int:
-        return max(0, min(self.q_end - self.q_start, TILE_ROWS))
+        return max(0, min(self.q_end - self.q_start, KERNEL_TILE_ROWS))
 
     @property
     def writes_partial(self) -> bool:
@@ -226,8 +221,9 @@ class WorkItem:
             else "final output rows"
         )
         return (
-            f"work {self.index} (CU/TG {self.workgroup}): batch {self.batch}, q [{self.q_start}, {self.q_end}), "
-            f"kv [{self.kv_start}, {self.kv_end}) (request-local [{self.kv_local[0]}, {self.kv_local[1]})), "
+            f"work {self.index} (CU/TG {self.workgroup}): batch {self.batch}, "
+            f"q [{self.q_start}, {self.q_end}), kv [{self.kv_start}, {self.kv_end}) "
+            f"(request-local [{self.kv_local[0]}, {self.kv_local[1]})), "
             f"head {self.head}, {where}"
         )
 
@@ -237,9 +233,9 @@ def work_items(
 ) -> tuple[WorkItem, ...]:
     """Every work the kernel runs, in launch order (workgroup ``wg`` runs rows
     ``work_indptr[wg] .. work_indptr[wg+1]-1``)."""
-    wi = _host(work_indptr).reshape(-1)
-    info = _host(work_info).reshape(-1, 8)
-    kv = _host(kv_indptr).reshape(-1)
+    wi = host_ints(work_indptr).reshape(-1)
+    info = host_ints(work_info).reshape(-1, WORK_INFO_COLS)
+    kv = host_ints(kv_indptr).reshape(-1)
     items = []
     for wg in range(len(wi) - 1):
         for w in range(max(int(wi[wg]), 0), min(int(wi[wg + 1]), len(info))):
@@ -273,7 +269,8 @@ def region_overlaps(
         if len(over):
             row, head = (int(x) for x in over[0])
             problems.append(
-                f"{len(over)} {kind} (row, head) cells are written by several works, first ({row}, {head})"
+                f"{len(over)} {kind} (row, head) cells are written by several works, "
+                f"first ({row}, {head})"
             )
     return problems
 
@@ -316,7 +313,10 @@ class Divergence:
     group: int | None = None
 
     def message(self) -> str:
-        return f"first divergence: {self.where}; {self.buffer} row {self.row} head {self.head}: |a-b| = {self.max_abs_diff:.4g}"
+        return (
+            f"first divergence: {self.where}; {self.buffer} row {self.row} head {self.head}: "
+            f"|a-b| = {self.max_abs_diff:.4g}"
+        )
 
 
 @attrs.frozen
@@ -380,9 +380,10 @@ def compare_works(
 
 
 def reduce_groups(plan: PsPlan) -> list[tuple[int, int, int]]:
-    """``(group, q_start, q_end)`` of every group the reduce writes (>= 2 partials, before the stop)."""
-    ri = _host(plan.reduce_indptr).reshape(-1)
-    fm = _host(plan.reduce_final_map).reshape(-1, 2)
+    """``(group, q_start, q_end)`` of every group the reduce writes (>= 2 partials, before the
+    stop)."""
+    ri = host_ints(plan.reduce_indptr).reshape(-1)
+    fm = host_ints(plan.reduce_final_map).reshape(-1, FINAL_MAP_COLS)
     out = []
     for g in range(min(len(ri) - 1, len(fm))):
         if ri[g] == ri[-1]:

@@ -36,8 +36,10 @@ Backends (``KernelModel``):
     6. A split tile restarts the running max at its first 128-key step, and partials merge exactly
        in fp32 (§4.3); the reference here runs each request as one work (steps from key 0). The
        P8 rounding is relative to whichever max is current, so the split pattern changes which
-       P values round where, not the size of the rounding; ``kernel_mutants.GFX950_P8`` runs the
-       same arithmetic inside the emulated *split* pipeline to audit exactly that.
+       P values round where, not the size of the rounding; the emulated kernels run the same
+       arithmetic inside the *split* pipeline (``KernelModel.arithmetic``, e.g. the variant
+       ``p8-unscaled`` of :data:`factories.aiter.emulation.ARITHMETIC_VARIANTS`, the kill
+       matrix's ``gfx950-p8`` base) to audit exactly that.
 
 Anything not listed (tie-breaking of the exp2 approximation, MFMA internal accumulation order) is
 fp32-level and covered by the fp32 kernel budget (:func:`kernel_budget`).
@@ -45,21 +47,25 @@ fp32-level and covered by the fp32 kernel budget (:func:`kernel_budget`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import attrs
 import torch
+
+from factories.aiter.emulation.arithmetic import (
+    ARITHMETIC_VARIANTS,
+    DEFAULT_ARITHMETIC,
+    LOG2E,
+    KernelArithmetic,
+    round_p,
+)
+from factories.aiter.layout import KERNEL_KV_STEP as KV_STEP
 
 #: Unit roundoff (round to nearest) of the formats involved.
 U_FP32 = 2.0**-24
 U_BF16 = 2.0**-8
 U_E4M3 = 2.0**-4
 U_E5M2 = 2.0**-3
-
-#: Keys per step of the kernel's inner loop (``n128``).
-KV_STEP = 128
-LOG2E = 1.0 / math.log(2.0)
 
 #: C in the fp32 kernel budget ``C * u_fp32 * sum_j p_j |v_j|`` (per output element) and
 #: ``C * u_fp32 * (1 + |lse|)`` (per LSE). vLLM's derive_rocm_aiter_tolerances measured C in
@@ -78,41 +84,71 @@ class KernelModel:
     exp2_folded: bool  # exp2((s - M) * log2e) as the asm does, or exp(s - M)
     description: str = attrs.field(repr=False, default="")
 
+    @property
+    def arithmetic(self) -> KernelArithmetic:
+        """The emulated kernels' arithmetic that runs this model inside the split pipeline
+        (fp32 P: the shipped emulation, whose fused softmax has no exp/exp2 choice)."""
+        if self.p_dtype is None:
+            return DEFAULT_ARITHMETIC
+        return KernelArithmetic(
+            p_dtype=self.p_dtype,
+            row_sum="rounded" if self.row_sum_of_rounded_p else "fp32",
+            exp2_folded=self.exp2_folded,
+        )
+
 
 EMULATED = KernelModel(
-    "emulated", "emulated", None, False, False,
+    "emulated",
+    "emulated",
+    None,
+    False,
+    False,
     "fp32 logits/softmax/P.V/merge on exactly dequantized fp8, one bf16 rounding of the output",
 )
 GFX950 = KernelModel(
-    "gfx950", "gfx950", torch.float8_e4m3fn, False, True,
+    "gfx950",
+    "gfx950",
+    torch.float8_e4m3fn,
+    False,
+    True,
     "assumed gfx950 asm: P=exp2((s-M)log2e) in [0,1] -> e4m3fn RNE, no scale; l over fp32 P",
 )
 GFX950_ROWSUM_P8 = KernelModel(
-    "gfx950-rowsum-p8", "gfx950", torch.float8_e4m3fn, True, True,
+    "gfx950-rowsum-p8",
+    "gfx950",
+    torch.float8_e4m3fn,
+    True,
+    True,
     "variant of the assumption: l sums the e4m3fn-rounded P",
 )
 GFX950_EXP = KernelModel(
-    "gfx950-exp", "gfx950", torch.float8_e4m3fn, False, False,
+    "gfx950-exp",
+    "gfx950",
+    torch.float8_e4m3fn,
+    False,
+    False,
     "variant: exp(s-M) instead of the folded exp2 (different fp32 rounding of P, so different "
     "P values land on the other side of an fp8 rounding midpoint)",
 )
 
-MODELS: dict[str, KernelModel] = {m.name: m for m in (EMULATED, GFX950, GFX950_ROWSUM_P8, GFX950_EXP)}
+MODELS: dict[str, KernelModel] = {
+    m.name: m for m in (EMULATED, GFX950, GFX950_ROWSUM_P8, GFX950_EXP)
+}
+
+#: The arithmetic variant of the emulated kernels that carries each model.
+MODEL_ARITHMETIC: dict[str, str] = {
+    name: next(k for k, a in ARITHMETIC_VARIANTS.items() if a == m.arithmetic)
+    for name, m in MODELS.items()
+}
 
 
 def models_for(backend: str) -> tuple[KernelModel, ...]:
     """Every model variant whose envelope calibrates ``backend``."""
     found = tuple(m for m in MODELS.values() if m.backend == backend)
     if not found:
-        raise KeyError(f"no error model for backend {backend!r}; known: {sorted({m.backend for m in MODELS.values()})}")
+        known = sorted({m.backend for m in MODELS.values()})
+        raise KeyError(f"no error model for backend {backend!r}; known: {known}")
     return found
-
-
-def round_p(p: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
-    """``p`` (fp32, in [0, 1]) rounded to ``dtype`` (RNE, torch's cast) and back; None: as is."""
-    if dtype is None:
-        return p
-    return p.to(dtype).to(torch.float32)
 
 
 @attrs.frozen
@@ -154,7 +190,9 @@ def model_attention(
     num_tokens, num_heads, _ = q.shape
     dv = v.size(-1)
     if sum(lens) != num_tokens or k.size(0) != num_tokens or v.size(0) != num_tokens:
-        raise ValueError(f"lens {list(lens)} do not pack q/k/v of {num_tokens}/{k.size(0)}/{v.size(0)} rows")
+        raise ValueError(
+            f"lens {list(lens)} do not pack q/k/v of {num_tokens}/{k.size(0)}/{v.size(0)} rows"
+        )
     qs, ks, vs = (float(s) for s in scales)
     qk_scale = float(torch.tensor(qs, dtype=torch.float32) * ks * softmax_scale)  # fp32 product
     y = torch.empty(num_heads, num_tokens, dv, dtype=torch.float32, device=device)
@@ -203,7 +241,9 @@ def model_attention(
             del p, p8, acc, pn
         start += n
     y = y.transpose(0, 1)
-    return ModelOutput(y=y, out=y.to(torch.bfloat16), lse=lse.transpose(0, 1), abs_pv=apv.transpose(0, 1) * vs)
+    return ModelOutput(
+        y=y, out=y.to(torch.bfloat16), lse=lse.transpose(0, 1), abs_pv=apv.transpose(0, 1) * vs
+    )
 
 
 def kernel_budget(model_out: ModelOutput, c: float = BUDGET_C) -> tuple[torch.Tensor, torch.Tensor]:
@@ -216,9 +256,7 @@ def kernel_budget(model_out: ModelOutput, c: float = BUDGET_C) -> tuple[torch.Te
     return out_b, lse_b
 
 
-def needed_atol(
-    y: torch.Tensor, golden: torch.Tensor, budget: torch.Tensor, rtol: float
-) -> float:
+def needed_atol(y: torch.Tensor, golden: torch.Tensor, budget: torch.Tensor, rtol: float) -> float:
     """``max_e(|y_e - g_e| + budget_e - rtol*|g_e|)`` plus the bf16 rounding of a result that is
     ``|y - g| + budget`` away from ``g`` (the kernel rounds its own fp32 value, not ``g``):
     ``|bf16(x) - g| <= u_bf16*|x| + |x - g| <= u_bf16*|g| + (1 + u_bf16)*|x - g|``.
@@ -238,13 +276,15 @@ __all__ = [
     "GFX950_EXP",
     "GFX950_ROWSUM_P8",
     "KV_STEP",
-    "KernelModel",
+    "LOG2E",
     "MODELS",
-    "ModelOutput",
+    "MODEL_ARITHMETIC",
     "U_BF16",
     "U_E4M3",
     "U_E5M2",
     "U_FP32",
+    "KernelModel",
+    "ModelOutput",
     "kernel_budget",
     "model_attention",
     "models_for",

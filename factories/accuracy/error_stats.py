@@ -16,8 +16,8 @@ noise does:
 - ``bias = mean(out - ref) / rms(ref)``: an offset that does not scale with the signal.
 
 Bounds are not guessed here: ``tools/calibrate_tolerance.py`` measures each statistic of the
-low-precision model (:mod:`factories.accuracy.error_model`) against the float64 golden over its sweep and
-writes ``margin * max`` to the tolerance file (:class:`StatBounds`).
+low-precision model (:mod:`factories.accuracy.error_model`) against the float64 golden over its
+sweep and writes ``margin * max`` to the tolerance file (:class:`StatBounds`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ class ErrorStats:
         return {"rel_fro": self.rel_fro, "slope_dev": self.slope_dev, "bias": self.bias}
 
 
-def error_stats(out: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor | None = None) -> ErrorStats:
+def error_stats(
+    out: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor | None = None
+) -> ErrorStats:
     """Statistics of ``out`` against ``ref`` (same shape; float64 arithmetic). ``mask`` selects
     leading-dim rows (e.g. ``[T]``); default all. Non-finite values in ``out`` make every
     statistic ``inf`` (a NaN row is a failure, never a silently skipped element)."""
@@ -62,7 +64,12 @@ def error_stats(out: torch.Tensor, ref: torch.Tensor, mask: torch.Tensor | None 
     rr = float((r * r).sum())
     if rr == 0.0:  # all-zero reference: any error is infinitely large relative to it
         err = float(d.abs().max())
-        return ErrorStats(0.0 if err == 0 else math.inf, 0.0 if err == 0 else math.inf, 0.0 if err == 0 else math.inf, n)
+        return ErrorStats(
+            0.0 if err == 0 else math.inf,
+            0.0 if err == 0 else math.inf,
+            0.0 if err == 0 else math.inf,
+            n,
+        )
     rel_fro = float(d.norm()) / math.sqrt(rr)
     slope_dev = float((d * r).sum()) / rr
     bias = float(d.mean()) / math.sqrt(rr / n)
@@ -79,7 +86,9 @@ class StatBounds:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, float]) -> StatBounds:
-        return cls(float(data["rel_fro_max"]), float(data["slope_dev_max"]), float(data["bias_max"]))
+        return cls(
+            float(data["rel_fro_max"]), float(data["slope_dev_max"]), float(data["bias_max"])
+        )
 
     def violations(self, stats: ErrorStats) -> list[str]:
         """One line per statistic over its bound (empty: within every bound)."""
@@ -88,7 +97,8 @@ class StatBounds:
             out.append(f"relative Frobenius error {stats.rel_fro:.3e} > {self.rel_fro_max:.3e}")
         if not abs(stats.slope_dev) <= self.slope_dev_max:
             out.append(
-                f"slope of out on ref is 1{stats.slope_dev:+.3e}, |slope-1| > {self.slope_dev_max:.3e} "
+                f"slope of out on ref is 1{stats.slope_dev:+.3e}, "
+                f"|slope-1| > {self.slope_dev_max:.3e} "
                 "(a systematic scale error)"
             )
         if not abs(stats.bias) <= self.bias_max:
@@ -97,7 +107,11 @@ class StatBounds:
 
     def worst_ratio(self, stats: ErrorStats) -> float:
         """Largest statistic / bound (> 1 fails)."""
-        pairs = ((stats.rel_fro, self.rel_fro_max), (abs(stats.slope_dev), self.slope_dev_max), (abs(stats.bias), self.bias_max))
+        pairs = (
+            (stats.rel_fro, self.rel_fro_max),
+            (abs(stats.slope_dev), self.slope_dev_max),
+            (abs(stats.bias), self.bias_max),
+        )
         return max((v / b if b > 0 else (math.inf if v > 0 else 0.0)) for v, b in pairs)
 
 

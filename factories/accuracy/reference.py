@@ -9,15 +9,24 @@ K/V rows are gathered through ``kv_page_indices`` like the kernel does (page siz
 
 Rows that see no key (causal with kv_len < q_len) get out = 0 and lse = -inf, the kernel's
 convention (``1/l -> 0``).
+
+:func:`causal_reference` is the same answer for the accuracy suite's batches (KV = Q, packed
+requests), chunked over q rows so a 16k-token request needs ~100 MB, not ``H * L * L * 8``
+bytes; a test pins it to :func:`reference_attention`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 
 
 def _dequant(x: torch.Tensor, scale: torch.Tensor | float) -> torch.Tensor:
-    s = scale.reshape(-1)[0].to(x.device, torch.float64) if isinstance(scale, torch.Tensor) else float(scale)
+    if isinstance(scale, torch.Tensor):
+        s = scale.reshape(-1)[0].to(x.device, torch.float64)
+    else:
+        s = float(scale)
     return x.to(torch.float64) * s
 
 
@@ -50,7 +59,9 @@ def reference_attention(
     lse = torch.full((num_tokens, num_heads), float("-inf"), dtype=torch.float64, device=device)
     qo = qo_indptr.to("cpu").tolist()
     kv = kv_indptr.to("cpu").tolist()
-    pages = None if kv_page_indices is None else kv_page_indices.to(device=device, dtype=torch.int64)
+    pages = (
+        None if kv_page_indices is None else kv_page_indices.to(device=device, dtype=torch.int64)
+    )
     for b in range(len(qo) - 1):
         q0, q1, k0, k1 = qo[b], qo[b + 1], kv[b], kv[b + 1]
         q_len, kv_len = q1 - q0, k1 - k0
@@ -69,3 +80,70 @@ def reference_attention(
         out[q0:q1] = torch.einsum("hqk,khd->qhd", probs, vb)
         lse[q0:q1] = lse_b.transpose(0, 1)
     return out, lse
+
+
+#: Elements of one [H, rows, keys] float64 score block (2^24 -> 128 MiB, a few live copies).
+REFERENCE_BLOCK_ELEMENTS = {"cpu": 1 << 24, "cuda": 1 << 28}
+
+
+def causal_reference(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    lens: Sequence[int],
+    softmax_scale: float,
+    *,
+    scales: tuple[float, float, float] = (1.0, 1.0, 1.0),
+    block_elements: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(out [T, H, Dv], lse [T, H])`` in float64: packed requests of ``lens`` tokens, KV = Q
+    (no prefix), bottom-right causal (row i of a request sees keys 0..i), natural-log LSE.
+
+    ``q``/``k``/``v`` are the fp8 (or any float) tensors the kernel reads, dequantized exactly
+    (``x * scale``). Each request is cut into blocks of q rows; a block of rows [i0, i1) reads keys
+    [0, i1) and masks only the diagonal square, so work and memory follow the causal triangle.
+    """
+    device = q.device
+    num_tokens, num_heads, _ = q.shape
+    if sum(lens) != num_tokens or k.size(0) != num_tokens or v.size(0) != num_tokens:
+        raise ValueError(
+            f"lens {list(lens)} do not pack q/k/v of {num_tokens}/{k.size(0)}/{v.size(0)} rows"
+        )
+    budget = block_elements or REFERENCE_BLOCK_ELEMENTS.get(
+        device.type, REFERENCE_BLOCK_ELEMENTS["cuda"]
+    )
+    qs, ks, vs = (float(s) for s in scales)
+    out = torch.empty(num_heads, num_tokens, v.size(-1), dtype=torch.float64, device=device)
+    lse = torch.empty(num_heads, num_tokens, dtype=torch.float64, device=device)
+    start = 0
+    for n in lens:
+        if n == 0:
+            continue
+        # Head-major float64 copies of this request only: [H, n, D].
+        qd = (
+            q[start : start + n]
+            .to(torch.float64)
+            .transpose(0, 1)
+            .contiguous()
+            .mul_(qs * softmax_scale)
+        )
+        kt = (
+            k[start : start + n].to(torch.float64).permute(1, 2, 0).contiguous().mul_(ks)
+        )  # [H, D, n]
+        vd = v[start : start + n].to(torch.float64).transpose(0, 1).contiguous().mul_(vs)
+        rows = max(1, min(n, budget // max(1, num_heads * n)))
+        for i0 in range(0, n, rows):
+            i1 = min(n, i0 + rows)
+            s = torch.bmm(qd[:, i0:i1], kt[:, :, :i1])  # [H, r, i1]
+            r = i1 - i0
+            diag = torch.ones(r, r, dtype=torch.bool, device=device).triu_(1)
+            s[:, :, i0:i1].masked_fill_(diag, float("-inf"))
+            m = s.amax(dim=-1, keepdim=True)  # finite: key i0..i is always visible
+            s.sub_(m).exp_()
+            total = s.sum(dim=-1)
+            o = torch.bmm(s, vd[:, :i1]).div_(total[..., None])
+            out[:, start + i0 : start + i1] = o
+            lse[:, start + i0 : start + i1] = total.log_().add_(m[..., 0])
+            del s, o
+        start += n
+    return out.transpose(0, 1), lse.transpose(0, 1)

@@ -17,6 +17,7 @@ import attrs
 import torch
 
 from factories.aiter.layout import AITER_FUNCTIONS
+
 BACKENDS = ("auto", "aiter", "emulated")
 
 
@@ -40,10 +41,13 @@ def real_aiter_unusable_reason() -> str | None:
         return "ROCm torch but no visible GPU (torch.cuda.is_available() is False)"
     arch = getattr(torch.cuda.get_device_properties(0), "gcnArchName", "")
     if not arch.startswith("gfx950"):
-        return f"not gfx950: device 0 is {arch or 'unknown'} (PS prefill kernels exist only for gfx950)"
+        return (
+            f"not gfx950: device 0 is {arch or 'unknown'} "
+            "(PS prefill kernels exist only for gfx950)"
+        )
     try:
         module = importlib.import_module("aiter")
-    except Exception as exc:  # noqa: BLE001 - any import failure means "not usable"
+    except Exception as exc:
         return f"aiter is not importable: {type(exc).__name__}: {exc}"
     if getattr(module, "IS_AITER_EMULATION", False):
         return "sys.modules['aiter'] is this project's emulation, not the real package"
@@ -57,7 +61,7 @@ def vllm_path_missing_reason() -> str | None:
     """None when the installed vLLM carries the FP8 PS prefill path, else why not."""
     try:
         module = importlib.import_module("vllm.v1.attention.backends.mla.rocm_aiter_mla")
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return f"vllm's rocm_aiter_mla is not importable: {type(exc).__name__}: {exc}"
     for cls, method in (
         ("AiterMLAImpl", "_mla_fp8_prefill_attn"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import types
-from typing import Sequence
+from collections.abc import Sequence
 
 import attrs
 import torch
@@ -70,6 +70,31 @@ class PsPlan:
     def partial_rows(self) -> int:
         """Rows of splitData/splitLse as ``mla_prefill_ps_fwd`` allocates them."""
         return self.reduce_partial_map.numel() * self.settings.qlen_granularity
+
+    def reduce_args(
+        self,
+        split_data: torch.Tensor,
+        split_lse: torch.Tensor,
+        final_output: torch.Tensor,
+        final_lse: torch.Tensor | None,
+    ) -> tuple[object, ...]:
+        """``mla_reduce_v1``'s positional arguments for this plan, in AITER's order.
+
+        One place spells the plan's three reduce buffers, the per-tile row count and the
+        ``num_kv_splits`` placeholder (0: the kernel reads the split count from the plan), so a
+        test calls ``aiter.mla_reduce_v1(*plan.reduce_args(...))`` instead of re-typing them.
+        """
+        return (
+            split_data,
+            split_lse,
+            self.reduce_indptr,
+            self.reduce_final_map,
+            self.reduce_partial_map,
+            self.settings.qlen_granularity,
+            0,
+            final_output,
+            final_lse,
+        )
 
     @property
     def num_reduce_groups(self) -> int:
@@ -133,7 +158,12 @@ def plan_batch(
                 t.fill_(fill)
             bufs.append(t)
         plan_fn(
-            qo, kv, cl, 1, num_heads_k, *bufs,
+            qo,
+            kv,
+            cl,
+            1,
+            num_heads_k,
+            *bufs,
             qhead_granularity=settings.qhead_granularity,
             qlen_granularity=settings.qlen_granularity,
             kvlen_granularity=settings.kvlen_granularity,

@@ -132,7 +132,8 @@ class PlannerSettings:
     """The planner's keyword settings. Defaults are the Python stub's (``attention.py:1060-1064``).
 
     Neither these defaults nor the pybind ones (kvlen 1, block 1) suit the fp8 kernel; use
-    :meth:`for_fp8_prefill_kernel` (1 / 256 / 128 / 1, what ``op_tests/test_mla_prefill_ps.py`` uses).
+    :meth:`for_fp8_prefill_kernel` (1 / 256 / 128 / 1, what ``op_tests/test_mla_prefill_ps.py``
+    uses).
     """
 
     qhead_granularity: int = 1
@@ -161,7 +162,9 @@ class PlannerSettings:
         for name in ("qhead_granularity", "qlen_granularity", "kvlen_granularity", "block_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"get_ps_metadata_v1: {name} must be a positive int, got {value!r}")
+                raise ValueError(
+                    f"get_ps_metadata_v1: {name} must be a positive int, got {value!r}"
+                )
         kvg = self.kvlen_granularity
         if kvg & (kvg - 1):
             raise ValueError(

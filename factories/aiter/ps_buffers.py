@@ -91,28 +91,47 @@ class TableRule(enum.Enum):
 
 PS_BUFFERS: tuple[PsBuffer, ...] = (
     PsBuffer(
-        "work_metadata_ptrs", "fp8_ps_work_metadata", None, torch.uint64, lambda d: (2,),
+        "work_metadata_ptrs",
+        "fp8_ps_work_metadata",
+        None,
+        torch.uint64,
+        lambda d: (2,),
         planner_writes=False,
     ),
     PsBuffer(
-        "work_indptr", "fp8_ps_work_indptr", "fp8_prefill_work_indptr", torch.int32,
+        "work_indptr",
+        "fp8_ps_work_indptr",
+        "fp8_prefill_work_indptr",
+        torch.int32,
         lambda d: (d.cu + 1,),
     ),
     PsBuffer(
-        "work_info", "fp8_ps_work_info", "fp8_prefill_work_info_set", torch.int32,
+        "work_info",
+        "fp8_ps_work_info",
+        "fp8_prefill_work_info_set",
+        torch.int32,
         lambda d: (d.max_works, 8),
     ),
     PsBuffer(
-        "reduce_indptr", "fp8_ps_reduce_indptr", "fp8_prefill_reduce_indptr", torch.int32,
+        "reduce_indptr",
+        "fp8_ps_reduce_indptr",
+        "fp8_prefill_reduce_indptr",
+        torch.int32,
         lambda d: (d.q_tiles + 1,),
     ),
     PsBuffer(
-        "reduce_final_map", "fp8_ps_reduce_final_map", "fp8_prefill_reduce_final_map",
-        torch.int32, lambda d: (d.q_tiles, 2),
+        "reduce_final_map",
+        "fp8_ps_reduce_final_map",
+        "fp8_prefill_reduce_final_map",
+        torch.int32,
+        lambda d: (d.q_tiles, 2),
     ),
     PsBuffer(
-        "reduce_partial_map", "fp8_ps_reduce_partial_map", "fp8_prefill_reduce_partial_map",
-        torch.int32, lambda d: (d.max_partials,),
+        "reduce_partial_map",
+        "fp8_ps_reduce_partial_map",
+        "fp8_prefill_reduce_partial_map",
+        torch.int32,
+        lambda d: (d.max_partials,),
     ),
 )
 

@@ -1,12 +1,12 @@
 """AITER's four PS-prefill entry points, pinned as data.
 
 Why: vLLM calls these functions positionally, and AITER has already broken positional callers by
-*inserting* parameters (``max_seqlen_q`` in af113a3f89, ``num_kv_splits`` in ff61bb3997, both before
-``final_output`` of ``mla_reduce_v1``; contract §4.1). A signature table that is plain data can be
-compared with the emulation (so the test double cannot drift) and, on a gfx950 machine, with the
-real ``aiter`` (so the table cannot drift from upstream). Names, order, kinds and defaults are pinned;
-annotations are not (upstream changed ``Optional[X]`` to ``X | None`` in 044f906a8d, which changes no
-call).
+*inserting* parameters (``max_seqlen_q`` in af113a3f89, ``num_kv_splits`` in ff61bb3997, both
+before ``final_output`` of ``mla_reduce_v1``; contract §4.1). A signature table that is plain data
+can be compared with the emulation (so the test double cannot drift) and, on a gfx950 machine, with
+the real ``aiter`` (so the table cannot drift from upstream). Names, order, kinds and defaults are
+pinned; annotations are not (upstream changed ``Optional[X]`` to ``X | None`` in 044f906a8d, which
+changes no call).
 
 Source: ROCm/aiter ``aiter/ops/attention.py`` at e4048607a5 (2026-08-22): lines 1004-1009,
 1047-1065, 1068-1087 and 1449-1459.
@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import enum
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 
@@ -63,7 +64,8 @@ class FunctionSignature:
 
     @classmethod
     def of(cls, fn: Callable[..., Any], name: str | None = None) -> FunctionSignature:
-        """Read a callable's signature (follows ``__wrapped__``, as AITER's ``compile_ops`` wraps)."""
+        """Read a callable's signature (follows ``__wrapped__``, as AITER's ``compile_ops``
+        wraps)."""
         sig = inspect.signature(fn)
         return cls(
             name=name or getattr(fn, "__name__", repr(fn)),

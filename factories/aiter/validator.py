@@ -97,8 +97,7 @@ class Check(enum.Enum):
     )
     KV_COVERAGE = (
         "kv_coverage",
-        "per (tile, head) the pieces end at "
-        "kv_indptr[b] + min(ceil(eff/kvg)*kvg/bs, pages) [§2.4]",
+        "per (tile, head) the pieces end at kv_indptr[b] + min(ceil(eff/kvg)*kvg/bs, pages) [§2.4]",
     )
     SPLIT_BOUNDARY_GRANULARITY = (
         "split_boundary_granularity",
@@ -185,8 +184,9 @@ class _Findings:
 
     def result(self) -> tuple[Finding, ...]:
         extra = [
-            Finding(c, "(more)", f"{n - _MAX_PER_CHECK} more findings of this check not listed",
-                    None, n)
+            Finding(
+                c, "(more)", f"{n - _MAX_PER_CHECK} more findings of this check not listed", None, n
+            )
             for c, n in self.counts.items()
             if n > _MAX_PER_CHECK
         ]
@@ -276,13 +276,20 @@ def validate_plan(
     tpc, khpc = cu // ncl, H // ncl
     qlens = np.diff(qo)
     sizes = PsMetadataSizes.compute(
-        batch, H, int(max_qlen if max_qlen is not None else (qlens.max() if batch else 0)),
-        settings.qlen_granularity, cu,
+        batch,
+        H,
+        int(max_qlen if max_qlen is not None else (qlens.max() if batch else 0)),
+        settings.qlen_granularity,
+        cu,
     )
     rows_avail = sizes.partial_rows if partial_rows is None else partial_rows
 
     buffers = (
-        work_metadata_ptrs, work_indptr, work_info, reduce_indptr, reduce_final_map,
+        work_metadata_ptrs,
+        work_indptr,
+        work_info,
+        reduce_indptr,
+        reduce_final_map,
         reduce_partial_map,
     )
     _check_static(f, buffers, settings, qo, kv, ctx)
@@ -311,15 +318,24 @@ def validate_plan(
 
 
 _BUFFER_NAMES = (
-    "work_indptr", "work_info", "reduce_indptr", "reduce_final_map", "reduce_partial_map"
+    "work_indptr",
+    "work_info",
+    "reduce_indptr",
+    "reduce_final_map",
+    "reduce_partial_map",
 )
 
 
 def _check_static(f: _Findings, buffers: tuple, s: PlannerSettings, qo, kv, ctx) -> None:
     wmp = buffers[0]
     if hasattr(wmp, "dtype") and (_dtype_name(wmp) != "uint64" or tuple(wmp.shape) != (2,)):
-        f.add(Check.BUFFER_DTYPE, "work_metadata_ptrs", "must be a [2] uint64 buffer",
-              ("uint64", (2,)), (_dtype_name(wmp), tuple(wmp.shape)))
+        f.add(
+            Check.BUFFER_DTYPE,
+            "work_metadata_ptrs",
+            "must be a [2] uint64 buffer",
+            ("uint64", (2,)),
+            (_dtype_name(wmp), tuple(wmp.shape)),
+        )
     for name, t in zip(_BUFFER_NAMES, buffers[1:]):
         if hasattr(t, "dtype") and _dtype_name(t) != "int32":
             f.add(Check.BUFFER_DTYPE, name, "must be int32", "int32", _dtype_name(t))
@@ -335,9 +351,11 @@ def _check_static(f: _Findings, buffers: tuple, s: PlannerSettings, qo, kv, ctx)
     )
     if not good:
         f.add(
-            Check.KERNEL_SETTINGS, "settings",
+            Check.KERNEL_SETTINGS,
+            "settings",
             "the fp8 PS kernel needs qhg=1, qg=256, kvg a power of 2 >= 128, block_size=1",
-            attrs.astuple(kernel)[:4], attrs.astuple(s)[:4],
+            attrs.astuple(kernel)[:4],
+            attrs.astuple(s)[:4],
         )
     bs = s.block_size
     for b in range(len(qo) - 1):
@@ -345,15 +363,21 @@ def _check_static(f: _Findings, buffers: tuple, s: PlannerSettings, qo, kv, ctx)
         need = -(-int(ctx[b]) // bs) if b < len(ctx) else None
         if need != pages:
             f.add(
-                Check.CONTEXT_LENS, f"context_lens[{b}]",
-                "context length does not fill the request's kv pages", pages, need,
+                Check.CONTEXT_LENS,
+                f"context_lens[{b}]",
+                "context length does not fill the request's kv pages",
+                pages,
+                need,
             )
 
 
 def _check_work_indptr(f: _Findings, wi: np.ndarray, cu: int, info_rows: int) -> int:
     if len(wi) != cu + 1:
         f.add(
-            Check.WORK_INDPTR_LENGTH, "work_indptr", f"must have CU+1 = {cu + 1} entries", cu + 1,
+            Check.WORK_INDPTR_LENGTH,
+            "work_indptr",
+            f"must have CU+1 = {cu + 1} entries",
+            cu + 1,
             len(wi),
         )
     if len(wi) == 0:
@@ -362,7 +386,10 @@ def _check_work_indptr(f: _Findings, wi: np.ndarray, cu: int, info_rows: int) ->
         f.add(Check.WORK_INDPTR_MONOTONE, "work_indptr[0]", "must be 0", 0, wi[0])
     for i in np.flatnonzero(np.diff(wi) < 0):
         f.add(
-            Check.WORK_INDPTR_MONOTONE, f"work_indptr[{i + 1}]", "decreases", f">= {wi[i]}",
+            Check.WORK_INDPTR_MONOTONE,
+            f"work_indptr[{i + 1}]",
+            "decreases",
+            f">= {wi[i]}",
             wi[i + 1],
         )
     return int(wi.max())
@@ -378,8 +405,15 @@ def _count_groups(ri: np.ndarray) -> tuple[int, int]:
 
 
 def _check_sizes(
-    f: _Findings, used_works, n_groups, n_partials, sizes: PsMetadataSizes,
-    info_rows, ri_len, fm_rows, pm_len,
+    f: _Findings,
+    used_works,
+    n_groups,
+    n_partials,
+    sizes: PsMetadataSizes,
+    info_rows,
+    ri_len,
+    fm_rows,
+    pm_len,
 ) -> None:
     for what, used, limit in (
         ("works", used_works, sizes.max_works),
@@ -388,8 +422,11 @@ def _check_sizes(
     ):
         if used > limit:
             f.add(
-                Check.INFO_SIZES, what, f"more {what} than get_ps_metadata_info_v1 sizes for",
-                f"<= {limit}", used,
+                Check.INFO_SIZES,
+                what,
+                f"more {what} than get_ps_metadata_info_v1 sizes for",
+                f"<= {limit}",
+                used,
             )
     for what, used, limit in (
         ("work_info", used_works, info_rows),
@@ -399,8 +436,11 @@ def _check_sizes(
     ):
         if used > limit:
             f.add(
-                Check.BUFFER_CAPACITY, what, "the plan uses more entries than the buffer has",
-                f"<= {limit}", used,
+                Check.BUFFER_CAPACITY,
+                what,
+                "the plan uses more entries than the buffer has",
+                f"<= {limit}",
+                used,
             )
 
 
@@ -436,12 +476,18 @@ def _check_fields(
     bad_loc = loc < -1
     for i in np.flatnonzero(bad_b):
         f.add(
-            Check.WORK_FIELDS, _where(works, i), "batch_idx out of range", f"0..{batch - 1}", b[i],
+            Check.WORK_FIELDS,
+            _where(works, i),
+            "batch_idx out of range",
+            f"0..{batch - 1}",
+            b[i],
         )
     for i in np.flatnonzero(bad_h):
         f.add(
-            Check.WORK_FIELDS, _where(works, i),
-            "q_head_range is not pack(h*qhg, (h+1)*qhg) for a head < H", f"head < {H}",
+            Check.WORK_FIELDS,
+            _where(works, i),
+            "q_head_range is not pack(h*qhg, (h+1)*qhg) for a head < H",
+            f"head < {H}",
             (int(low[i]), int(high[i])),
         )
     for i in np.flatnonzero(bad_loc):
@@ -456,14 +502,20 @@ def _check_tile_placement(f: _Findings, works, ok, qo, qg) -> np.ndarray:
     inside = (lo <= qs) & (qs < qe) & (qe <= hi)
     for i in np.flatnonzero(ok & ~inside):
         f.add(
-            Check.TILE_IN_REQUEST, _where(works, i), f"q range straddles or leaves request {b[i]}",
-            (lo[i], hi[i]), (qs[i], qe[i]),
+            Check.TILE_IN_REQUEST,
+            _where(works, i),
+            f"q range straddles or leaves request {b[i]}",
+            (lo[i], hi[i]),
+            (qs[i], qe[i]),
         )
     aligned = ((qs - lo) % qg == 0) & (qe == np.minimum(qs + qg, hi))
     for i in np.flatnonzero(ok & inside & ~aligned):
         f.add(
-            Check.TILE_ALIGNMENT, _where(works, i), "q range is not one of the request's qg tiles",
-            (qs[i], int(min(qs[i] + qg, hi[i]))), (qs[i], qe[i]),
+            Check.TILE_ALIGNMENT,
+            _where(works, i),
+            "q range is not one of the request's qg tiles",
+            (qs[i], int(min(qs[i] + qg, hi[i]))),
+            (qs[i], qe[i]),
         )
     return ok & inside & aligned
 
@@ -480,8 +532,11 @@ def _check_rows_once(f: _Findings, works, total_rows: int) -> None:
         runs = np.split(bad, np.flatnonzero(np.diff(bad) != 1) + 1)
         for run in runs:
             f.add(
-                Check.Q_ROWS_ONCE, f"q rows [{run[0]}, {run[-1] + 1})",
-                "rows not covered by exactly one tile", 1, int(count[run[0]]),
+                Check.Q_ROWS_ONCE,
+                f"q rows [{run[0]}, {run[-1] + 1})",
+                "rows not covered by exactly one tile",
+                1,
+                int(count[run[0]]),
             )
 
 
@@ -508,8 +563,11 @@ def _check_tile_heads(f: _Findings, tile_of, head, tiles: _Tiles, H: int) -> Non
     present[tile_of, head] = True
     for t, h in zip(*np.nonzero(~present)):
         f.add(
-            Check.TILE_HEAD_COVERAGE, f"{_tile_name(tiles, t)}, head {h}",
-            "no work covers this tile for this head", ">= 1 work", 0,
+            Check.TILE_HEAD_COVERAGE,
+            f"{_tile_name(tiles, t)}, head {h}",
+            "no work covers this tile for this head",
+            ">= 1 work",
+            0,
         )
 
 
@@ -539,19 +597,28 @@ def _check_pieces(
 
     for i in np.flatnonzero(new & (ks != kv0)):
         f.add(
-            Check.KV_PIECES_CONTIGUOUS, where(i),
-            "first kv piece does not start at the request's kv start", kv0[i], ks[i],
+            Check.KV_PIECES_CONTIGUOUS,
+            where(i),
+            "first kv piece does not start at the request's kv start",
+            kv0[i],
+            ks[i],
         )
     for i in np.flatnonzero(~new & (ks < prev_ke)):
         f.add(
-            Check.KV_PIECES_CONTIGUOUS, where(i), "kv piece overlaps the previous one", prev_ke[i],
+            Check.KV_PIECES_CONTIGUOUS,
+            where(i),
+            "kv piece overlaps the previous one",
+            prev_ke[i],
             ks[i],
         )
     for i in np.flatnonzero(~new & (ks > prev_ke)):
         f.add(Check.KV_PIECES_CONTIGUOUS, where(i), "gap between kv pieces", prev_ke[i], ks[i])
     for i in np.flatnonzero((ke < ks) | ((size >= 2) & (ke == ks))):
         f.add(
-            Check.KV_PIECES_CONTIGUOUS, where(i), "kv piece is empty or reversed", f"> {ks[i]}",
+            Check.KV_PIECES_CONTIGUOUS,
+            where(i),
+            "kv piece is empty or reversed",
+            f"> {ks[i]}",
             ke[i],
         )
     last = np.ones(len(order), dtype=bool)
@@ -559,30 +626,44 @@ def _check_pieces(
     want_end = kv0 + tiles.kv_need[t]
     for i in np.flatnonzero(last & (ke != want_end)):
         f.add(
-            Check.KV_COVERAGE, where(i),
-            "kv pieces do not end at the tile's causal need (rounded, clamped)", want_end[i], ke[i],
+            Check.KV_COVERAGE,
+            where(i),
+            "kv pieces do not end at the tile's causal need (rounded, clamped)",
+            want_end[i],
+            ke[i],
         )
     bpu_tokens = s.kvlen_granularity
     for i in np.flatnonzero(~new & (((ks - kv0) * s.block_size) % bpu_tokens != 0)):
         f.add(
-            Check.SPLIT_BOUNDARY_GRANULARITY, where(i),
-            f"split boundary not a multiple of kvlen_granularity {bpu_tokens}", 0,
+            Check.SPLIT_BOUNDARY_GRANULARITY,
+            where(i),
+            f"split boundary not a multiple of kvlen_granularity {bpu_tokens}",
+            0,
             int(((ks[i] - kv0[i]) * s.block_size) % bpu_tokens),
         )
     for i in np.flatnonzero(~new & (tg[order] != prev_tg + 1)):
         f.add(
-            Check.SPLIT_TGS_CONSECUTIVE, where(i),
-            "next piece of a split tile is not on the next TG", prev_tg[i] + 1, tg[order][i],
+            Check.SPLIT_TGS_CONSECUTIVE,
+            where(i),
+            "next piece of a split tile is not on the next TG",
+            prev_tg[i] + 1,
+            tg[order][i],
         )
     for i in np.flatnonzero((size == 1) & (loc != -1)):
         f.add(
-            Check.SPLIT_PARTIAL_FLAGS, where(i), "unsplit tile must have partial_o_loc -1", -1,
+            Check.SPLIT_PARTIAL_FLAGS,
+            where(i),
+            "unsplit tile must have partial_o_loc -1",
+            -1,
             loc[i],
         )
     for i in np.flatnonzero((size >= 2) & (loc < 0)):
         f.add(
-            Check.SPLIT_PARTIAL_FLAGS, where(i), "work of a split tile must write a partial slot",
-            ">= 0", loc[i],
+            Check.SPLIT_PARTIAL_FLAGS,
+            where(i),
+            "work of a split tile must write a partial slot",
+            ">= 0",
+            loc[i],
         )
     return split_tile
 
@@ -592,23 +673,29 @@ def _check_slots(f: _Findings, works, head, ok, rows_avail: int) -> None:
     sp = np.flatnonzero(ok & (loc >= 0))
     for i in sp[loc[sp] % KERNEL_TILE_ROWS != 0]:
         f.add(
-            Check.PARTIAL_SLOT_SPACING, _where(works, i),
-            f"partial offset not a multiple of {KERNEL_TILE_ROWS} rows", 0,
+            Check.PARTIAL_SLOT_SPACING,
+            _where(works, i),
+            f"partial offset not a multiple of {KERNEL_TILE_ROWS} rows",
+            0,
             int(loc[i] % KERNEL_TILE_ROWS),
         )
     for i in sp[loc[sp] + KERNEL_TILE_ROWS > rows_avail]:
         f.add(
-            Check.PARTIAL_SLOT_BOUNDS, _where(works, i),
+            Check.PARTIAL_SLOT_BOUNDS,
+            _where(works, i),
             f"slot [p, p+{KERNEL_TILE_ROWS}) exceeds the {rows_avail} partial rows",
-            f"<= {rows_avail - KERNEL_TILE_ROWS}", loc[i],
+            f"<= {rows_avail - KERNEL_TILE_ROWS}",
+            loc[i],
         )
     if len(sp):
         keys = np.stack([head[sp], loc[sp]], axis=1)
         _, inv, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
         for i in sp[counts[inv.reshape(-1)] > 1]:
             f.add(
-                Check.PARTIAL_SLOT_UNIQUE, _where(works, i),
-                f"partial slot {loc[i]} of head {head[i]} used by more than one work", 1,
+                Check.PARTIAL_SLOT_UNIQUE,
+                _where(works, i),
+                f"partial slot {loc[i]} of head {head[i]} used by more than one work",
+                1,
                 int(counts[inv.reshape(-1)][np.searchsorted(sp, i)]),
             )
 
@@ -619,20 +706,26 @@ def _check_tg_order(f: _Findings, works, tg, head, ok, tpc: int, khpc: int) -> N
     wrong_cluster = ok & (head // max(khpc, 1) != tg // max(tpc, 1))
     for i in np.flatnonzero(wrong_cluster):
         f.add(
-            Check.TG_HEAD_ORDER, _where(works, i), f"head {head[i]} is not in TG {tg[i]}'s cluster",
-            tg[i] // tpc, head[i] // khpc,
+            Check.TG_HEAD_ORDER,
+            _where(works, i),
+            f"head {head[i]} is not in TG {tg[i]}'s cluster",
+            tg[i] // tpc,
+            head[i] // khpc,
         )
     same_tg = tg[1:] == tg[:-1]
     for i in np.flatnonzero(same_tg & (head[1:] < head[:-1])) + 1:
         f.add(
-            Check.TG_HEAD_ORDER, _where(works, i), "works of a TG are not head-major",
-            f">= {head[i - 1]}", head[i],
+            Check.TG_HEAD_ORDER,
+            _where(works, i),
+            "works of a TG are not head-major",
+            f">= {head[i - 1]}",
+            head[i],
         )
     bounds = np.flatnonzero(np.diff(tg)) + 1
     for seg in np.split(np.arange(len(works)), bounds):
         if not ok[seg].all():
             continue
-        body = works[seg][:, :WorkInfoCol.Q_HEAD_RANGE]
+        body = works[seg][:, : WorkInfoCol.Q_HEAD_RANGE]
         heads = head[seg]
         uniq = np.unique(heads)
         first = body[heads == uniq[0]]
@@ -640,14 +733,19 @@ def _check_tg_order(f: _Findings, works, tg, head, ok, tpc: int, khpc: int) -> N
             other = body[heads == hh]
             if other.shape != first.shape or not np.array_equal(other, first):
                 f.add(
-                    Check.TG_HEAD_ORDER, f"TG {tg[seg[0]]} head {hh}",
-                    "heads of a TG do not get the identical kv slicing", first.shape[0],
+                    Check.TG_HEAD_ORDER,
+                    f"TG {tg[seg[0]]} head {hh}",
+                    "heads of a TG do not get the identical kv slicing",
+                    first.shape[0],
                     other.shape[0],
                 )
         if len(uniq) != khpc:
             f.add(
-                Check.TG_HEAD_ORDER, f"TG {tg[seg[0]]}",
-                "a non-empty TG must hold works for every head of its cluster", khpc, len(uniq),
+                Check.TG_HEAD_ORDER,
+                f"TG {tg[seg[0]]}",
+                "a non-empty TG must hold works for every head of its cluster",
+                khpc,
+                len(uniq),
             )
 
 
@@ -665,20 +763,37 @@ def _check_balance(
         block = per[c * tpc : (c + 1) * tpc, c * khpc : (c + 1) * khpc]
         if block.size and block.max() - block.min() > 1:
             f.add(
-                Check.LOAD_BALANCE, f"cluster {c}", "units per (TG, head) differ by more than 1",
-                "max - min <= 1", (int(block.min()), int(block.max())),
+                Check.LOAD_BALANCE,
+                f"cluster {c}",
+                "units per (TG, head) differ by more than 1",
+                "max - min <= 1",
+                (int(block.min()), int(block.max())),
             )
 
 
 def _check_reduce(
-    f: _Findings, ri, fm, pm, n_groups, works, head, tile_of, ok, tiles: _Tiles, split_tiles,
-    H, tpc,
+    f: _Findings,
+    ri,
+    fm,
+    pm,
+    n_groups,
+    works,
+    head,
+    tile_of,
+    ok,
+    tiles: _Tiles,
+    split_tiles,
+    H,
+    tpc,
 ) -> None:
     if len(ri) and ri[0] != 0:
         f.add(Check.REDUCE_INDPTR_MONOTONE, "reduce_indptr[0]", "must be 0", 0, ri[0])
     for i in np.flatnonzero(np.diff(ri) < 0):
         f.add(
-            Check.REDUCE_INDPTR_MONOTONE, f"reduce_indptr[{i + 1}]", "decreases", f">= {ri[i]}",
+            Check.REDUCE_INDPTR_MONOTONE,
+            f"reduce_indptr[{i + 1}]",
+            "decreases",
+            f">= {ri[i]}",
             ri[i + 1],
         )
     n_groups = min(n_groups, len(fm))
@@ -687,35 +802,48 @@ def _check_reduce(
         n = int(ri[g + 1] - ri[g])
         if not 2 <= n <= tpc:
             f.add(
-                Check.REDUCE_GROUP_SIZE, f"reduce_indptr[{g}:{g + 2}]",
-                f"a reduce group must have 2..{tpc} partials", f"2..{tpc}", n,
+                Check.REDUCE_GROUP_SIZE,
+                f"reduce_indptr[{g}:{g + 2}]",
+                f"a reduce group must have 2..{tpc} partials",
+                f"2..{tpc}",
+                n,
             )
         if g and fm[g, 0] <= fm[g - 1, 0]:
             f.add(
-                Check.REDUCE_ORDER, f"reduce_final_map[{g}]", "groups are not in ascending q order",
-                f"> {fm[g - 1, 0]}", fm[g, 0],
+                Check.REDUCE_ORDER,
+                f"reduce_final_map[{g}]",
+                "groups are not in ascending q order",
+                f"> {fm[g - 1, 0]}",
+                fm[g, 0],
             )
         t = int(np.searchsorted(tiles.qs, fm[g, 0])) if len(tiles.qs) else 0
         starts_tile = t < len(tiles.qs) and tiles.qs[t] == fm[g, 0]
         if starts_tile and tiles.qe[t] == fm[g, 1] and split_tiles[t]:
             group_tile[g] = t
         else:
-            want = (
-                (int(tiles.qs[t]), int(tiles.qe[t])) if starts_tile else "a split tile's q range"
-            )
+            want = (int(tiles.qs[t]), int(tiles.qe[t])) if starts_tile else "a split tile's q range"
             f.add(
-                Check.REDUCE_FINAL_MAP, f"reduce_final_map[{g}]", "not the q range of a split tile",
-                want, (fm[g, 0], fm[g, 1]),
+                Check.REDUCE_FINAL_MAP,
+                f"reduce_final_map[{g}]",
+                "not the q range of a split tile",
+                want,
+                (fm[g, 0], fm[g, 1]),
             )
     referenced = group_tile[group_tile >= 0]
     for t in np.unique(referenced)[np.unique(referenced, return_counts=True)[1] > 1]:
         f.add(
-            Check.REDUCE_MISSING_GROUP, _tile_name(tiles, t),
-            "split tile has more than one reduce group", 1, int((referenced == t).sum()),
+            Check.REDUCE_MISSING_GROUP,
+            _tile_name(tiles, t),
+            "split tile has more than one reduce group",
+            1,
+            int((referenced == t).sum()),
         )
     for t in np.flatnonzero(split_tiles & ~np.isin(np.arange(len(split_tiles)), referenced)):
         f.add(
-            Check.REDUCE_MISSING_GROUP, _tile_name(tiles, t), "split tile has no reduce group", 1,
+            Check.REDUCE_MISSING_GROUP,
+            _tile_name(tiles, t),
+            "split tile has no reduce group",
+            1,
             0,
         )
 
@@ -742,25 +870,37 @@ def _check_reduce(
         want = sorted(int(x) for x in from_works[from_works // span == th] % span)
         got = sorted(int(x) for x in from_map[from_map // span == th] % span)
         f.add(
-            Check.REDUCE_PARTIALS, f"{_tile_name(tiles, t)}, head {hh}",
-            "reduce group does not list exactly the tile's partial offsets", want, got,
+            Check.REDUCE_PARTIALS,
+            f"{_tile_name(tiles, t)}, head {hh}",
+            "reduce group does not list exactly the tile's partial offsets",
+            want,
+            got,
         )
 
 
 def _check_tails(f: _Findings, info, used_works, fm, n_groups, pm, n_partials) -> None:
     for r in np.flatnonzero((info[used_works:] != 0).any(axis=1)) + used_works:
         f.add(
-            Check.TAIL_ZEROED, f"work_info[{r}]", "unused work_info row is not zero",
-            (0,) * WORK_INFO_COLS, info[r],
+            Check.TAIL_ZEROED,
+            f"work_info[{r}]",
+            "unused work_info row is not zero",
+            (0,) * WORK_INFO_COLS,
+            info[r],
         )
     for r in np.flatnonzero((fm[n_groups:] != 0).any(axis=1)) + n_groups:
         f.add(
-            Check.TAIL_ZEROED, f"reduce_final_map[{r}]", "unused final map row is not (0, 0)",
-            (0, 0), fm[r],
+            Check.TAIL_ZEROED,
+            f"reduce_final_map[{r}]",
+            "unused final map row is not (0, 0)",
+            (0, 0),
+            fm[r],
         )
     for r in np.flatnonzero(pm[n_partials:] != 0) + n_partials:
         f.add(
-            Check.TAIL_ZEROED, f"reduce_partial_map[{r}]", "unused partial map entry is not 0", 0,
+            Check.TAIL_ZEROED,
+            f"reduce_partial_map[{r}]",
+            "unused partial map entry is not 0",
+            0,
             pm[r],
         )
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import os
-import sys
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,7 +62,9 @@ def _sources_only(folder: str, names: list[str]) -> set[str]:
 
 
 @contextlib.contextmanager
-def mutated_tree(root: Path, *mutations: Mutation, packages: tuple[str, ...] = ("vllm",)) -> Iterator[Path]:
+def mutated_tree(
+    root: Path, *mutations: Mutation, packages: tuple[str, ...] = ("vllm",)
+) -> Iterator[Path]:
     """A temporary root holding ``packages`` of ``root`` with ``mutations`` applied."""
     with tempfile.TemporaryDirectory(prefix="vllm-mutant-") as tmp:
         dest = Path(tmp)
@@ -126,4 +128,3 @@ def mutated_module(module_name: str, *mutations: Mutation) -> Iterator[object]:
             yield module
         finally:
             sys.modules.pop(name, None)
-

@@ -1,9 +1,9 @@
 """The public factories: ``make_impl``, ``make_builder``, ``make_prefill_batch``.
 
 Each builds what vLLM's FP8 prefill entry points need and nothing else, from the stub specs in
-``factories.stubs.specs``.  Before returning an ``object.__new__`` object, the factory audits its spec
-against the imported class (``factories.stubs.drift``) and raises ``StubDriftError`` naming every
-field vLLM reads that the spec does not set, with vLLM's file:line — before any method runs.
+``factories.stubs.specs``.  Before returning an ``object.__new__`` object, the factory audits its
+spec against the imported class (``factories.stubs.drift``) and raises ``StubDriftError`` naming
+every field vLLM reads that the spec does not set, with vLLM's file:line — before any method runs.
 Arguments are checked at run time with typeguard.
 """
 

@@ -54,10 +54,20 @@ CPU_SAFE_CALLS: tuple[DeviceCall, ...] = (
 
 def is_device_call(target: str, keywords: tuple[str, ...]) -> bool:
     """The rule the contract applies to the analyzer's call list to spot device dependencies."""
-    prefixes = ("torch.cuda.", "torch.accelerator.", "torch.xpu.", "vllm.platforms.current_platform.")
-    return target.startswith(prefixes) or "pin_memory" in keywords or target in (
-        "torch.Stream",
-        "torch.Event",
+    prefixes = (
+        "torch.cuda.",
+        "torch.accelerator.",
+        "torch.xpu.",
+        "vllm.platforms.current_platform.",
+    )
+    return (
+        target.startswith(prefixes)
+        or "pin_memory" in keywords
+        or target
+        in (
+            "torch.Stream",
+            "torch.Event",
+        )
     )
 
 
@@ -90,16 +100,15 @@ def emulated_device(cu_count: int) -> Iterator[int]:
     """
     from unittest import mock
 
-    from factories.aiter.emulation import emulated_cu_count
     from vllm.platforms import current_platform
+
+    from factories.aiter.emulation import emulated_cu_count
 
     accelerator = torch.cuda.is_available()
     with contextlib.ExitStack() as stack:
         stack.enter_context(emulated_cu_count(cu_count))
         stack.enter_context(
-            mock.patch.object(
-                current_platform, "num_compute_units", lambda device_id=0: cu_count
-            )
+            mock.patch.object(current_platform, "num_compute_units", lambda device_id=0: cu_count)
         )
         if not accelerator:
             real_empty = torch.empty
@@ -109,7 +118,5 @@ def emulated_device(cu_count: int) -> Iterator[int]:
 
             stack.enter_context(mock.patch.object(torch, "empty", empty_without_pinning))
             stack.enter_context(mock.patch.object(torch.cuda, "Event", HostEvent))
-            stack.enter_context(
-                mock.patch.object(torch.accelerator, "empty_cache", lambda: None)
-            )
+            stack.enter_context(mock.patch.object(torch.accelerator, "empty_cache", lambda: None))
         yield cu_count

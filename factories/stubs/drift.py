@@ -50,4 +50,6 @@ def ensure_no_drift(spec: StubSpec, cls: type) -> None:
     if errors:
         raise StubDriftError(spec, errors)
     for f in findings:
-        warnings.warn(f"{f.message} (spec at {spec.defined_at})", StaleStubFieldWarning, stacklevel=3)
+        warnings.warn(
+            f"{f.message} (spec at {spec.defined_at})", StaleStubFieldWarning, stacklevel=3
+        )

@@ -21,12 +21,14 @@ def recording_reads(obj: object) -> Iterator[list[str]]:
     original = type(obj)
     recorded: list[str] = []
 
-    def __getattribute__(self, name):  # noqa: N807 - the dunder being recorded
+    def __getattribute__(self, name):
         if name in object.__getattribute__(self, "__dict__"):
             recorded.append(name)
         return original.__getattribute__(self, name)
 
-    recorder = type(f"Recording{original.__name__}", (original,), {"__getattribute__": __getattribute__})
+    recorder = type(
+        f"Recording{original.__name__}", (original,), {"__getattribute__": __getattribute__}
+    )
     obj.__class__ = recorder
     try:
         yield recorded

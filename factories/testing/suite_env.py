@@ -29,7 +29,8 @@ XDIST_WORKER_ENV = "PYTEST_XDIST_WORKER"
 
 
 def vllm_gate(reason: str | None, environ: Mapping[str, str]) -> tuple[str, str]:
-    """``("run", "")``, ``("skip", reason)`` or ``("fail", message)``: the rule, as a pure function."""
+    """``("run", "")``, ``("skip", reason)`` or ``("fail", message)``: the rule, as a pure
+    function."""
     if reason is None:
         return "run", ""
     if environ.get(REQUIRE_VLLM_ENV) == "1":

@@ -12,22 +12,24 @@ import pytest
 class SummarySection:
     """Lines appended during a run, printed under ``title`` in the terminal summary.
 
-    A conftest calls ``configure`` from ``pytest_configure`` and ``write`` from
-    ``pytest_terminal_summary``; a fixture hands tests ``lines(request.config)``.  The lines live
-    in ``config.stash``, so nothing outlives the pytest session.
+    A conftest registers the section as a plugin from ``pytest_configure`` (``register``), and
+    a fixture hands tests ``lines(request.config)``; the section's own
+    ``pytest_terminal_summary`` hook prints them.  The lines live in ``config.stash``, so
+    nothing outlives the pytest session.
     """
 
     def __init__(self, title: str) -> None:
         self.title = title
         self._key = pytest.StashKey[list]()
 
-    def configure(self, config: pytest.Config) -> None:
+    def register(self, config: pytest.Config) -> None:
         config.stash[self._key] = []
+        config.pluginmanager.register(self, f"summary-section-{self.title}")
 
     def lines(self, config: pytest.Config) -> list:
         return config.stash[self._key]
 
-    def write(self, terminalreporter, config: pytest.Config) -> None:
+    def pytest_terminal_summary(self, terminalreporter, exitstatus, config: pytest.Config) -> None:
         lines = config.stash.get(self._key, [])
         if lines:
             terminalreporter.section(self.title)

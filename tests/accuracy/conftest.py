@@ -11,11 +11,7 @@ ACCURACY = SummarySection("FP8 prefill accuracy (max error vs float64 reference)
 
 
 def pytest_configure(config):
-    ACCURACY.configure(config)
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    ACCURACY.write(terminalreporter, config)
+    ACCURACY.register(config)
 
 
 @pytest.fixture

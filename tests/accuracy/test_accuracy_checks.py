@@ -32,9 +32,15 @@ from factories.accuracy import (
     reduced_rows,
     tolerance_for,
 )
-from factories.aiter.backend import BACKENDS, real_aiter_unusable_reason, select_backend
 from factories.accuracy.reference import reference_attention
-from factories.testing.suite_env import REQUIRE_VLLM_ENV, pin_worker_device, vllm_gate, worker_device
+from factories.aiter.backend import BACKENDS, real_aiter_unusable_reason, select_backend
+from factories.aiter.spy import last_call
+from factories.testing.suite_env import (
+    REQUIRE_VLLM_ENV,
+    pin_worker_device,
+    vllm_gate,
+    worker_device,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 FP8 = torch.float8_e4m3fn
@@ -97,9 +103,11 @@ def test_emulated_bound_is_ten_times_tighter_than_the_seed():
     assert EMULATED_TOLERANCE.out_atol * 10 <= SEED_ATOL
     assert EMULATED_TOLERANCE.out_rtol * 10 <= SEED_RTOL
     assert EMULATED_TOLERANCE.out_rtol == 2.0**-8  # bf16 unit roundoff: one rounding of the output
-    # gfx950: derived from the fp8-P error model (factories/accuracy/tolerances.json, docs/TOLERANCES.md),
-    # with the aggregate statistic on top; both backends check it.
-    assert REAL_GFX950_TOLERANCE.out_rtol == 2.0**-8 and REAL_GFX950_TOLERANCE.out_atol < 2 * SEED_ATOL
+    # gfx950: derived from the fp8-P error model (factories/accuracy/tolerances.json,
+    # docs/TOLERANCES.md), with the aggregate statistic on top; both backends check it.
+    assert (
+        REAL_GFX950_TOLERANCE.out_rtol == 2.0**-8 and REAL_GFX950_TOLERANCE.out_atol < 2 * SEED_ATOL
+    )
     assert EMULATED_TOLERANCE.stats is not None and REAL_GFX950_TOLERANCE.stats is not None
 
 
@@ -280,7 +288,7 @@ def test_recording_kernels_poison_outputs_record_arguments_and_forward():
 
     backend = types.ModuleType("fake")
     backend.mla_prefill_ps_asm_fwd, backend.mla_reduce_v1 = fwd, red
-    module, record = recording_kernels(backend)
+    module, calls = recording_kernels(backend)
     t = torch.zeros(4)
     module.mla_prefill_ps_asm_fwd(
         *[t.clone() for _ in range(9)],
@@ -299,11 +307,12 @@ def test_recording_kernels_poison_outputs_record_arguments_and_forward():
         ("fwd", [True, True, True]),
         ("red", True, False),
     ]  # final_output is not poisoned
-    assert [c.function for c in record.calls] == ["mla_prefill_ps_asm_fwd", "mla_reduce_v1"]
-    assert record.last("mla_prefill_ps_asm_fwd").arguments["is_causal"] is True
-    assert record.last("mla_reduce_v1").arguments["final_output"] is final_out
+    assert [c.function for c in calls] == ["mla_prefill_ps_asm_fwd", "mla_reduce_v1"]
+    assert last_call(calls, "mla_prefill_ps_asm_fwd").arguments["is_causal"] is True
+    assert last_call(calls, "mla_reduce_v1").arguments["final_output"] is final_out
     module.mla_reduce_v1(t, t)  # does not bind: recorded with the error, forwarded regardless
-    assert "missing" in record.last("mla_reduce_v1").bind_error and seen[-1] == ("red", "unbound")
+    assert "missing" in last_call(calls, "mla_reduce_v1").bind_error
+    assert seen[-1] == ("red", "unbound")
 
 
 # --------------------------------------------------------------------------------------------

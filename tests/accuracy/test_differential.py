@@ -19,8 +19,6 @@ import torch
 
 import factories.aiter.emulation as emulation
 from factories.accuracy import EMULATED_TOLERANCE, REAL_GFX950_TOLERANCE
-from factories.aiter.batch import PsPlan
-from factories.aiter.emulation import emulated_cu_count
 from factories.accuracy.differential import (
     PrefillInputs,
     compare_reduce,
@@ -32,6 +30,8 @@ from factories.accuracy.differential import (
     run_reduce,
     work_items,
 )
+from factories.aiter.batch import PsPlan
+from factories.aiter.emulation import emulated_cu_count
 from factories.stubs.workspace import workspace_device
 
 LENS, HEADS, CU = (700, 1, 300), 16, 80  # splits: 5 TGs per cluster at 16 heads

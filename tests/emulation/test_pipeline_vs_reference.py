@@ -13,7 +13,8 @@ rounding of the output. With u = 2^-24 (fp32 unit roundoff) and gamma(n) = n*u /
 1. logits: a length-192 fp32 dot product of exactly representable products, then two scale
    multiplications: |d logit| <= delta = (gamma(192) + 3u) * softmax_scale * max|q_r| * max|k_j|
    (Euclidean row norms, Cauchy-Schwarz bounds sum_i |q_i k_i|).
-2. softmax weights (exp, a sum over N <= max kv_len keys): relative error <= 2*delta + gamma(N) + 4u.
+2. softmax weights (exp, a sum over N <= max kv_len keys): relative error
+   <= 2*delta + gamma(N) + 4u.
 3. P.V over N keys: |error| <= gamma(N) * max|v| (the weights sum to 1).
 4. split merge: each partial LSE carries |d lse| <= 2*delta + gamma(N) + 2u*(1 + Lmax), where Lmax
    bounds |lse|; the merge weights exp(lse_i - L) then err by at most twice that, and the sum over
@@ -45,7 +46,9 @@ from factories.aiter.emulation import PlannerSettings, emulated_cu_count
 DEVICES = [
     pytest.param("cpu", id="cpu"),
     pytest.param(
-        "cuda", id="cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+        "cuda",
+        id="cuda",
+        marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"),
     ),
 ]
 U = 2.0**-24
@@ -65,7 +68,14 @@ class Case:
 
 CASES = [
     Case("cu8_one_head_ragged", (1000, 1, 300, 777), (1000, 1, 300, 777), 1, 8, True),
-    Case("cu80_long_beside_short_with_prefix", (3000, 5, 17, 1, 130, 257, 64), (3200, 5, 100, 1, 130, 600, 64), 2, 80, True),
+    Case(
+        "cu80_long_beside_short_with_prefix",
+        (3000, 5, 17, 1, 130, 257, 64),
+        (3200, 5, 100, 1, 130, 600, 64),
+        2,
+        80,
+        True,
+    ),
     Case("cu8_noncausal_with_prefix", (600, 1, 333), (600, 1, 400), 2, 8, False),
     Case("cu80_sixteen_heads", (700, 1, 129), (700, 1, 129), 16, 80, True),
 ]
@@ -117,13 +127,25 @@ def run_pipeline(plan: PsPlan, x: Inputs, device: str) -> Result:
     qo, kv = plan.qo_indptr.to(device), plan.kv_indptr.to(device)
     with emulated_cu_count(plan.cu_count):
         aiter.mla_prefill_ps_asm_fwd(
-            x.q, x.k, x.v, qo, kv, x.pages, plan.work_indptr, plan.work_info, max(plan.q_lens),
-            SOFTMAX_SCALE, plan.settings.is_causal, split_o, split_l, out, x.q_scale, x.k_scale, x.v_scale,
+            x.q,
+            x.k,
+            x.v,
+            qo,
+            kv,
+            x.pages,
+            plan.work_indptr,
+            plan.work_info,
+            max(plan.q_lens),
+            SOFTMAX_SCALE,
+            plan.settings.is_causal,
+            split_o,
+            split_l,
+            out,
+            x.q_scale,
+            x.k_scale,
+            x.v_scale,
         )
-        aiter.mla_reduce_v1(
-            split_o, split_l, plan.reduce_indptr, plan.reduce_final_map, plan.reduce_partial_map,
-            256, 0, out, final_lse,
-        )
+        aiter.mla_reduce_v1(*plan.reduce_args(split_o, split_l, out, final_lse))
     return Result(out, final_lse)
 
 
@@ -143,12 +165,21 @@ def derive_bounds(x: Inputs, case: Case, ref_lse: torch.Tensor) -> Bounds:
     q = x.q.double() * x.q_scale.double()
     k = x.k.double()[x.pages.long()] * x.k_scale.double()
     v = x.v.double()[x.pages.long()] * x.v_scale.double()
-    delta = (_gamma(192) + 3 * U) * SOFTMAX_SCALE * q.norm(dim=-1).max().item() * k.norm(dim=-1).max().item()
+    delta = (
+        (_gamma(192) + 3 * U)
+        * SOFTMAX_SCALE
+        * q.norm(dim=-1).max().item()
+        * k.norm(dim=-1).max().item()
+    )
     n_kv = max(case.kv_lens)
     l_max = ref_lse[torch.isfinite(ref_lse)].abs().max().item()
     lse_err = 2 * delta + _gamma(n_kv) + 2 * U * (1 + l_max)
-    e = v.abs().max().item() * (6 * delta + 4 * _gamma(n_kv) + _gamma(case.cu) + 4 * U * (1 + l_max) + 16 * U)
-    return Bounds(out_rtol=U_BF16, out_atol=(1 + U_BF16) * e, lse_atol=2 * lse_err + _gamma(case.cu))
+    e = v.abs().max().item() * (
+        6 * delta + 4 * _gamma(n_kv) + _gamma(case.cu) + 4 * U * (1 + l_max) + 16 * U
+    )
+    return Bounds(
+        out_rtol=U_BF16, out_atol=(1 + U_BF16) * e, lse_atol=2 * lse_err + _gamma(case.cu)
+    )
 
 
 def _reduced_rows(plan: PsPlan, total_q: int) -> torch.Tensor:
@@ -165,14 +196,25 @@ def test_pipeline_matches_float64_reference(case: Case, device: str):
     # TF32 GEMMs would void the fp32 error model (and are not what the kernel does).
     assert torch.get_float32_matmul_precision() == "highest"
     settings = PlannerSettings.for_fp8_prefill_kernel(case.causal)
-    plan = plan_batch(case.q_lens, case.kv_lens, case.heads, settings, cu_count=case.cu, device=device)
+    plan = plan_batch(
+        case.q_lens, case.kv_lens, case.heads, settings, cu_count=case.cu, device=device
+    )
     assert plan.findings() == ()
     assert plan.num_reduce_groups > 0, "the case must exercise split tiles"
     x = make_inputs(case, device)
     got = run_pipeline(plan, x, device)
     ref_out, ref_lse = reference_attention(
-        x.q, x.k, x.v, x.q_scale, x.k_scale, x.v_scale, plan.qo_indptr, plan.kv_indptr,
-        softmax_scale=SOFTMAX_SCALE, is_causal=case.causal, kv_page_indices=x.pages,
+        x.q,
+        x.k,
+        x.v,
+        x.q_scale,
+        x.k_scale,
+        x.v_scale,
+        plan.qo_indptr,
+        plan.kv_indptr,
+        softmax_scale=SOFTMAX_SCALE,
+        is_causal=case.causal,
+        kv_page_indices=x.pages,
     )
     b = derive_bounds(x, case, ref_lse)
     worst_allowed = b.out_atol + b.out_rtol * ref_out.abs().max().item()
@@ -195,13 +237,23 @@ def test_pipeline_matches_float64_reference(case: Case, device: str):
 
 
 def test_reference_agrees_with_sdpa_in_float64():
-    """The reference itself, against PyTorch's SDPA (math path, float64, explicit bottom-right mask)."""
+    """The reference itself, against PyTorch's SDPA (math path, float64, explicit bottom-right
+    mask)."""
     case = Case("ref", (37, 300), (50, 300), 2, 8, True)
     x = make_inputs(case, "cpu", seed=3)
     qo, kv = torch.tensor([0, 37, 337]), torch.tensor([0, 50, 350])
     out, lse = reference_attention(
-        x.q, x.k, x.v, x.q_scale, x.k_scale, x.v_scale, qo, kv,
-        softmax_scale=SOFTMAX_SCALE, is_causal=True, kv_page_indices=x.pages,
+        x.q,
+        x.k,
+        x.v,
+        x.q_scale,
+        x.k_scale,
+        x.v_scale,
+        qo,
+        kv,
+        softmax_scale=SOFTMAX_SCALE,
+        is_causal=True,
+        kv_page_indices=x.pages,
     )
     for b in range(2):
         q = (x.q.double() * x.q_scale.double())[qo[b] : qo[b + 1]].transpose(0, 1)
@@ -210,7 +262,11 @@ def test_reference_agrees_with_sdpa_in_float64():
         v = (x.v.double() * x.v_scale.double())[rows].transpose(0, 1)
         ql, kl = q.size(1), k.size(1)
         mask = torch.ones(ql, kl, dtype=torch.bool).tril(diagonal=kl - ql)
-        want = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=SOFTMAX_SCALE)
+        want = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, scale=SOFTMAX_SCALE
+        )
         torch.testing.assert_close(out[qo[b] : qo[b + 1]], want.transpose(0, 1))
         scores = (q @ k.transpose(1, 2) * SOFTMAX_SCALE).masked_fill(~mask, -math.inf)
-        torch.testing.assert_close(lse[qo[b] : qo[b + 1]], torch.logsumexp(scores, -1).transpose(0, 1))
+        torch.testing.assert_close(
+            lse[qo[b] : qo[b + 1]], torch.logsumexp(scores, -1).transpose(0, 1)
+        )

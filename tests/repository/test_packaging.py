@@ -34,23 +34,23 @@ print(len(names))
 """
 
 
+def _pip(*args: str, cwd: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", *args, "--no-deps", "--disable-pip-version-check", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 @pytest.fixture(scope="module")
 def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheels = tmp_path_factory.mktemp("wheels")
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "-q", "-w", str(wheels), str(REPO)],
-        capture_output=True, text=True, cwd=wheels,
-    )
-    assert build.returncode == 0, build.stdout + build.stderr
+    _pip("wheel", "--no-build-isolation", "-w", str(wheels), str(REPO), cwd=wheels)
     (wheel,) = wheels.glob("vllm_rocm_mla_guard-*.whl")
     target = tmp_path_factory.mktemp("target")
-    install = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
-         "-q", "--target", str(target), str(wheel)],
-        capture_output=True, text=True, cwd=wheels,
-    )
-    assert install.returncode == 0, install.stdout + install.stderr
+    _pip("install", "--target", str(target), str(wheel), cwd=wheels)
     return target
 
 
@@ -61,7 +61,10 @@ def test_wheel_imports_every_module_from_an_empty_target(installed_wheel: Path, 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(installed_wheel), site_packages])}
     proc = subprocess.run(
         [sys.executable, "-S", "-c", IMPORT_EVERY_MODULE, str(installed_wheel)],
-        capture_output=True, text=True, cwd=tmp_path, env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert int(proc.stdout.split()[-1]) > 30

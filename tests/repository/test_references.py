@@ -66,9 +66,7 @@ def _section_ids(first: str, last: str | None) -> list[str]:
     return [first, last]
 
 
-def unresolved_citations(
-    path: str, text: str, sections: Mapping[str, set[str]]
-) -> list[str]:
+def unresolved_citations(path: str, text: str, sections: Mapping[str, set[str]]) -> list[str]:
     """``path:line: §X`` for each citation whose section is not a heading of its document."""
     own = Path(path).stem if path.startswith("docs/reference/") else DEFAULT_DOC
     problems = []
@@ -125,7 +123,9 @@ def texts() -> dict[str, str]:
 
 
 def test_every_citation_resolves(texts, sections):
-    problems = [p for path, text in texts.items() for p in unresolved_citations(path, text, sections)]
+    problems = [
+        p for path, text in texts.items() for p in unresolved_citations(path, text, sections)
+    ]
     assert not problems, "\n".join(problems)
 
 

@@ -1,23 +1,27 @@
 """tools/calibrate_tolerance.py: bad input is one line and exit 2, an unusable backend says why
-(exit 3), ``--check`` verifies the shipped file, a tampered file is refused."""
+(exit 3), ``--check`` verifies the shipped file, a tampered file is refused. The CLI runs as a
+subprocess, as a user runs it; the case table is checked on the library it calls."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from factories.accuracy import calibration
+from factories.accuracy.cases import CPU_CASES
+from factories.accuracy.tolerance import TOLERANCE_FILE
+
+TOOL = Path(__file__).resolve().parents[2] / "tools" / "calibrate_tolerance.py"
 
 
-@pytest.fixture(scope="module")
-def tool():
-    spec = importlib.util.spec_from_file_location("calibrate_tolerance", REPO / "tools" / "calibrate_tolerance.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def cli(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(TOOL), *argv], capture_output=True, text=True, timeout=300
+    )
 
 
 @pytest.mark.parametrize(
@@ -32,53 +36,50 @@ def tool():
         (["--seed0", "-1"], "--seed0 must be >= 0"),
     ],
 )
-def test_bad_input_is_one_line_and_exit_2(tool, capsys, argv, message):
-    assert tool.main(argv) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and message in err
+def test_bad_input_is_one_line_and_exit_2(argv, message):
+    result = cli(*argv)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and message in result.stderr, result.stderr
 
 
-def test_argparse_errors_exit_2(tool, capsys):
-    assert tool.main(["--seeds", "many"]) == 2
+def test_argparse_errors_exit_2():
+    assert cli("--seeds", "many").returncode == 2
 
 
-def test_aiter_backend_is_gated_with_the_precise_reason(tool, capsys):
+def test_aiter_backend_is_gated_with_the_precise_reason():
     from factories.aiter.backend import real_aiter_unusable_reason
 
     reason = real_aiter_unusable_reason()
     if reason is None:
         pytest.skip("real AITER is usable here; the gate does not fire")
-    assert tool.main(["--backend", "aiter", "--dry-run"]) == 3
-    assert reason in capsys.readouterr().err
+    result = cli("--backend", "aiter", "--dry-run")
+    assert result.returncode == 3 and reason in result.stderr, result.stderr
 
 
-def test_check_verifies_the_shipped_file_and_refuses_a_tampered_one(tool, capsys, tmp_path):
-    assert tool.main(["--check"]) == 0
-    assert "digest OK" in capsys.readouterr().out
-    from factories.accuracy.tolerance_file import TOLERANCE_FILE
-
+def test_check_verifies_the_shipped_file_and_refuses_a_tampered_one(tmp_path):
+    result = cli("--check")
+    assert result.returncode == 0 and "digest OK" in result.stdout, result.stderr
     data = json.loads(TOLERANCE_FILE.read_text())
     data["tolerances"]["gfx950"]["out_atol"] = 0.5
     bad = tmp_path / "t.json"
     bad.write_text(json.dumps(data))
-    assert tool.main(["--check", "--file", str(bad)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "digest mismatch" in err
+    result = cli("--check", "--file", str(bad))
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and "digest mismatch" in result.stderr, result.stderr
 
 
-def test_the_sweep_mirrors_the_suite_matrix(tool):
-    """The tool's case table is the suite's CPU matrix (same ids, shapes, CU counts)."""
-    spec = importlib.util.spec_from_file_location("acc", REPO / "tests" / "accuracy" / "test_fp8_prefill_accuracy.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    suite = {c.id: (c.lens, c.decodes, c.heads, c.cu) for c in module.CASES if not c.gpu}
-    assert suite == tool.MATRIX
+def test_the_sweep_mirrors_the_suite_matrix():
+    """The calibration's case table is the suite's CPU matrix (same ids, shapes, CU counts), and
+    its default and quick sweeps are drawn from it."""
+    assert list(calibration.MATRIX.values()) == list(CPU_CASES)
+    assert set(calibration.DEFAULT_CASES) | set(calibration.QUICK_CASES) <= set(calibration.MATRIX)
+    assert all(calibration.MATRIX[c].total_tokens < 8192 for c in calibration.DEFAULT_CASES)
 
 
-def test_gpu_model_check_is_gated_without_a_device(tool, capsys):
+def test_gpu_model_check_is_gated_without_a_device():
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("a CUDA/ROCm device is present; the gate does not fire")
-    assert tool.main(["--gpu-model-check"]) == 3
-    assert "no CUDA/ROCm device" in capsys.readouterr().err
+    result = cli("--gpu-model-check")
+    assert result.returncode == 3 and "no CUDA/ROCm device" in result.stderr, result.stderr

@@ -8,13 +8,17 @@ import math
 import pytest
 import torch
 
+import factories.aiter.emulation.arithmetic as arithmetic
 from factories.accuracy import causal_reference
 from factories.accuracy.error_model import (
     EMULATED,
     GFX950,
+    GFX950_EXP,
     GFX950_ROWSUM_P8,
     KV_STEP,
     LOG2E,
+    MODEL_ARITHMETIC,
+    MODELS,
     U_BF16,
     kernel_budget,
     model_attention,
@@ -22,7 +26,9 @@ from factories.accuracy.error_model import (
     needed_atol,
     round_p,
 )
-from factories.mutation.kernels import rounded_p_softmax_pv
+from factories.aiter.emulation import ARITHMETIC_VARIANTS, DEFAULT_ARITHMETIC
+from factories.aiter.emulation.arithmetic import rounded_p_softmax_pv
+from factories.aiter.layout import KERNEL_KV_STEP
 
 FP8 = torch.float8_e4m3fn
 SCALE = 192**-0.5
@@ -67,17 +73,35 @@ def test_vectorized_model_equals_the_sequential_kernel_loop(model):
     torch.testing.assert_close(got.lse, want_lse, rtol=0, atol=2e-6)
 
 
-def test_in_pipeline_rounding_equals_the_model_on_one_work():
-    """kernel_mutants' P rounding (used inside the split pipeline) is the same arithmetic."""
+@pytest.mark.parametrize("model", [GFX950, GFX950_ROWSUM_P8, GFX950_EXP], ids=lambda m: m.name)
+def test_in_pipeline_rounding_equals_the_model_on_one_work(model):
+    """The emulated kernels' P rounding (the split pipeline's arithmetic variant of each model)
+    is the same arithmetic as the model."""
     n = 260
     q, k, v = qkv((n,), 1, seed=4)
     s = (q.float()[:, 0] @ k.float()[:, 0].T * SCALE).masked_fill(
         torch.ones(n, n, dtype=torch.bool).triu(1), -math.inf
     )
-    o, lse = rounded_p_softmax_pv(s[None], v.float()[:, 0][None], True, FP8)
-    want = model_attention(q, k, v, (n,), SCALE, GFX950)
+    o, lse = rounded_p_softmax_pv(s[None], v.float()[:, 0][None], True, model.arithmetic)
+    want = model_attention(q, k, v, (n,), SCALE, model)
     torch.testing.assert_close(o[0], want.y[:, 0], rtol=0, atol=2e-6)
     torch.testing.assert_close(lse[0], want.lse[:, 0], rtol=0, atol=2e-6)
+
+
+def test_models_share_the_kernels_constants_and_p_rounding():
+    """One implementation of the P cast and one 128-key step, shared with the emulated kernels;
+    every model is carried by a named arithmetic variant of the emulation."""
+    assert round_p is arithmetic.round_p
+    assert KV_STEP == KERNEL_KV_STEP
+    assert MODEL_ARITHMETIC == {
+        "emulated": "fp32-p",
+        "gfx950": "p8-unscaled",
+        "gfx950-rowsum-p8": "p8-unscaled-rowsum-p8",
+        "gfx950-exp": "p8-unscaled-exp",
+    }
+    for name, variant in MODEL_ARITHMETIC.items():
+        assert MODELS[name].arithmetic == ARITHMETIC_VARIANTS[variant]
+    assert EMULATED.arithmetic is DEFAULT_ARITHMETIC
 
 
 def test_round_p_lands_on_the_e4m3fn_grid_with_round_to_nearest_even():
@@ -113,7 +137,8 @@ def test_budget_and_needed_atol():
     ob, lb = kernel_budget(mo)
     assert ob.shape == mo.y.shape and lb.shape == mo.lse.shape and float(ob.max()) < 1e-5
     atol = needed_atol(mo.y, g, ob, U_BF16)
-    assert atol == pytest.approx((1 + U_BF16) * float(((mo.y.double() - g).abs() + ob.double()).max()))
+    worst = float(((mo.y.double() - g).abs() + ob.double()).max())
+    assert atol == pytest.approx((1 + U_BF16) * worst)
     # The bound it implies holds for the model's own rounded output.
     assert (mo.out.double() - g).abs().le(atol + U_BF16 * g.abs()).all()
     assert needed_atol(mo.y, g, ob, 0.5) == 0.0  # a huge rtol needs no atol

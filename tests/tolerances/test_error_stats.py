@@ -39,11 +39,17 @@ def test_bf16_rounding_noise_is_nearly_unbiased():
 def test_a_2_percent_scale_error_hidden_under_large_elementwise_noise_is_seen():
     """Noise 10x larger element-wise than the signal (as with an fp8 P), slope still separates."""
     r = ref()
-    noise = torch.randn(r.shape, generator=torch.Generator().manual_seed(9), dtype=torch.float64) * 0.02
+    noise = (
+        torch.randn(r.shape, generator=torch.Generator().manual_seed(9), dtype=torch.float64) * 0.02
+    )
     clean = error_stats(r + noise, r)
     scaled = error_stats(r * 1.02 + noise, r)
-    assert (r * 0.02).abs().max() < (noise.abs().max())  # the element-wise view cannot tell them apart
-    bounds = StatBounds(rel_fro_max=1.0, slope_dev_max=4 * abs(clean.slope_dev) + 1e-4, bias_max=1.0)
+    assert (r * 0.02).abs().max() < (
+        noise.abs().max()
+    )  # the element-wise view cannot tell them apart
+    bounds = StatBounds(
+        rel_fro_max=1.0, slope_dev_max=4 * abs(clean.slope_dev) + 1e-4, bias_max=1.0
+    )
     assert bounds.violations(clean) == []
     assert any("slope" in v for v in bounds.violations(scaled))
 
@@ -83,4 +89,6 @@ def test_bounds_report_each_violation_and_the_worst_ratio():
     v = b.violations(s)
     assert len(v) == 2 and "Frobenius" in v[0] and "slope" in v[1]
     assert b.worst_ratio(s) == pytest.approx(2.0)
-    assert StatBounds.from_mapping({"rel_fro_max": 1, "slope_dev_max": 2, "bias_max": 3}) == StatBounds(1.0, 2.0, 3.0)
+    assert StatBounds.from_mapping(
+        {"rel_fro_max": 1, "slope_dev_max": 2, "bias_max": 3}
+    ) == StatBounds(1.0, 2.0, 3.0)

@@ -6,15 +6,22 @@ from __future__ import annotations
 import torch
 
 from factories.accuracy import EMULATED_TOLERANCE, REAL_GFX950_TOLERANCE, TOLERANCES, check_outputs
-from factories.accuracy.tolerance_file import derived, read
+from factories.accuracy.tolerance import SUITE_TO_FILE, file_tolerance, read
 
 
 def test_the_suite_tolerances_are_the_files():
     data = read()
-    for suite, file_backend in (("emulated", "emulated"), ("aiter", "gfx950")):
-        tol, d = TOLERANCES[suite], derived(data, file_backend)
-        assert (tol.out_atol, tol.out_rtol, tol.lse_atol, tol.lse_rtol) == (d.out_atol, d.out_rtol, d.lse_atol, d.lse_rtol)
-        assert tol.stats == d.stat_bounds()
+    assert SUITE_TO_FILE == {"emulated": "emulated", "aiter": "gfx950"}
+    for suite, file_backend in SUITE_TO_FILE.items():
+        tol, d = TOLERANCES[suite], file_tolerance(data, file_backend)
+        assert tol.backend == suite
+        assert (tol.out_atol, tol.out_rtol, tol.lse_atol, tol.lse_rtol) == (
+            d.out_atol,
+            d.out_rtol,
+            d.lse_atol,
+            d.lse_rtol,
+        )
+        assert tol.stats == d.stats
         assert data["digest"]["value"][:12] in tol.version
 
 

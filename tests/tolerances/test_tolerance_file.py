@@ -8,18 +8,18 @@ import json
 
 import pytest
 
-from factories.accuracy.tolerance_file import (
+from factories.accuracy.tolerance import (
     FILE_BACKENDS,
+    SEED_ATOL,
+    SEED_RTOL,
     TOLERANCE_FILE,
     ToleranceFileError,
     compute_digest,
-    derived,
+    file_tolerance,
     read,
     seal,
     verify,
 )
-
-SEED_ATOL, SEED_RTOL = 0.1, 0.05
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,11 @@ def test_the_shipped_file_verifies_and_records_its_provenance(data):
     assert data["digest"]["value"] == compute_digest(data)
     assert data["tool"]["name"] == "tools/calibrate_tolerance.py" and data["tool"]["version"]
     gen = data["generated"]
-    assert gen["date"].startswith("20") and gen["machine"]["torch"] and gen["backend"] in ("emulated", "aiter")
+    assert (
+        gen["date"].startswith("20")
+        and gen["machine"]["torch"]
+        and gen["backend"] in ("emulated", "aiter")
+    )
     assert data["sweep"]["cases"] and len(data["sweep"]["seeds"]) >= 2
     assert set(data["sweep"]["models"]) >= {"emulated", "gfx950", "gfx950-rowsum-p8"}
     assert all(a["ok"] for a in data["measured"]["audit"].values()), data["measured"]["audit"]
@@ -54,7 +58,11 @@ def test_a_hand_edit_fails_the_digest(data, path, tmp_path):
     for key in path[:-1]:
         node = node[key]
     value = node[path[-1]]
-    node[path[-1]] = value * 2 if isinstance(value, float) else (value[:-1] if isinstance(value, list) else value + "x")
+    node[path[-1]] = (
+        value * 2
+        if isinstance(value, float)
+        else (value[:-1] if isinstance(value, list) else value + "x")
+    )
     with pytest.raises(ToleranceFileError, match="digest mismatch"):
         verify(edited)
     target = tmp_path / "tolerances.json"
@@ -84,17 +92,19 @@ def test_malformed_files_are_refused(data, tmp_path):
 
 
 def test_derived_numbers_keep_the_promises(data):
-    emu, gfx = (derived(data, b) for b in FILE_BACKENDS)
+    emu, gfx = (file_tolerance(data, b) for b in FILE_BACKENDS)
     # Emulated: fp32 + one bf16 rounding -> orders of magnitude under the seed.
     assert emu.out_atol * 1000 <= SEED_ATOL and emu.out_rtol * 10 <= SEED_RTOL
     assert emu.out_rtol == gfx.out_rtol == 2.0**-8
     # gfx950: the fp8 P needs ~0.06 element-wise, so atol is seed-sized -- which is why the
     # statistic exists: its slope bound must sit well under a 2% softmax-scale error (~1e-2).
-    assert gfx.out_atol < 0.2 and gfx.slope_dev_max * 4 < 1e-2
-    assert emu.slope_dev_max * 100 < 1e-2
+    assert gfx.out_atol < 0.2 and gfx.stats.slope_dev_max * 4 < 1e-2
+    assert emu.stats.slope_dev_max * 100 < 1e-2
     for d in (emu, gfx):
-        assert d.version and len(d.derivation) > 100
+        assert d.version and len(d.source) > 100
         margins = data["margins"]
         mx = data["measured"]["maxima"][d.backend]
-        assert d.out_atol == pytest.approx(margins["elementwise_and_rel_fro"] * mx["needed_out_atol"])
-        assert d.slope_dev_max == pytest.approx(margins["slope_and_bias"] * mx["slope_dev"])
+        assert d.out_atol == pytest.approx(
+            margins["elementwise_and_rel_fro"] * mx["needed_out_atol"]
+        )
+        assert d.stats.slope_dev_max == pytest.approx(margins["slope_and_bias"] * mx["slope_dev"])

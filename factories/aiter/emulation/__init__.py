@@ -17,20 +17,44 @@ names, order and defaults (ROCm/aiter e4048607a5; pinned in :mod:`.signatures`):
 Why an emulation: none of these exist without a gfx950 GPU, yet vLLM's glue around them (buffer
 sizing, positional calls, partial slots, which rows get an LSE, scale tensors, fp8 flavour) is
 where regressions happen. The CU count that AITER takes from the current device is an explicit
-setting here (:func:`emulated_cu_count`, default 256 = MI355X); it is the only state.
+setting here (:func:`emulated_cu_count`, default 256 = MI355X). The kernels' arithmetic is one too
+(:func:`kernel_arithmetic` with a :class:`KernelArithmetic` or a name of
+:data:`ARITHMETIC_VARIANTS`; default: fp32 P, the shipped emulation), because the device's P
+rounding is an assumption that calibration and fingerprinting must vary. Both are context
+variables, read by the functions at call time; there is no other state.
 
 Helpers (not part of AITER's surface): :class:`PlannerSettings`, :func:`emulated_cu_count`,
-:func:`current_cu_count`, :func:`fp8_dtype`. The plan validator
-(:mod:`factories.aiter.validator`) and batch planning (:mod:`factories.aiter.batch`) live beside
-this package because they judge real AITER plans too.
+:func:`current_cu_count`, :func:`fp8_dtype`, :class:`KernelArithmetic`,
+:data:`ARITHMETIC_VARIANTS`, :func:`kernel_arithmetic`, :func:`current_arithmetic`. The plan
+validator (:mod:`factories.aiter.validator`) and batch planning (:mod:`factories.aiter.batch`)
+live beside this package because they judge real AITER plans too.
 """
 
 from __future__ import annotations
 
-from factories.aiter.layout import AITER_FUNCTIONS, PlannerSettings
+from factories.aiter.layout import AITER_FUNCTIONS as AITER_FUNCTIONS
+from factories.aiter.layout import PlannerSettings
 
-from .device_model import DEFAULT_CU_COUNT, EMULATED_ARCH, current_cu_count, emulated_cu_count, fp8_dtype
-from .kernels import PreconditionError, UnsupportedDtypeError, mla_prefill_ps_asm_fwd, mla_reduce_v1
+from .arithmetic import (
+    ARITHMETIC_VARIANTS,
+    DEFAULT_ARITHMETIC,
+    KernelArithmetic,
+    current_arithmetic,
+    kernel_arithmetic,
+)
+from .device_model import (
+    DEFAULT_CU_COUNT,
+    EMULATED_ARCH,
+    current_cu_count,
+    emulated_cu_count,
+    fp8_dtype,
+)
+from .kernels import (
+    PreconditionError,
+    UnsupportedDtypeError,
+    mla_prefill_ps_asm_fwd,
+    mla_reduce_v1,
+)
 from .planner import get_ps_metadata_info_v1, get_ps_metadata_v1
 
 #: Marks this module as the emulation, so code that finds it under ``sys.modules["aiter"]`` can
@@ -38,14 +62,22 @@ from .planner import get_ps_metadata_info_v1, get_ps_metadata_v1
 IS_AITER_EMULATION = True
 
 __all__ = [
-    *AITER_FUNCTIONS,
+    "ARITHMETIC_VARIANTS",
+    "DEFAULT_ARITHMETIC",
     "DEFAULT_CU_COUNT",
     "EMULATED_ARCH",
     "IS_AITER_EMULATION",
+    "KernelArithmetic",
     "PlannerSettings",
     "PreconditionError",
     "UnsupportedDtypeError",
+    "current_arithmetic",
     "current_cu_count",
     "emulated_cu_count",
     "fp8_dtype",
+    "get_ps_metadata_info_v1",
+    "get_ps_metadata_v1",
+    "kernel_arithmetic",
+    "mla_prefill_ps_asm_fwd",
+    "mla_reduce_v1",
 ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from typing import Iterator
+from collections.abc import Iterator
 
 import torch
 

@@ -10,34 +10,44 @@ and only the arch-native fp8 is accepted.
 
 Semantics follow contract §3.3-3.6 and §4.2-4.3 (ROCm/aiter e4048607a5; the kernel from its
 disassembly, the reduce from ``csrc/kernels/mla/reduce.cu``). Arithmetic is fp32 on exactly
-dequantized fp8 values, output rounded to bf16 once, as on the device. There is no Python loop
-per row: short works are padded to a multiple of 128 keys and batched by width (one GEMM pair per
-batch); on CPU, works of >= 1024 keys run one at a time on views of the operands (the GEMM is big
-enough, and a gather would cost more than it saves). The reduce is vectorized over groups, rows,
-partials and heads. Everything runs on whatever device the tensors are on; on CUDA the fp32 GEMMs
-follow ``torch.get_float32_matmul_precision()``, which must stay "highest" (the default): TF32
-would not be the kernel's arithmetic.
+dequantized fp8 values, output rounded to bf16 once, as on the device. That arithmetic is the
+default of a parameter (:mod:`.arithmetic`: ``with kernel_arithmetic("p8-unscaled"): ...``) that
+both kernels read at call time, so candidate device arithmetics (P rounded to fp8, a truncating
+bf16 store) run through the same split pipeline without changing AITER's signatures.
+
+There is no Python loop per row: short works are padded to a multiple of 128 keys and batched by
+width (one GEMM pair per batch); on CPU, works of >= 1024 keys run one at a time on views of the
+operands (the GEMM is big enough, and a gather would cost more than it saves). The reduce is
+vectorized over groups, rows, partials and heads. Everything runs on whatever device the tensors
+are on; on CUDA the fp32 GEMMs follow ``torch.get_float32_matmul_precision()``, which must stay
+"highest" (the default): TF32 would not be the kernel's arithmetic.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import attrs
 import numpy as np
 import torch
 
+from factories.aiter.layout import (
+    KERNEL_KV_STEP,
+    KERNEL_TILE_ROWS,
+    QK_HEAD_DIM,
+    V_HEAD_DIM,
+    WorkInfoCol,
+)
+from factories.errors import PreconditionError, UnsupportedDtypeError
+
+from .arithmetic import (
+    KernelArithmetic,
+    current_arithmetic,
+    current_faults,
+    rounded_p_softmax_pv,
+    store_rounded,
+)
 from .device_model import current_cu_count, fp8_dtype
-from factories.aiter.layout import KERNEL_KV_STEP, KERNEL_TILE_ROWS, QK_HEAD_DIM, V_HEAD_DIM, WorkInfoCol
-
-
-class PreconditionError(RuntimeError):
-    """A call the real device would reject, fault on, or silently get wrong."""
-
-
-class UnsupportedDtypeError(AssertionError):
-    """The torch->aiter dtype map's ``AssertionError: Unsupported dtype`` (dtypes.py:48)."""
-
 
 #: (num_heads, v_head_dim) pairs the reduce router dispatches (reduce.cu l.923-947).
 REDUCE_SUPPORTED_HEADS: dict[int, frozenset[int]] = {
@@ -125,8 +135,20 @@ def _batches(order: np.ndarray, keys: np.ndarray, cost_per_item: np.ndarray, bud
 
 
 def _check_prefill_args(
-    Q, K, V, qo_indptr, kv_indptr, kv_page_indices, work_indptr, work_info_set,
-    splitData, splitLse, output, q_scale, k_scale, v_scale,
+    Q,
+    K,
+    V,
+    qo_indptr,
+    kv_indptr,
+    kv_page_indices,
+    work_indptr,
+    work_info_set,
+    splitData,
+    splitLse,
+    output,
+    q_scale,
+    k_scale,
+    v_scale,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Every precondition of §3.3/§3.5/§3.6; returns the three scales as 0-d device tensors."""
     _check_fp8(Q, "Q")
@@ -143,15 +165,20 @@ def _check_prefill_args(
     num_heads = Q.size(1)
     _require(
         K.size(1) == num_heads and V.size(1) == num_heads,
-        f"H_q must equal H_kv (only Gqa=1 kernels exist): Q {num_heads}, K {K.size(1)}, V {V.size(1)}",
+        f"H_q must equal H_kv (only Gqa=1 kernels exist): Q {num_heads}, K {K.size(1)}, "
+        f"V {V.size(1)}",
     )
     _require(V.size(0) >= K.size(0), "V must have at least K.size(0) rows (buffer size uses K's)")
     _require(output.dtype == torch.bfloat16, f"output must be bfloat16, got {output.dtype}")
     _require(
         tuple(output.shape) == (Q.size(0), num_heads, V_HEAD_DIM),
-        f"output must be [T, H, {V_HEAD_DIM}] = {(Q.size(0), num_heads, V_HEAD_DIM)}, got {tuple(output.shape)}",
+        f"output must be [T, H, {V_HEAD_DIM}] = {(Q.size(0), num_heads, V_HEAD_DIM)}, "
+        f"got {tuple(output.shape)}",
     )
-    _require(splitData.dtype == torch.float32 and splitLse.dtype == torch.float32, "splitData/splitLse must be fp32")
+    _require(
+        splitData.dtype == torch.float32 and splitLse.dtype == torch.float32,
+        "splitData/splitLse must be fp32",
+    )
     _require(
         splitData.dim() == 3 and splitData.shape[1:] == (num_heads, V_HEAD_DIM),
         f"splitData must be [R, H, {V_HEAD_DIM}], got {tuple(splitData.shape)}",
@@ -160,12 +187,15 @@ def _check_prefill_args(
         tuple(splitLse.shape) == (splitData.size(0), num_heads),
         f"splitLse must be [R, H] = {(splitData.size(0), num_heads)}, got {tuple(splitLse.shape)}",
     )
-    for name, t in (("Q", Q), ("K", K), ("V", V), ("output", output), ("splitData", splitData), ("splitLse", splitLse)):
+    named = (("Q", Q), ("K", K), ("V", V), ("output", output))
+    named += (("splitData", splitData), ("splitLse", splitLse))
+    for name, t in named:
         _require(t.is_contiguous(), f"{name} must be contiguous: the kernel gets no strides")
-    for name, t in (("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr), ("kv_page_indices", kv_page_indices)):
+    indptrs = (("qo_indptr", qo_indptr), ("kv_indptr", kv_indptr))
+    for name, t in (*indptrs, ("kv_page_indices", kv_page_indices)):
         _require(t.dtype == torch.int32, f"{name} must be int32, got {t.dtype}")
     device = Q.device
-    for name, t in (("K", K), ("V", V), ("output", output), ("splitData", splitData), ("splitLse", splitLse)):
+    for name, t in named[1:]:
         _require(t.device == device, f"{name} is on {t.device} but Q is on {device}")
     qs_scale = _scale_value(q_scale, "q_scale", device)
     ks_scale = _scale_value(k_scale, "k_scale", device)
@@ -202,9 +232,22 @@ def mla_prefill_ps_asm_fwd(
     nothing visible get O = 0 and LSE = -inf.
     """
     del max_seqlen_q  # never used by the host nor passed to the kernel (contract §3.1)
+    arithmetic, faults = current_arithmetic(), current_faults()
     qs_scale, ks_scale, vs_scale = _check_prefill_args(
-        Q, K, V, qo_indptr, kv_indptr, kv_page_indices, work_indptr, work_info_set,
-        splitData, splitLse, output, q_scale, k_scale, v_scale,
+        Q,
+        K,
+        V,
+        qo_indptr,
+        kv_indptr,
+        kv_page_indices,
+        work_indptr,
+        work_info_set,
+        splitData,
+        splitLse,
+        output,
+        q_scale,
+        k_scale,
+        v_scale,
     )
     assert work_indptr is not None and work_info_set is not None
     device = Q.device
@@ -219,7 +262,8 @@ def mla_prefill_ps_asm_fwd(
     num_pages = K.size(0)
 
     b = works[:, WorkInfoCol.BATCH_IDX]
-    _require(bool(((b >= 0) & (b < len(qo) - 1) & (b < len(kv) - 1)).all()), "work batch_idx out of range")
+    in_range = (b >= 0) & (b < len(qo) - 1) & (b < len(kv) - 1)
+    _require(bool(in_range.all()), "work batch_idx out of range")
     loc = works[:, WorkInfoCol.PARTIAL_O_LOC]
     qs = works[:, WorkInfoCol.QO_START]
     qe = works[:, WorkInfoCol.QO_END]
@@ -239,7 +283,8 @@ def mla_prefill_ps_asm_fwd(
     ks_l = works[:, WorkInfoCol.KV_START] - kv0
     ke_l = works[:, WorkInfoCol.KV_END] - kv0
     rows = np.clip(qe - qs, 0, KERNEL_TILE_ROWS)
-    s64 = kv_len - q_len + (qs - qo[b]) + 1  # per-row causal limit is s64 + r (asm 0x29D8)
+    # Per-row causal limit is s64 + r (asm 0x29D8); the shift is a fault, 0 unless injected.
+    s64 = kv_len - q_len + (qs - qo[b]) + 1 + faults.causal_shift
     hi = np.minimum(ke_l, s64 + rows - 1) if is_causal else ke_l
     span = np.maximum(hi - ks_l, 0)
     span[rows == 0] = 0
@@ -259,18 +304,31 @@ def mla_prefill_ps_asm_fwd(
         "kv_page_indices entry outside K/V",
     )
     qk_scale = float((qs_scale * ks_scale * softmax_scale).item())  # fp32 product, as the kernel
+
+    def paged(t: torch.Tensor, dim: int) -> torch.Tensor:
+        return t.view(torch.uint8)[pages].view(fp8_dtype()).float().transpose(0, 1).reshape(-1, dim)
+
     ops = _Operands(
         q=Q.float().transpose(0, 1).reshape(-1, QK_HEAD_DIM),
-        k=K.view(torch.uint8)[pages].view(fp8_dtype()).float().transpose(0, 1).reshape(-1, QK_HEAD_DIM),
-        v=V.view(torch.uint8)[pages].view(fp8_dtype()).float().transpose(0, 1).reshape(-1, V_HEAD_DIM),
+        k=paged(K, QK_HEAD_DIM),
+        v=paged(V, V_HEAD_DIM),
         q_rows=num_tokens,
         kv_rows=pages.numel(),
         qk_scale=qk_scale,
         v_scale=vs_scale,
     )
     ctx = _WorkArrays(
-        device=device, head=head, qs=qs, rows=rows, loc=loc, kv0=kv0, ks_l=ks_l, ke_l=ke_l,
-        s64=s64, is_causal=bool(is_causal),
+        device=device,
+        head=head,
+        qs=qs,
+        rows=rows,
+        loc=loc,
+        kv0=kv0,
+        ks_l=ks_l,
+        ke_l=ke_l,
+        s64=s64,
+        is_causal=bool(is_causal),
+        arithmetic=arithmetic,
     )
     # Long works run one at a time on views of the operands (no gather, no padding: the GEMM is
     # big enough); short ones are padded to a multiple of 128 keys and batched by width, split
@@ -294,7 +352,9 @@ def _collect_works(work_indptr: torch.Tensor, work_info_set: torch.Tensor) -> np
     if lengths.sum() == 0:
         return np.zeros((0, 8), dtype=np.int64)
     idx = np.concatenate([np.arange(s, s + n) for s, n in zip(starts, lengths) if n])
-    _require(bool((idx >= 0).all() and (idx < len(info)).all()), "work_indptr points outside work_info")
+    _require(
+        bool((idx >= 0).all() and (idx < len(info)).all()), "work_indptr points outside work_info"
+    )
     return info[idx]
 
 
@@ -325,6 +385,7 @@ class _WorkArrays:
     ke_l: np.ndarray = attrs.field(eq=False)  # local kv end
     s64: np.ndarray = attrs.field(eq=False)  # causal limit of row 0 (asm 0x29D8)
     is_causal: bool
+    arithmetic: KernelArithmetic
 
     def t(self, arr: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(np.ascontiguousarray(arr)).to(self.device)
@@ -365,16 +426,24 @@ def _attend(ctx: _WorkArrays, batch: np.ndarray, width: int, ops: _Operands, nee
         torch.empty(n, rmax, width, device=dev), q, k.transpose(1, 2), beta=0.0, alpha=ops.qk_scale
     )
     ke = ctx.ke_l[batch][:, None]
-    lim = np.minimum(ctx.s64[batch][:, None] + r, ke) if ctx.is_causal else np.broadcast_to(ke, (n, rmax))
+    if ctx.is_causal:
+        lim = np.minimum(ctx.s64[batch][:, None] + r, ke)
+    else:
+        lim = np.broadcast_to(ke, (n, rmax))
     lim_c = lim - ks_l[:, None]  # first masked column of each row
     c0 = int(np.clip(lim_c.min(), 0, width))
     if c0 < width:
         cols = torch.arange(c0, width, device=dev)
         s[:, :, c0:].masked_fill_(cols >= ctx.t(lim_c)[:, :, None], float("-inf"))
-    lse = torch.logsumexp(s, dim=-1) if need_lse else None  # -inf where nothing is visible
-    p = torch.softmax(s, dim=-1)  # NaN on rows with nothing visible; zeroed below
-    del s
-    o = torch.bmm(p, v).mul_(ops.v_scale)
+    if ctx.arithmetic.rounds_p:
+        o, lse = rounded_p_softmax_pv(s, v, need_lse, ctx.arithmetic)
+        del s
+        o = o.mul_(ops.v_scale)
+    else:
+        lse = torch.logsumexp(s, dim=-1) if need_lse else None  # -inf where nothing is visible
+        p = torch.softmax(s, dim=-1)  # NaN on rows with nothing visible; zeroed below
+        del s
+        o = torch.bmm(p, v).mul_(ops.v_scale)
     empty = lim_c <= 0
     if empty.any():
         o.masked_fill_(ctx.t(empty)[..., None], 0.0)
@@ -383,7 +452,6 @@ def _attend(ctx: _WorkArrays, batch: np.ndarray, width: int, ops: _Operands, nee
 
 def _store(ctx, batch, o, lse, output, split_data, split_lse) -> None:
     """Write a batch's rows where the kernel would: output (bf16) or a 256-row partial slot."""
-    dev = ctx.device
     rmax = o.size(1)
     num_heads = output.size(1)
     r = np.arange(rmax)
@@ -406,7 +474,8 @@ def _store(ctx, batch, o, lse, output, split_data, split_lse) -> None:
         keep[sp] = valid[sp]
         sel = ctx.t(np.flatnonzero(keep))
         dst = ctx.t(slot[:, :rmax][valid[sp]])
-        split_data.view(-1, V_HEAD_DIM).index_copy_(0, dst, o.reshape(-1, V_HEAD_DIM).index_select(0, sel))
+        src = o.reshape(-1, V_HEAD_DIM).index_select(0, sel)
+        split_data.view(-1, V_HEAD_DIM).index_copy_(0, dst, src)
         assert lse is not None
         split_lse.view(-1).index_copy_(0, dst, lse.reshape(-1).index_select(0, sel))
 
@@ -457,7 +526,9 @@ def mla_reduce_v1(
         "partial_output/partial_lse are assumed contiguous (strides hard-coded from H and Dv)",
     )
     _require(partial_output.size(-1) == head_dim, "partial_output and final_output Dv differ")
-    _require(tuple(partial_lse.shape) == tuple(partial_output.shape[:-1]), "partial_lse must be [R, H]")
+    _require(
+        tuple(partial_lse.shape) == tuple(partial_output.shape[:-1]), "partial_lse must be [R, H]"
+    )
     if final_lse is not None:
         _require(final_lse.dtype == torch.float32, "final_lse must be float32")
         _require(
@@ -467,11 +538,13 @@ def mla_reduce_v1(
     _require(int(max_seqlen_q) >= 1, "max_seqlen_q must be >= 1 (it caps workgroups per group)")
     _require(int(num_kv_splits) >= 0, "num_kv_splits must be >= 0 (0 = auto)")
     max_splits = max(current_cu_count(), int(num_kv_splits))
+    rounding = current_arithmetic().reduce_store
+    drop_last = current_faults().reduce_drops_last_partial
 
     ri = _host(reduce_indptr).reshape(-1)
     pm = _host(reduce_partial_map).reshape(-1)
     fm = None if reduce_final_map is None else _host(reduce_final_map).reshape(-1, 2)
-    groups = _reduce_groups(ri, pm, fm, max_splits)
+    groups = _reduce_groups(ri, pm, fm, max_splits, drop_last=drop_last)
     if not groups:
         return
     dev = final_output.device
@@ -485,18 +558,24 @@ def mla_reduce_v1(
         rows = max(group[1] - group[0], 0)
         n_next = max(nmax, len(group[2]))
         if batch and (rows_in_batch + rows) * n_next > budget:
-            _merge(batch, po, pl, final_output, final_lse, dev)
+            _merge(batch, po, pl, final_output, final_lse, dev, rounding)
             batch, rows_in_batch, n_next = [], 0, len(group[2])
         batch.append(group)
         rows_in_batch += rows
         nmax = n_next
-    _merge(batch, po, pl, final_output, final_lse, dev)
+    _merge(batch, po, pl, final_output, final_lse, dev, rounding)
 
 
 def _reduce_groups(
-    ri: np.ndarray, pm: np.ndarray, fm: np.ndarray | None, max_splits: int
+    ri: np.ndarray,
+    pm: np.ndarray,
+    fm: np.ndarray | None,
+    max_splits: int,
+    *,
+    drop_last: bool = False,
 ) -> list[tuple[int, int, np.ndarray]]:
-    """``(q_start, q_end, partial_offsets)`` of every group that writes (n >= 2), in order."""
+    """``(q_start, q_end, partial_offsets)`` of every group that writes (n >= 2), in order.
+    ``drop_last`` is the injected fault: the first such group loses its last partial."""
     num_tiles = len(ri) - 1
     if num_tiles <= 0:
         return []
@@ -514,6 +593,8 @@ def _reduce_groups(
         )
         parts = pm[ri[g] : ri[g + 1]]
         _require(len(parts) == n, f"reduce_partial_map too short for group {g}")
+        if drop_last and not out:
+            parts = parts[:-1]
         if fm is None:
             length = int(parts[1] - parts[0])
             qs, qe = g * length, (g + 1) * length
@@ -523,8 +604,9 @@ def _reduce_groups(
     return out
 
 
-def _merge(groups, po, pl, final_output, final_lse, dev) -> None:
-    """Exact LSE merge of a batch of groups, vectorized over rows, partials and heads."""
+def _merge(groups, po, pl, final_output, final_lse, dev, rounding: str) -> None:
+    """Exact LSE merge of a batch of groups, vectorized over rows, partials and heads; the store
+    rounds per ``rounding`` (the arithmetic's ``reduce_store``)."""
     nmax = max(len(p) for _, _, p in groups)
     lengths = np.array([max(qe - qs, 0) for qs, qe, _ in groups], dtype=np.int64)
     if lengths.sum() == 0:
@@ -537,16 +619,22 @@ def _merge(groups, po, pl, final_output, final_lse, dev) -> None:
     counts = np.array([len(p) for _, _, p in groups], dtype=np.int64)
     g_of_row = np.repeat(np.arange(len(groups)), lengths)
     qs_arr = np.array([qs for qs, _, _ in groups], dtype=np.int64)
-    out_rows = qs_arr[g_of_row] + (np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths))
+    row_in_group = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    out_rows = qs_arr[g_of_row] + row_in_group
     local = out_rows - qs_arr[g_of_row]
     src = parts[g_of_row] + local[:, None]  # [rows, nmax] partial rows
     ok = present[g_of_row]
-    _require(bool((src[ok] >= 0).all() and (src[ok] < pl.size(0)).all()), "partial row outside partial buffers")
+    _require(
+        bool((src[ok] >= 0).all() and (src[ok] < pl.size(0)).all()),
+        "partial row outside partial buffers",
+    )
     src = np.where(ok, src, 0)
     src_t = torch.from_numpy(src).to(dev)
     ok_t = torch.from_numpy(ok).to(dev)
-    lse = torch.where(ok_t[..., None], pl[src_t], torch.tensor(float("-inf"), device=dev))  # [rows, n, H]
-    o = torch.where(ok_t[..., None, None], po[src_t], torch.zeros((), device=dev))  # [rows, n, H, Dv]
+    neg_inf = torch.tensor(float("-inf"), device=dev)
+    lse = torch.where(ok_t[..., None], pl[src_t], neg_inf)  # [rows, n, H]
+    zero = torch.zeros((), device=dev)
+    o = torch.where(ok_t[..., None, None], po[src_t], zero)  # [rows, n, H, Dv]
     m = lse.amax(dim=1)  # [rows, H]
     w = torch.exp(lse - m[:, None])  # NaN where m == -inf (all partials empty)
     total = torch.where(ok_t[..., None], w, torch.zeros((), device=dev)).sum(dim=1)
@@ -561,15 +649,15 @@ def _merge(groups, po, pl, final_output, final_lse, dev) -> None:
     out_simple = (w_simple[..., None] * o).sum(dim=1) / total[..., None]
     out = torch.where(massive, out_massive, out_simple)
     rows_t = torch.from_numpy(out_rows).to(dev)
-    final_output[rows_t] = out.to(final_output.dtype)
+    final_output[rows_t] = store_rounded(out, final_output.dtype, rounding)
     if final_lse is not None:
         final_lse[rows_t] = big_l
 
 
 __all__: Sequence[str] = (
+    "REDUCE_SUPPORTED_HEADS",
     "PreconditionError",
     "UnsupportedDtypeError",
-    "REDUCE_SUPPORTED_HEADS",
     "mla_prefill_ps_asm_fwd",
     "mla_reduce_v1",
 )

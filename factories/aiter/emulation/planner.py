@@ -14,7 +14,7 @@ on the device that is undefined behaviour, and a test double must not make it lo
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import attrs
 import numpy as np
@@ -45,7 +45,9 @@ def get_ps_metadata_info_v1(
     work_info, reduce_indptr, reduce_final_map, reduce_partial_map. Shapes are ints for the 1-D
     buffers and tuples for the 2-D ones, as upstream returns them.
     """
-    s = PsMetadataSizes.compute(batch_size, num_head_k, max_qlen, qlen_granularity, current_cu_count())
+    s = PsMetadataSizes.compute(
+        batch_size, num_head_k, max_qlen, qlen_granularity, current_cu_count()
+    )
     return (
         (2, torch.uint64),
         (s.work_indptr_len, torch.int32),
@@ -63,7 +65,8 @@ def get_ps_metadata_info_v1(
 
 @attrs.frozen
 class QTile:
-    """A q tile of one request (``struct QTile`` in ps.h): global rows, blocks and causal kv need."""
+    """A q tile of one request (``struct QTile`` in ps.h): global rows, blocks and causal kv
+    need."""
 
     batch_idx: int
     qo_start: int
@@ -144,7 +147,9 @@ def slice_cluster(
                 else:
                     loc = qg * pt
                     pt += 1
-                rows.append((t.batch_idx, loc, t.qo_start, t.qo_end, ks, min(ks + remaining_blocks, kv1), 0))
+                rows.append(
+                    (t.batch_idx, loc, t.qo_start, t.qo_end, ks, min(ks + remaining_blocks, kv1), 0)
+                )
                 tile += 1
                 blk = 0
                 cap -= remaining_blocks
@@ -256,7 +261,9 @@ def plan_ps_metadata(
     """The whole planner on host integers; buffer lengths are those of the caller's tensors."""
     settings.check()
     if isinstance(num_heads_k, bool) or not isinstance(num_heads_k, int) or num_heads_k < 1:
-        raise ValueError(f"get_ps_metadata_v1: num_heads_k must be a positive int, got {num_heads_k!r}")
+        raise ValueError(
+            f"get_ps_metadata_v1: num_heads_k must be a positive int, got {num_heads_k!r}"
+        )
     num_clusters = math.gcd(num_heads_k, cu_count)
     tpc = cu_count // num_clusters
     khpc = num_heads_k // num_clusters
@@ -268,7 +275,9 @@ def plan_ps_metadata(
 
     tiles, total_units = build_q_tiles(qo_indptr, context_lens, settings)
     slicing = slice_cluster(tiles, total_units, kv_indptr, context_lens, settings, tpc)
-    works, tg_counts = _replicate_over_heads(slicing, num_clusters, khpc, settings.qhead_granularity)
+    works, tg_counts = _replicate_over_heads(
+        slicing, num_clusters, khpc, settings.qhead_granularity
+    )
     if len(works) > work_info_rows:
         raise ValueError(
             f"get_ps_metadata_v1: the plan has {len(works)} works but work_info has only "

@@ -142,7 +142,9 @@ def run(args: argparse.Namespace) -> int:
         from factories.stubs.specs import ALL_SPECS, stubs_from_specs
 
         result = auditor.audit_stubs(
-            stubs_from_specs(ALL_SPECS), n_files=0, n_with_stubs=0,
+            stubs_from_specs(ALL_SPECS),
+            n_files=0,
+            n_with_stubs=0,
             allowlist=allowlist,
         )
     emit(result, args.format, args.quiet, root)
