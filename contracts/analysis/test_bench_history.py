@@ -19,7 +19,8 @@ TOOL = REPO / "tools" / "bench_history.py"
 # 1.0 -> 1.1: Worker.step starts reading self.b, so 1.1's test adds ``w.b`` (a repair the
 # audit names); Worker.hidden is reached through getattr (the audit cannot see the call) and
 # its test adds ``h.c`` (a repair the audit misses); test_old is renamed test_new and adds
-# ``r.z`` (not matched: a new stub, no repair).
+# ``r.z`` (not matched: a new stub, no repair); the helper ``_make``'s stub gets ``m.b`` in the
+# test that used it at 1.0 (a repair, named) and ``m.q`` only in a new test (an extension).
 SOURCE = {
     "1.0": """
         class Worker:
@@ -56,6 +57,15 @@ TESTS = {
             r = object.__new__(Worker)
             r.a = 1
             assert r.step() == 1
+
+        def _make():
+            m = object.__new__(Worker)
+            m.a = 1
+            return m
+
+        def test_helper():
+            m = _make()
+            assert m.step() == 1
     """,
     "1.1": """
         from vllm.worker import Worker
@@ -78,6 +88,22 @@ TESTS = {
             r.b = 2
             r.z = 0
             assert r.step() == 3
+
+        def _make():
+            m = object.__new__(Worker)
+            m.a = 1
+            return m
+
+        def test_helper():
+            m = _make()
+            m.b = 2
+            assert m.step() == 3
+
+        def test_helper_new():
+            m = _make()
+            m.b = 2
+            m.q = 0
+            assert m.step() == 3
     """,
 }
 
@@ -97,12 +123,17 @@ def test_repairs_recall_and_matching(tmp_path):
     (pair,) = report.pairs
     repairs = {(r.old.scope, r.attribute): hit for r, hit in zip(pair.matching.repairs, pair.named)}
     # A repair is detected and named; a missed repair counts against recall.
-    assert repairs == {("test_step", "b"): True, ("test_hidden", "c"): False}
-    assert pair.recall == 50.0
+    assert repairs == {
+        ("test_step", "b"): True,
+        ("test_hidden", "c"): False,
+        ("_make", "b"): True,
+    }
+    assert pair.matching.extensions == 1  # m.q, set only in test_helper_new
     assert "test_hidden" in format_misses(report) and " c " in format_misses(report)
     # The renamed test function is not matched: its stub is new and its fields are no repair.
     assert pair.matching.new == 1
-    assert pair.matching.matched == 2
+    assert pair.matching.matched == 3
+    assert round(pair.recall, 1) == 66.7
     # Both repaired stubs are clean against their own release.
     assert pair.still_flagged == ()
     assert [r.errors for r in report.releases] == [0, 0]

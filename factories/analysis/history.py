@@ -22,7 +22,9 @@ test function or class, or a changed class expression (``NixlConnectorWorker`` -
 the same class inserted above the first in one function shifts the ordinal.  A matched site
 whose creating function was *rewritten* is excluded: its statements, unparsed (so formatting
 does not count), are compared line by line with ``difflib.SequenceMatcher`` and a ratio below
-``REWRITE_RATIO`` means the test changed beyond recognition.
+``REWRITE_RATIO`` means the test changed beyond recognition.  An attribute a matched stub
+gains only in functions that did not use it at N (a new test calling an old helper or fixture)
+is an *extension*, not a repair: the test grew, nothing had to be fixed.
 
 **Fields a site sets** (the same at N and N+1, so the difference is a repair): in the creating
 function, after the call, ``t.a = ...``/``t.a += ...``/``t.a: T = ...`` for a name or attribute
@@ -84,6 +86,8 @@ class StubSite:
     fields: tuple[tuple[str, int], ...]
     lines: frozenset[int] = attrs.field(repr=False)
     fingerprint: tuple[str, ...] = attrs.field(repr=False)
+    set_in: tuple[tuple[str, tuple[str, ...]], ...] = attrs.field(repr=False, default=())
+    scopes: frozenset[str] = attrs.field(repr=False, default=frozenset())
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -182,6 +186,14 @@ class _Module:
 class _Uses:
     fields: dict[str, int] = attrs.field(factory=dict)
     lines: set[int] = attrs.field(factory=set)
+    scopes: set[str] = attrs.field(factory=set)  # functions where the stub is followed
+    set_in: dict[str, set[str]] = attrs.field(factory=dict)  # field -> functions that set it
+    scope: str = "<module>"  # the function being walked
+
+    def set(self, name: str, line: int) -> None:
+        self.fields.setdefault(name, line)
+        self.set_in.setdefault(name, set()).add(self.scope)
+        self.lines.add(line)
 
 
 class _Follower:
@@ -195,6 +207,8 @@ class _Follower:
         ``scope`` returns or yields the stub."""
         names = set(names)
         returned = False
+        outer, uses.scope = uses.scope, self.m.qualname.get(scope, "<module>")
+        uses.scopes.add(uses.scope)
         for node in self.m.nodes(scope):
             if node.lineno < after:
                 continue
@@ -202,8 +216,7 @@ class _Follower:
                 self._assign(node, names, uses)
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
                 if node.value is not None and self._is_attr_of(node.target, names):
-                    uses.fields.setdefault(node.target.attr, node.lineno)  # type: ignore
-                    uses.lines.add(node.lineno)
+                    uses.set(node.target.attr, node.lineno)  # type: ignore[attr-defined]
             elif isinstance(node, ast.Call):
                 self._call(node, names, uses, depth)
             elif isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)):
@@ -213,6 +226,7 @@ class _Follower:
                 uses.lines.add(node.lineno)
         if depth < _MAX_DEPTH and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self._siblings(scope, names, uses, depth)
+        uses.scope = outer
         return returned
 
     @staticmethod
@@ -224,8 +238,7 @@ class _Follower:
         for target in node.targets:
             for sub in ast.walk(target):
                 if self._is_attr_of(sub, names) and isinstance(sub.ctx, ast.Store):  # type: ignore
-                    uses.fields.setdefault(sub.attr, node.lineno)  # type: ignore[attr-defined]
-                    uses.lines.add(node.lineno)
+                    uses.set(sub.attr, node.lineno)  # type: ignore[attr-defined]
             if isinstance(target, (ast.Name, ast.Attribute)):
                 if value in names:
                     names.add(ast.unparse(target))  # an alias
@@ -240,8 +253,7 @@ class _Follower:
         elif fname in _SETTERS and first in names and len(node.args) > 1:
             literal = _str_literal(node.args[1])
             if literal is not None:
-                uses.fields.setdefault(literal, node.lineno)
-                uses.lines.add(node.lineno)
+                uses.set(literal, node.lineno)
         elif (
             fname == "update"
             and isinstance(func, ast.Attribute)
@@ -252,7 +264,7 @@ class _Follower:
                 if isinstance(arg, ast.Dict):
                     keys.extend(k for k in map(_str_literal, arg.keys) if k)
             for key in keys:
-                uses.fields.setdefault(key, node.lineno)
+                uses.set(key, node.lineno)
             uses.lines.add(node.lineno)
         elif isinstance(func, ast.Name) and depth < _MAX_DEPTH:
             helper = self.m.helper(func.id)
@@ -387,6 +399,8 @@ def file_sites(path: Path, rel: str) -> list[StubSite]:
                 ordinal=ordinal,
                 line=call.lineno,
                 fields=tuple(sorted(uses.fields.items())),
+                set_in=tuple((k, tuple(sorted(v))) for k, v in sorted(uses.set_in.items())),
+                scopes=frozenset(uses.scopes | {scope_name}),
                 lines=frozenset(uses.lines),
                 fingerprint=_fingerprint(scope, call, module),
             )
@@ -425,6 +439,9 @@ class Matching:
     new: int
     rewritten: int
     repairs: tuple[Repair, ...]
+    # Attributes a matched stub gained only in functions that did not use it at N (a new
+    # test of an old helper or fixture): the test grew, nothing was repaired.
+    extensions: int = 0
 
     @property
     def repaired_sites(self) -> tuple[StubSite, ...]:
@@ -439,7 +456,7 @@ def similarity(old: StubSite, new: StubSite) -> float:
 def match(old: dict[tuple, StubSite], new: dict[tuple, StubSite]) -> Matching:
     """Repairs between two releases' sites, by the matching rule of the module docstring."""
     repairs: list[Repair] = []
-    matched = rewritten = 0
+    matched = rewritten = extensions = 0
     for key, after in sorted(new.items()):
         before = old.get(key)
         if before is None:
@@ -448,13 +465,18 @@ def match(old: dict[tuple, StubSite], new: dict[tuple, StubSite]) -> Matching:
             rewritten += 1
             continue
         matched += 1
+        set_in = dict(after.set_in)
         for attribute in sorted(after.field_names - before.field_names):
-            repairs.append(Repair(before, after, attribute))
+            if before.scopes.isdisjoint(set_in.get(attribute, ())):
+                extensions += 1
+            else:
+                repairs.append(Repair(before, after, attribute))
     return Matching(
         matched=matched,
         new=len(new.keys() - old.keys()),
         rewritten=rewritten,
         repairs=tuple(repairs),
+        extensions=extensions,
     )
 
 
@@ -541,6 +563,7 @@ class HistoryReport:
             "matched": sum(p.matching.matched for p in self.pairs),
             "new": sum(p.matching.new for p in self.pairs),
             "rewritten": sum(p.matching.rewritten for p in self.pairs),
+            "extensions": sum(p.matching.extensions for p in self.pairs),
             "repaired_stubs": repaired,
             "repairs": repairs,
             "named": named,
@@ -560,6 +583,7 @@ class HistoryReport:
                     "matched": p.matching.matched,
                     "new": p.matching.new,
                     "rewritten": p.matching.rewritten,
+                    "extensions": p.matching.extensions,
                     "repaired_stubs": len(p.matching.repaired_sites),
                     "repairs": len(p.named),
                     "named": sum(p.named),
@@ -593,20 +617,21 @@ def format_table(report: HistoryReport) -> str:
         return "n/a" if value is None else f"{value:.1f} %"
 
     out = [
-        "| pair | matched stubs | new | rewritten | repaired stubs | repairs | named | recall "
-        "| repaired stubs still flagged at N+1 |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| pair | matched stubs | new | rewritten | extensions | repaired stubs | repairs "
+        "| named | recall | repaired stubs still flagged at N+1 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in report.pairs:
         m = p.matching
         out.append(
-            f"| {p.old} → {p.new} | {m.matched} | {m.new} | {m.rewritten} | "
+            f"| {p.old} → {p.new} | {m.matched} | {m.new} | {m.rewritten} | {m.extensions} | "
             f"{len(m.repaired_sites)} | {len(p.named)} | {sum(p.named)} | {pct(p.recall)} | "
             f"{len(p.still_flagged)} ({pct(p.flagged_pct)}) |"
         )
     t = report.totals()
     out.append(
-        f"| **total** | {t['matched']} | {t['new']} | {t['rewritten']} | {t['repaired_stubs']} "
+        f"| **total** | {t['matched']} | {t['new']} | {t['rewritten']} | {t['extensions']} "
+        f"| {t['repaired_stubs']} "
         f"| {t['repairs']} | {t['named']} | **{pct(t['recall_pct'])}** "  # type: ignore[arg-type]
         f"| {t['still_flagged']} (**{pct(t['still_flagged_pct'])}**) |"  # type: ignore[arg-type]
     )
