@@ -121,6 +121,11 @@ class FetchError(GuardError):
     """A user-facing failure of ``tools/fetch_vllm.py``: reported as one line, exit status 2."""
 
 
+class HistoryInputError(GuardError):
+    """A ``tools/bench_history.py`` input that cannot be used (a release folder without
+    ``vllm/`` or ``tests/``, a malformed ``--pairs``): one line, exit 2."""
+
+
 class BadInput(GuardError):
     """A ``tools/calibrate_tolerance.py`` command-line value that cannot be used (one line,
     exit 2)."""
@@ -131,6 +136,7 @@ __all__ = [
     "BadInput",
     "FetchError",
     "GuardError",
+    "HistoryInputError",
     "MethodNotFound",
     "MutationDoesNotApply",
     "PreconditionError",
