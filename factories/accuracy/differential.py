@@ -29,10 +29,10 @@ import numpy as np
 import torch
 
 from factories.accuracy.cases import SOFTMAX_SCALE
-from factories.accuracy.plans import host_ints
 from factories.accuracy.run import poison_
 from factories.accuracy.tolerance import Tolerance
 from factories.aiter.batch import PsPlan, indptr, plan_batch
+from factories.aiter.emulation.device_model import host_ints
 from factories.aiter.layout import (
     FINAL_MAP_COLS,
     KERNEL_TILE_ROWS,

@@ -11,12 +11,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from factories.aiter.emulation.device_model import host_ints
 from factories.aiter.layout import FINAL_MAP_COLS, WORK_INFO_COLS, WorkInfoCol
-
-
-def host_ints(t: torch.Tensor) -> np.ndarray:
-    """An integer plan buffer as int64 numpy on the host (the readers index it row by row)."""
-    return t.detach().to("cpu").numpy().astype(np.int64, copy=False)
 
 
 def planned_split_rows(

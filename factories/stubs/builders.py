@@ -18,21 +18,21 @@ import attrs
 import torch
 from typeguard import typechecked
 
+from factories.aiter.layout import PREFILL_KERNEL, QK_HEAD_DIM, REDUCE_KERNEL, V_HEAD_DIM
 from factories.stubs.drift import ensure_no_drift
 from factories.stubs.specs import BUILDER_FP8_PREFILL, IMPL_FP8_PREFILL, StubSpec
 from factories.stubs.standins import StandIn
 
-QK_NOPE_HEAD_DIM = 128
+#: DeepSeek-style MLA split of the kernel's q/k head dim: rope part and the rest.
 QK_ROPE_HEAD_DIM = 64
-QK_HEAD_DIM = QK_NOPE_HEAD_DIM + QK_ROPE_HEAD_DIM
-V_HEAD_DIM = 128
+QK_NOPE_HEAD_DIM = QK_HEAD_DIM - QK_ROPE_HEAD_DIM
 KV_LORA_RANK = 512
 DEFAULT_SCALE = 1.0 / math.sqrt(QK_HEAD_DIM)
 
 #: Which AITER function each impl field holds (the spec's two kernel fields).
 KERNEL_FIELDS = {
-    "_mla_prefill_ps_asm_fwd": "mla_prefill_ps_asm_fwd",
-    "_mla_reduce_v1": "mla_reduce_v1",
+    "_mla_prefill_ps_asm_fwd": PREFILL_KERNEL,
+    "_mla_reduce_v1": REDUCE_KERNEL,
 }
 
 

@@ -39,6 +39,7 @@ import pytest
 import torch
 
 import factories.aiter.emulation as aiter
+from factories.accuracy.cases import SOFTMAX_SCALE
 from factories.accuracy.reference import reference_attention
 from factories.aiter.batch import PsPlan, plan_batch
 from factories.aiter.emulation import PlannerSettings, emulated_cu_count
@@ -53,7 +54,6 @@ DEVICES = [
 ]
 U = 2.0**-24
 U_BF16 = 2.0**-8
-SOFTMAX_SCALE = 192**-0.5
 
 
 @attrs.frozen

@@ -17,6 +17,7 @@ import contextlib
 import contextvars
 from collections.abc import Iterator
 
+import numpy as np
 import torch
 
 #: The arch whose kernels are emulated. The PS prefill kernels exist only for gfx950 (§3.2).
@@ -58,3 +59,12 @@ def fp8_dtype() -> torch.dtype:
     attention.py:1413 that claims both variants collapse to one id.
     """
     return torch.float8_e4m3fn
+
+
+def host_ints(t: torch.Tensor) -> np.ndarray:
+    """An integer plan buffer as int64 numpy on the host.
+
+    Plans live on the device; the emulated kernels and the plan readers walk them row by row,
+    which only pays on the host. One helper, so every reader widens to int64 the same way.
+    """
+    return t.detach().to("cpu").numpy().astype(np.int64, copy=False)

@@ -32,10 +32,12 @@ import numpy as np
 import torch
 
 from factories.aiter.layout import (
+    FINAL_MAP_COLS,
     KERNEL_KV_STEP,
     KERNEL_TILE_ROWS,
     QK_HEAD_DIM,
     V_HEAD_DIM,
+    WORK_INFO_COLS,
     WorkInfoCol,
 )
 from factories.errors import PreconditionError, UnsupportedDtypeError
@@ -47,7 +49,7 @@ from .arithmetic import (
     rounded_p_softmax_pv,
     store_rounded,
 )
-from .device_model import current_cu_count, fp8_dtype
+from .device_model import current_cu_count, fp8_dtype, host_ints
 
 #: (num_heads, v_head_dim) pairs the reduce router dispatches (reduce.cu l.923-947).
 REDUCE_SUPPORTED_HEADS: dict[int, frozenset[int]] = {
@@ -106,10 +108,6 @@ def _scale_value(t: torch.Tensor | None, name: str, device: torch.device) -> tor
     _require(t.numel() >= 1, f"{name} must have at least one element")
     _require(t.device == device, f"{name} is on {t.device} but Q is on {device}")
     return t.reshape(-1)[0]
-
-
-def _host(t: torch.Tensor) -> np.ndarray:
-    return t.detach().to("cpu").numpy().astype(np.int64, copy=False)
 
 
 def _score_budget(device: torch.device) -> int:
@@ -255,8 +253,8 @@ def mla_prefill_ps_asm_fwd(
     works = _collect_works(work_indptr, work_info_set)
     if len(works) == 0:
         return
-    qo = _host(qo_indptr)
-    kv = _host(kv_indptr)
+    qo = host_ints(qo_indptr)
+    kv = host_ints(kv_indptr)
     pages = kv_page_indices.to(device=device, dtype=torch.int64)
     num_tokens = Q.size(0)
     num_pages = K.size(0)
@@ -345,8 +343,8 @@ def mla_prefill_ps_asm_fwd(
 
 def _collect_works(work_indptr: torch.Tensor, work_info_set: torch.Tensor) -> np.ndarray:
     """Rows ``work_indptr[wg]..work_indptr[wg+1]-1`` of every workgroup, in launch order."""
-    wi = _host(work_indptr).reshape(-1)
-    info = _host(work_info_set).reshape(-1, 8)
+    wi = host_ints(work_indptr).reshape(-1)
+    info = host_ints(work_info_set).reshape(-1, WORK_INFO_COLS)
     starts, ends = wi[:-1], wi[1:]
     lengths = np.maximum(ends - starts, 0)
     if lengths.sum() == 0:
@@ -541,9 +539,13 @@ def mla_reduce_v1(
     rounding = current_arithmetic().reduce_store
     drop_last = current_faults().reduce_drops_last_partial
 
-    ri = _host(reduce_indptr).reshape(-1)
-    pm = _host(reduce_partial_map).reshape(-1)
-    fm = None if reduce_final_map is None else _host(reduce_final_map).reshape(-1, 2)
+    ri = host_ints(reduce_indptr).reshape(-1)
+    pm = host_ints(reduce_partial_map).reshape(-1)
+    fm = (
+        None
+        if reduce_final_map is None
+        else host_ints(reduce_final_map).reshape(-1, FINAL_MAP_COLS)
+    )
     groups = _reduce_groups(ri, pm, fm, max_splits, drop_last=drop_last)
     if not groups:
         return
