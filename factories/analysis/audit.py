@@ -26,7 +26,7 @@ from factories.analysis.classes import (
     MemberKind,
     Missing,
 )
-from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
 from factories.analysis.source_tree import SourceTree, gc_paused
 from factories.analysis.stubs import EventKind, Stub, StubEvent, StubExtractor, has_object_new
@@ -74,7 +74,7 @@ class AuditResult:
 
     @property
     def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.kind is not FindingKind.STALE_FIELD)
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR)
 
     @property
     def incomplete(self) -> bool:
@@ -458,13 +458,16 @@ class StubAuditor:
         if stub.opaque:
             return
         for access in report.required:
+            where = "" if access.certain else " on a path the test may not take"
             yield Finding(
-                kind=FindingKind.MISSING_ATTRIBUTE,
+                kind=FindingKind.MISSING_ATTRIBUTE
+                if access.certain
+                else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
                 class_name=cls.name,
                 method=method,
                 name=access.name,
                 message=f"{cls.name}.{method}() reads self.{access.name} "
-                f"(in {access.method}) but the stub never sets it",
+                f"(in {access.method}){where} but the stub never sets it",
                 vllm_location=access.location,
                 stub_location=stub.location,
                 stub_side="not set",

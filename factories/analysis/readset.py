@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -48,6 +49,9 @@ class AttributeAccess:
     name: str
     location: Location
     method: str
+    # Whether the read happens on every run of the analysed call that the test's known values
+    # select: False behind a branch, loop or handler the analysis cannot decide.
+    certain: bool = True
 
 
 @attrs.frozen(order=True)
@@ -132,9 +136,11 @@ def _meet(a: State, b: State) -> State:
 
 
 def _first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ...]:
+    """One access per name: the first certain one, else the first."""
     seen: dict[str, AttributeAccess] = {}
     for item in items:
-        seen.setdefault(item.name, item)
+        if item.name not in seen or (item.certain and not seen[item.name].certain):
+            seen[item.name] = item
     return tuple(seen.values())
 
 
@@ -143,8 +149,12 @@ class ReadSetAnalyzer:
 
     def __init__(self, index: ClassIndex) -> None:
         self.index = index
-        self._memo: dict[tuple, tuple[_Recorder, State]] = {}
+        self._memo: dict[tuple, tuple[_Recorder, State, bool]] = {}
+        self.last_raised = False  # whether the last ``_run`` met a ``raise`` statement
         self._replaced: frozenset[tuple[str, str]] = frozenset()
+        # Set by the audit for a call the test expects to raise (``pytest.raises``): then a
+        # ``raise`` met on an undecided branch may end the test's path there.
+        self.expect_raise = False
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)
@@ -251,6 +261,7 @@ class ReadSetAnalyzer:
         consts: dict[str, object] | None = None,
         params: dict[str, object] | None = None,
         after: ClassInfo | None = None,
+        certain: bool = True,
     ) -> State:
         node = body or member.node
         consts = consts or {}
@@ -268,18 +279,23 @@ class ReadSetAnalyzer:
             tuple(sorted(consts.items(), key=lambda kv: kv[0])),
             tuple(sorted((params or {}).items(), key=lambda kv: kv[0])),
             self._replaced,
+            certain,
+            self.expect_raise,
         )
         if memo_key in self._memo:
-            sub, out = self._memo[memo_key]
+            sub, out, raised = self._memo[memo_key]
             recorder.extend(sub)
+            self.last_raised = raised
             return out
         sub = _Recorder()
         walker = _Walker(
             self, cls, member.owner, node, aliases, stack + (key_name,), sub, consts, params or {}
         )
+        walker.certain = certain
         out = walker.run(state)
-        self._memo[memo_key] = (sub, out)
+        self._memo[memo_key] = (sub, out, walker.raised)
         recorder.extend(sub)
+        self.last_raised = walker.raised
         return out
 
 
@@ -315,6 +331,12 @@ class _Walker:
         self.params = [a.arg for a in positional[1:]] + [a.arg for a in args.kwonlyargs]
         self.aliases: dict[str, str] = dict(aliases)
         self.shadowed: set[str] = set()
+        # Whether the statement being walked runs on every run of the call (see ``guarded``),
+        # and how many ``return``s the walk has met: a continuation after an undecided branch
+        # that may return is reached on some runs only.
+        self.certain = True
+        self.exits = 0
+        self.raised = False  # met a ``raise`` here or in a method this one calls
         self.local_imports: dict[str, ImportTarget] = {}
         for sub in ast.walk(func):
             if isinstance(sub, (ast.Import, ast.ImportFrom)):
@@ -324,6 +346,22 @@ class _Walker:
         self.locals = {
             n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         } | set(self.local_imports)
+
+    @contextlib.contextmanager
+    def guarded(self, keep_exits: bool = False) -> Iterator[None]:
+        """Walk a part that runs on some runs only (an undecided branch, a loop body, a
+        handler, a nested def): its reads are not certain.  After it, the walk is certain
+        again unless that part may have returned (then the rest runs on some runs only);
+        ``keep_exits`` for a nested def, whose ``return`` ends the def, not this call."""
+        was, exits = self.certain, self.exits
+        self.certain = False
+        try:
+            yield
+        finally:
+            returned = self.exits > exits
+            if keep_exits:
+                self.exits = exits
+            self.certain = was and not returned
 
     def loc(self, node: ast.AST) -> Location:
         return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
@@ -368,22 +406,28 @@ class _Walker:
                 return self.block(node.body, when_true)
             if verdict is False:
                 return self.block(node.orelse, when_false)
-            return _meet(self.block(node.body, when_true), self.block(node.orelse, when_false))
+            with self.guarded():
+                return _meet(
+                    self.block(node.body, when_true), self.block(node.orelse, when_false)
+                )
         if isinstance(node, (ast.For, ast.AsyncFor)):
             state = self.expr(node.iter, state)
             state = self.store(node.target, state, None)
-            self.block(node.body, state)
-            return _meet(state, self.block(node.orelse, state))
+            with self.guarded():
+                self.block(node.body, state)
+                return _meet(state, self.block(node.orelse, state))
         if isinstance(node, ast.While):
             state = self.expr(node.test, state)
-            self.block(node.body, state)
-            return _meet(state, self.block(node.orelse, state))
+            with self.guarded():
+                self.block(node.body, state)
+                return _meet(state, self.block(node.orelse, state))
         if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             body_state = self.block(node.body, state)
             body_state = self.block(node.orelse, body_state) if body_state is not None else None
             result = body_state
-            for handler in node.handlers:
-                result = _meet(result, self.block(handler.body, state))
+            with self.guarded():
+                for handler in node.handlers:
+                    result = _meet(result, self.block(handler.body, state))
             if node.finalbody:
                 final_in = result if result is not None else state
                 final = self.block(node.finalbody, final_in)
@@ -398,20 +442,26 @@ class _Walker:
         if isinstance(node, (ast.Return, ast.Raise)):
             for child in ast.iter_child_nodes(node):
                 state = self.expr(child, state)
+            if isinstance(node, ast.Raise):
+                self.raised = True
+            if isinstance(node, ast.Return) or self.analyzer.expect_raise:
+                self.exits += 1
             return None
         if isinstance(node, (ast.Break, ast.Continue)):
             return None
         if isinstance(node, ast.Match):
             state = self.expr(node.subject, state)
             result: State = state  # no case may match
-            for case in node.cases:
-                case_state = state if case.guard is None else self.expr(case.guard, state)
-                result = _meet(result, self.block(case.body, case_state))
+            with self.guarded():
+                for case in node.cases:
+                    case_state = state if case.guard is None else self.expr(case.guard, state)
+                    result = _meet(result, self.block(case.body, case_state))
             return result
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             # A nested def may run later or never: its reads count, its writes do not.
-            for child in node.body:
-                self.stmt(child, state)
+            with self.guarded(keep_exits=True):
+                for child in node.body:
+                    self.stmt(child, state)
             return state
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Pass)):
             return state
@@ -439,6 +489,7 @@ class _Walker:
                         self.rec,
                         body=member.setter,
                         consts=self.consts,
+                        certain=self.certain,
                     )
                     return out if out is not None else state
                 return state
@@ -498,7 +549,7 @@ class _Walker:
         return ".".join([root] + list(reversed(parts)))
 
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
-        access = AttributeAccess(name, self.loc(node), self.qualname)
+        access = AttributeAccess(name, self.loc(node), self.qualname, self.certain)
         self.rec.reads.append(access)
         if name in state or name in _OBJECT_ATTRIBUTES:
             return state
@@ -508,7 +559,14 @@ class _Walker:
             return state
         if member.kind is MemberKind.PROPERTY:
             out = self.analyzer._run(
-                self.cls, member, state, {}, self.stack, self.rec, consts=self.consts
+                self.cls,
+                member,
+                state,
+                {},
+                self.stack,
+                self.rec,
+                consts=self.consts,
+                certain=self.certain,
             )
             return out if out is not None else state
         return state
@@ -541,6 +599,7 @@ class _Walker:
             ),
         ) if not shape.star_args else shape
         before = len(self.rec.writes)
+        self.analyzer.last_raised = False
         out = self.analyzer._run(
             self.cls,
             member,
@@ -551,9 +610,14 @@ class _Walker:
             consts=self.consts,
             params=shape.bind_literals(callee, bound=True),
             after=after,
+            certain=self.certain,
         )
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
+        if self.analyzer.last_raised:
+            self.raised = True
+            if self.analyzer.expect_raise:
+                self.certain = False  # the expected exception may have come from that call
         return out if out is not None else state
 
     def truth(self, test: ast.expr) -> bool | None:
@@ -663,7 +727,22 @@ class _Walker:
         if isinstance(node, ast.Call):
             return self.call(node, state)
         if isinstance(node, ast.Lambda):
-            self.expr(node.body, state)
+            with self.guarded():
+                self.expr(node.body, state)
+            return state
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            # The first iterable runs; the rest runs once per element, maybe never.
+            state = self.expr(node.generators[0].iter, state)
+            with self.guarded():
+                for gen in node.generators[1:]:
+                    self.expr(gen.iter, state)
+                for gen in node.generators:
+                    for cond in gen.ifs:
+                        self.expr(cond, state)
+                for part in (getattr(node, "elt", None), getattr(node, "key", None),
+                             getattr(node, "value", None)):
+                    if part is not None:
+                        self.expr(part, state)
             return state
         if isinstance(node, ast.BoolOp):
             return self.bool_op(node, state)
@@ -673,7 +752,8 @@ class _Walker:
                 return self.expr(node.body, when_true)
             if verdict is False:
                 return self.expr(node.orelse, when_false)
-            return self.expr(node.body, when_true) & self.expr(node.orelse, when_false)
+            with self.guarded():
+                return self.expr(node.body, when_true) & self.expr(node.orelse, when_false)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self.expr(child, state)
@@ -691,13 +771,17 @@ class _Walker:
         out = self.expr(first, state)
         current, previous = out, first
         is_and = isinstance(node.op, ast.And)
+        was = self.certain
         for value in rest:
             verdict = self.truth(previous)
             if verdict is (not is_and):
                 break
+            if verdict is None:
+                self.certain = False  # this operand runs on some runs only
             current = current | self.guards(previous)[0 if is_and else 1]
             current = self.expr(value, current)
             previous = value
+        self.certain = was
         return out
 
     def call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
