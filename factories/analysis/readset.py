@@ -31,6 +31,7 @@ from factories.analysis.classes import ClassIndex, ClassInfo, Member, MemberKind
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape, Signature
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+from factories.analysis.values import Obj, compare, enum_member, truthy
 from factories.errors import MethodNotFound
 
 _BUILTINS = frozenset(dir(builtins))
@@ -155,6 +156,11 @@ class ReadSetAnalyzer:
         # Set by the audit for a call the test expects to raise (``pytest.raises``): then a
         # ``raise`` met on an undecided branch may end the test's path there.
         self.expect_raise = False
+        # What the test replaced that raises on every call: ``(class qualname, method)`` and
+        # dotted module functions (``vllm.x.mod.helper``); and every module function it
+        # replaced, raising or not.
+        self.raising: frozenset = frozenset()
+        self.patched_functions: frozenset[str] = frozenset()
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)
@@ -266,6 +272,11 @@ class ReadSetAnalyzer:
         node = body or member.node
         consts = consts or {}
         if self._is_replaced(cls, member, after):
+            if (member.owner.qualname, member.name) in self.raising or any(
+                (klass.qualname, member.name) in self.raising for klass in self.index.mro(cls)[0]
+            ):
+                self.last_raised = True
+                return None  # the test's replacement raises on every call
             return state
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
@@ -281,6 +292,8 @@ class ReadSetAnalyzer:
             self._replaced,
             certain,
             self.expect_raise,
+            self.raising,
+            self.patched_functions,
         )
         if memo_key in self._memo:
             sub, out, raised = self._memo[memo_key]
@@ -337,6 +350,8 @@ class _Walker:
         self.certain = True
         self.exits = 0
         self.raised = False  # met a ``raise`` here or in a method this one calls
+        self.ended = False  # the current statement called something that always raises
+        self.returned: State = None  # meet of the states at each ``return``
         self.local_imports: dict[str, ImportTarget] = {}
         for sub in ast.walk(func):
             if isinstance(sub, (ast.Import, ast.ImportFrom)):
@@ -367,7 +382,9 @@ class _Walker:
         return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
 
     def run(self, state: frozenset[str]) -> State:
-        return self.block(self.func.body, state)
+        """The state when the call returns (falling off the end or at any ``return``); None
+        when every path raises, so the caller's path ends there too."""
+        return _meet(self.block(self.func.body, state), self.returned)
 
     # -- statements ---------------------------------------------------------------------
 
@@ -376,7 +393,17 @@ class _Walker:
             if state is None:
                 return None
             state = self.stmt(stmt, state)
+            if self.ended:  # the statement called something that always raises
+                self.ended = False
+                return None
         return state
+
+    def end_path(self) -> None:
+        """A call that raises on every run: the rest of this path is not reached."""
+        self.ended = True
+        self.raised = True
+        if self.analyzer.expect_raise:
+            self.exits += 1
 
     def stmt(self, node: ast.stmt, state: frozenset[str]) -> State:
         if isinstance(node, ast.Assign):
@@ -444,6 +471,8 @@ class _Walker:
                 state = self.expr(child, state)
             if isinstance(node, ast.Raise):
                 self.raised = True
+            else:
+                self.returned = _meet(self.returned, state)
             if isinstance(node, ast.Return) or self.analyzer.expect_raise:
                 self.exits += 1
             return None
@@ -459,9 +488,11 @@ class _Walker:
             return result
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             # A nested def may run later or never: its reads count, its writes do not.
+            returned = self.returned
             with self.guarded(keep_exits=True):
                 for child in node.body:
                     self.stmt(child, state)
+            self.returned, self.ended = returned, False
             return state
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Pass)):
             return state
@@ -504,6 +535,9 @@ class _Walker:
             return self.store(target.value, state, None)
         if isinstance(target, ast.Name):
             self.name_consts.pop(target.id, None)
+            value_known = self.known(value) if value is not None else ()
+            if value_known and isinstance(value_known[0], Obj) and self.certain:
+                self.name_consts[target.id] = value_known[0]  # ``meta = attn_metadata.prefill``
             path = self.param_path(value) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path
@@ -614,11 +648,14 @@ class _Walker:
         )
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
+        if out is None:
+            self.end_path()
+            return state
         if self.analyzer.last_raised:
             self.raised = True
             if self.analyzer.expect_raise:
                 self.certain = False  # the expected exception may have come from that call
-        return out if out is not None else state
+        return out
 
     def truth(self, test: ast.expr) -> bool | None:
         """The value of a branch condition over known literal attributes, or None if unknown."""
@@ -626,7 +663,7 @@ class _Walker:
             return bool(test.value)
         known = self.known(test)
         if known:
-            return bool(known[0])
+            return truthy(known[0])
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.truth(test.operand)
             return None if inner is None else not inner
@@ -643,26 +680,7 @@ class _Walker:
             left_known, right_known = self.known(test.left), self.known(test.comparators[0])
             if not (left_known and right_known):
                 return None
-            left, right, op = left_known[0], right_known[0], test.ops[0]
-            if isinstance(op, ast.Is):
-                return left is right
-            if isinstance(op, ast.IsNot):
-                return left is not right
-            try:
-                if isinstance(op, ast.Eq):
-                    return left == right
-                if isinstance(op, ast.NotEq):
-                    return left != right
-                if isinstance(op, ast.Lt):
-                    return left < right  # type: ignore[operator]
-                if isinstance(op, ast.LtE):
-                    return left <= right  # type: ignore[operator]
-                if isinstance(op, ast.Gt):
-                    return left > right  # type: ignore[operator]
-                if isinstance(op, ast.GtE):
-                    return left >= right  # type: ignore[operator]
-            except TypeError:  # None > 0: Python would raise; say nothing
-                return None
+            return compare(test.ops[0], left_known[0], right_known[0])
         return None
 
     def branch(
@@ -700,13 +718,28 @@ class _Walker:
         return _NO_GUARDS
 
     def known(self, node: ast.expr) -> tuple[object] | tuple[()]:
-        """``(value,)`` when ``node`` is a literal, a known stub field or a known parameter."""
+        """``(value,)`` when ``node`` is a literal, a known stub field, a known parameter or
+        local, an attribute the test gave a known object (``metadata.num_actual_tokens`` of
+        ``SimpleNamespace(num_actual_tokens=0)``), or an enum member (``Kind.DECODER``)."""
         if isinstance(node, ast.Constant):
             return (node.value,)
         if self.is_self_attr(node) and node.attr in self.consts:  # type: ignore[attr-defined]
             return (self.consts[node.attr],)  # type: ignore[attr-defined]
         if isinstance(node, ast.Name) and node.id in self.name_consts:
             return (self.name_consts[node.id],)
+        if isinstance(node, ast.Attribute):
+            owner = self.known(node.value)
+            if owner and isinstance(owner[0], Obj):
+                return owner[0].field(node.attr)
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and (
+                root.id == self.self_name or root.id in self.params or root.id in self.locals
+            ):
+                return ()
+            member = enum_member(node)
+            return (member,) if member is not None else ()
         return ()
 
     def expr(self, node: ast.expr, state: frozenset[str]) -> frozenset[str]:
@@ -809,6 +842,10 @@ class _Walker:
         # self.m(...): a method of the class, or a callable stored on the instance
         if self.is_self_attr(func):
             name = func.attr  # type: ignore[attr-defined]
+            stored = self.consts.get(name)
+            if name in state and isinstance(stored, Obj) and stored.raises:
+                self.end_path()  # the test put a mock that raises there
+                return state
             member = self.index.lookup(self.cls, name) if name not in state else None
             if member is not None and member.kind is MemberKind.METHOD:
                 return self.call_method(member, node, state)
@@ -832,7 +869,17 @@ class _Walker:
         target = self.call_target(func)
         if target is not None:
             self.rec.calls.append(CallSite(target, self.loc(node), CallShape.of(node)))
-        return self.expr(func, state)
+        state = self.expr(func, state)
+        if self.analyzer.patched_functions:
+            keys = {target} if target is not None else set()
+            if isinstance(func, ast.Name):
+                keys.add(f"{self.module.name}.{func.id}")
+            if keys & self.analyzer.raising:
+                self.end_path()
+            elif keys & self.analyzer.patched_functions and self.analyzer.expect_raise:
+                self.raised = True
+                self.certain = False  # the test's replacement may be what raises
+        return state
 
     def call_target(self, func: ast.expr) -> str | None:
         """Dotted, import-resolved name of a callee outside the instance, or None."""

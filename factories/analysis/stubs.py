@@ -23,8 +23,9 @@ from pathlib import Path
 import attrs
 
 from factories.analysis.findings import Location
-from factories.analysis.signatures import CallShape, literal_value
+from factories.analysis.signatures import CallShape
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+from factories.analysis.values import Obj, is_exception_expr, raises_when_called, test_value
 
 # Calls that look at an object without handing it to code that could read its fields.
 _INSPECTING = frozenset(
@@ -53,6 +54,12 @@ class StubEvent:
     shape: CallShape | None = None
     value: object = None
     has_value: bool = False
+    # A call inside ``with pytest.raises(...)``: the test expects it to raise, so the path
+    # may end at any ``raise`` it meets.
+    expect_raise: bool = False
+    # ``monkeypatch.setattr(stub, "n", v)`` / ``patch.object(stub, "n")``: raises
+    # AttributeError unless ``n`` already exists (no ``raising=False``/``create=True``).
+    must_exist: bool = False
 
 
 @attrs.frozen
@@ -67,6 +74,9 @@ class Stub:
     escapes: bool = False
     opaque: bool = False
     patched: tuple[str, ...] = ()
+    # The subset of ``patched`` whose replacement raises on every call (``Mock(side_effect=
+    # SomeError)``, a local ``def`` that ends in ``raise``): a call to it ends the path.
+    raising: tuple[str, ...] = ()
 
     @property
     def calls(self) -> tuple[StubEvent, ...]:
@@ -79,6 +89,7 @@ class _Track:
     escapes: bool = False
     opaque: bool = False
     patched: list[str] = attrs.field(factory=list)  # "Cls.method" replaced by the test
+    raising: list[str] = attrs.field(factory=list)  # those of ``patched`` that always raise
 
 
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:
@@ -128,7 +139,7 @@ class StubExtractor:
         self._indexed: set[int] = set()
         self._nodes_cache: dict[int, list[ast.AST]] = {}
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
-        self._patch_cache: dict[tuple, list[str]] = {}
+        self._patch_cache: dict[tuple, list[tuple[str, bool]]] = {}
         self._may_patch_cache: dict[int, bool] = {}
 
     def _index(self, needle: str) -> list[ast.stmt]:
@@ -206,6 +217,7 @@ class StubExtractor:
                         escapes=track.escapes,
                         opaque=track.opaque,
                         patched=tuple(sorted(set(track.patched))),
+                        raising=tuple(sorted(set(track.raising))),
                     )
                 )
         return found
@@ -264,7 +276,10 @@ class StubExtractor:
         start_key = (start.lineno, start.col_offset)
         end_line = getattr(start, "end_lineno", start.lineno)
         names = set(names)
-        track.patched.extend(self.class_patches(scope, names))
+        for target, raises in self.class_patches(scope, names):
+            track.patched.append(target)
+            if raises:
+                track.raising.append(target)
         for node in self.nodes(scope):
             if (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) <= start_key:
                 continue
@@ -301,8 +316,98 @@ class StubExtractor:
     def _inside(node: ast.AST, container: ast.AST) -> bool:
         return any(sub is node for sub in ast.walk(container))
 
+    def value_of(self, node: ast.expr | None) -> tuple[object] | tuple[()]:
+        """What the test's expression ``node`` is known to be (``factories.analysis.values``),
+        following a local name to the last plain assignment before it in the same function."""
+        return test_value(node, self._resolve_local)
+
+    def _resolve_local(self, name: ast.Name) -> ast.expr | None:
+        scope = self.enclosing_scope(name)
+        if isinstance(scope, ast.Module):
+            return None
+        bound = None
+        for node in self.nodes(scope):
+            if getattr(node, "lineno", 0) >= name.lineno:
+                break
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name.id
+            ):
+                bound = node.value
+        return bound
+
+    def replacement_raises(self, patch: ast.Call, replacement: ast.expr | None) -> bool:
+        """Whether a patch installs something that raises on every call: a mock whose
+        ``side_effect`` is an exception (as the replacement or as ``patch.object``'s keyword),
+        or a function of the test whose body ends in ``raise``."""
+        if any(
+            k.arg == "side_effect" and is_exception_expr(k.value) for k in patch.keywords
+        ):
+            return True
+        if replacement is None:
+            return False
+        if raises_when_called(replacement, self._resolve_local):
+            return True
+        if isinstance(replacement, ast.Name):
+            bound = self._resolve_local(replacement)
+            if bound is not None:
+                return raises_when_called(bound, self._resolve_local)
+            func = self._local_def(replacement)
+            return func is not None and bool(func.body) and isinstance(func.body[-1], ast.Raise)
+        return False
+
+    def _local_def(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The ``def`` that ``name`` refers to: in an enclosing function, else the module's."""
+        current = self.parents.get(name)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for stmt in ast.walk(current):
+                    if (
+                        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and stmt is not current
+                        and stmt.name == name.id
+                    ):
+                        return stmt
+            current = self.parents.get(current)
+        return self.module.functions.get(name.id)
+
+    def shape_of(self, call: ast.Call) -> CallShape:
+        """The call's shape with what the test states about each argument as its values."""
+        shape = CallShape.of(call)
+        if shape.star_args:
+            return shape
+        return attrs.evolve(
+            shape,
+            positional_literals=tuple(self.value_of(a) for a in call.args),
+            keyword_literals=tuple(
+                (k.arg, known[0])
+                for k in call.keywords
+                if k.arg is not None and (known := self.value_of(k.value))
+            ),
+        )
+
+    def expects_raise(self, node: ast.AST) -> bool:
+        """Whether ``node`` runs inside ``with pytest.raises(...)`` (or ``assertRaises``)."""
+        current = self.parents.get(node)
+        while current is not None and not isinstance(
+            current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+        ):
+            if isinstance(current, (ast.With, ast.AsyncWith)):
+                for item in current.items:
+                    expr = item.context_expr
+                    if isinstance(expr, ast.Call) and getattr(expr.func, "attr", "") in (
+                        "raises",
+                        "assertRaises",
+                        "assertRaisesRegex",
+                    ):
+                        return True
+            current = self.parents.get(current)
+        return False
+
     def assignment(self, node: ast.Assign, names: set[str], track: _Track) -> None:
-        literal = literal_value(node.value)
+        literal = self.value_of(node.value)
         for target in node.targets:
             for sub in ast.walk(target):
                 if _is_attr_of(sub, names) and isinstance(sub.ctx, ast.Store):  # type: ignore[attr-defined]
@@ -325,7 +430,13 @@ class StubExtractor:
         func = node.func
         if isinstance(func, ast.Attribute) and _is_name_in(func.value, names):
             track.events.append(
-                StubEvent(EventKind.CALL, func.attr, self.loc(node), CallShape.of(node))
+                StubEvent(
+                    EventKind.CALL,
+                    func.attr,
+                    self.loc(node),
+                    self.shape_of(node),
+                    expect_raise=self.expects_raise(node),
+                )
             )
             return
         first = node.args[0] if node.args else None
@@ -335,7 +446,10 @@ class StubExtractor:
         if fname in ("setattr", "object", "__setattr__") and _is_name_in(first, names):
             literal = _literal(node.args[1]) if len(node.args) > 1 else None
             if literal is not None:
-                value = literal_value(node.args[2]) if len(node.args) > 2 else ()
+                replacement = node.args[2] if len(node.args) > 2 else None
+                value = self.value_of(replacement)
+                if self.replacement_raises(node, replacement):
+                    value = (Obj(truthy=True, raises=True),)
                 track.events.append(
                     StubEvent(
                         EventKind.SET,
@@ -343,6 +457,9 @@ class StubExtractor:
                         self.loc(node),
                         value=value[0] if value else None,
                         has_value=bool(value) and fname != "object",
+                        must_exist=fname in ("setattr", "object")
+                        and isinstance(func, ast.Attribute)
+                        and not _creates(node),
                     )
                 )
             else:
@@ -366,8 +483,8 @@ class StubExtractor:
 
     def class_patches(
         self, scope: ast.AST, names: set[str], depth: int = 0, seen: frozenset[int] = frozenset()
-    ) -> list[str]:
-        """``Cls.m`` for each ``monkeypatch.setattr(Cls, "m", ...)``/``patch.object(Cls, "m")``
+    ) -> list[tuple[str, bool]]:
+        """``(Cls.m, raises)`` for each ``monkeypatch.setattr(Cls, "m", ...)``/``patch.object(Cls, "m")``
         anywhere in ``scope``, and the dotted ``"pkg.mod.Cls.m"`` of ``monkeypatch.setattr("...",
         v)``/``patch("...")`` (also as a decorator): the test replaced that method for every
         instance, the stub's too, so the audit must not follow the real one.
@@ -389,7 +506,7 @@ class StubExtractor:
                 continue
             target = _dotted_patch_target(node)
             if target is not None:
-                out.append(target)
+                out.append((target, self.replacement_raises(node, _nth(node, 1))))
                 continue
             if isinstance(node.func, ast.Name):
                 helper = self.module.functions.get(node.func.id)
@@ -407,7 +524,8 @@ class StubExtractor:
                 continue
             first, literal = node.args[0], _literal(node.args[1])
             if literal is not None and not _is_name_in(first, names):
-                out.append(f"{ast.unparse(first)}.{literal}")
+                raises = self.replacement_raises(node, _nth(node, 2))
+                out.append((f"{ast.unparse(first)}.{literal}", raises))
         if depth < _MAX_HELPER_DEPTH:
             inner = seen | {id(scope)} | {id(h) for h in helpers}
             for helper in dict.fromkeys(helpers):
@@ -480,6 +598,7 @@ class StubExtractor:
         track.escapes = track.escapes or sub.escapes
         track.opaque = track.opaque or sub.opaque
         track.patched.extend(sub.patched)
+        track.raising.extend(sub.raising)
         return True
 
     def _ensure_indexed(self, stmt: ast.AST) -> None:
@@ -496,7 +615,13 @@ class StubExtractor:
         parent = self.parents.get(attr)
         if isinstance(parent, ast.Call) and parent.func is attr:
             track.events.append(
-                StubEvent(EventKind.CALL, attr.attr, self.loc(parent), CallShape.of(parent))
+                StubEvent(
+                    EventKind.CALL,
+                    attr.attr,
+                    self.loc(parent),
+                    self.shape_of(parent),
+                    expect_raise=self.expects_raise(parent),
+                )
             )
 
     def follow_return(
@@ -529,6 +654,7 @@ class StubExtractor:
                         escapes=track.escapes or cont.escapes,
                         opaque=track.opaque or cont.opaque,
                         patched=track.patched + cont.patched,
+                        raising=track.raising + cont.raising,
                     )
                 )
         return out
@@ -564,6 +690,22 @@ def _dotted_patch_target(call: ast.Call) -> str | None:
     if fname == "patch" or (fname == "setattr" and len(call.args) == 2):
         return dotted
     return None
+
+
+def _nth(call: ast.Call, index: int) -> ast.expr | None:
+    return call.args[index] if len(call.args) > index else None
+
+
+def _creates(call: ast.Call) -> bool:
+    """``raising=False`` (monkeypatch) or ``create=True`` (patch.object): the name may be new."""
+    for kw in call.keywords:
+        if kw.arg == "raising" and isinstance(kw.value, ast.Constant) and not kw.value.value:
+            return True
+        if kw.arg == "create" and not (
+            isinstance(kw.value, ast.Constant) and not kw.value.value
+        ):
+            return True
+    return False
 
 
 def _first_line(stmt: ast.stmt) -> int:
