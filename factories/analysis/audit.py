@@ -399,10 +399,11 @@ class StubAuditor:
             }
             known.update(constants)
             self.analyzer.expect_raise = event.expect_raise
+            self.analyzer.detached = event.detached
             report = self.analyzer.analyze(
                 cls, event.name, state, known, replaced, call=event.shape
             )
-            self.analyzer.expect_raise = False
+            self.analyzer.expect_raise = self.analyzer.detached = False
             maybe_written |= report.written_names
             analysed_any = True
             assert event.shape is not None

@@ -27,12 +27,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
-from factories.analysis.classes import ClassIndex, ClassInfo, Member, MemberKind
+from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape, Signature
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
 from factories.analysis.values import Obj, compare, enum_member, truthy
-from factories.errors import MethodNotFound
+from factories.errors import MethodNotFound, SourceError
 
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 16
@@ -160,6 +160,10 @@ class ReadSetAnalyzer:
         # dotted module functions (``vllm.x.mod.helper``); and every module function it
         # replaced, raising or not.
         self.raising: frozenset = frozenset()
+        # Set by the audit for a coroutine the test hands to ``asyncio.create_task``: the
+        # test may cancel it at any ``await``, so what follows the first one is not certain.
+        self.detached = False
+        self._raises_cache: dict[int, bool] = {}
         self.patched_functions: frozenset[str] = frozenset()
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
@@ -292,6 +296,7 @@ class ReadSetAnalyzer:
             self._replaced,
             certain,
             self.expect_raise,
+            self.detached,
             self.raising,
             self.patched_functions,
         )
@@ -759,6 +764,11 @@ class _Walker:
             return state
         if isinstance(node, ast.Call):
             return self.call(node, state)
+        if isinstance(node, ast.Await):
+            state = self.expr(node.value, state)
+            if self.analyzer.detached:
+                self.certain = False  # a task the test may cancel while it waits here
+            return state
         if isinstance(node, ast.Lambda):
             with self.guarded():
                 self.expr(node.body, state)
@@ -870,6 +880,9 @@ class _Walker:
         if target is not None:
             self.rec.calls.append(CallSite(target, self.loc(node), CallShape.of(node)))
         state = self.expr(func, state)
+        if self.analyzer.expect_raise and self.function_raises(func):
+            self.raised = True
+            self.certain = False  # the expected exception may come from this function
         if self.analyzer.patched_functions:
             keys = {target} if target is not None else set()
             if isinstance(func, ast.Name):
@@ -880,6 +893,23 @@ class _Walker:
                 self.raised = True
                 self.certain = False  # the test's replacement may be what raises
         return state
+
+    def function_raises(self, func: ast.expr) -> bool:
+        """Whether ``func`` is a function of the tree whose body holds a ``raise``."""
+        text = ast.unparse(func) if isinstance(func, (ast.Name, ast.Attribute)) else ""
+        if not text or text.split(".")[0] in (self.self_name, *self.params):
+            return False
+        try:
+            target = self.index.resolve(self.module, text, self.local_imports)
+        except SourceError:
+            return False  # only a hint for placing reads; the module's own users report it
+        if not isinstance(target, FunctionRef):
+            return False
+        key = id(target.node)
+        cache = self.analyzer._raises_cache
+        if key not in cache:
+            cache[key] = any(isinstance(n, ast.Raise) for n in ast.walk(target.node))
+        return cache[key]
 
     def call_target(self, func: ast.expr) -> str | None:
         """Dotted, import-resolved name of a callee outside the instance, or None."""

@@ -60,6 +60,9 @@ class StubEvent:
     # ``monkeypatch.setattr(stub, "n", v)`` / ``patch.object(stub, "n")``: raises
     # AttributeError unless ``n`` already exists (no ``raising=False``/``create=True``).
     must_exist: bool = False
+    # A coroutine call handed to ``asyncio.create_task``/``ensure_future``: the test may cancel
+    # the task at any ``await``.
+    detached: bool = False
 
 
 @attrs.frozen
@@ -388,6 +391,14 @@ class StubExtractor:
             ),
         )
 
+    def is_detached(self, call: ast.Call) -> bool:
+        """``asyncio.create_task(stub.m())``: the coroutine runs as a task the test may
+        cancel, so the method need not run past its first ``await``."""
+        parent = self.parents.get(call)
+        return isinstance(parent, ast.Call) and getattr(
+            parent.func, "attr", getattr(parent.func, "id", "")
+        ) in ("create_task", "ensure_future", "run_coroutine_threadsafe")
+
     def expects_raise(self, node: ast.AST) -> bool:
         """Whether ``node`` runs inside ``with pytest.raises(...)`` (or ``assertRaises``)."""
         current = self.parents.get(node)
@@ -436,6 +447,7 @@ class StubExtractor:
                     self.loc(node),
                     self.shape_of(node),
                     expect_raise=self.expects_raise(node),
+                    detached=self.is_detached(node),
                 )
             )
             return
@@ -621,6 +633,7 @@ class StubExtractor:
                     self.loc(parent),
                     self.shape_of(parent),
                     expect_raise=self.expects_raise(parent),
+                    detached=self.is_detached(parent),
                 )
             )
 
