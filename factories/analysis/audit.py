@@ -241,6 +241,8 @@ class StubAuditor:
                     found, usage = self._audit_class(stub, target)
                 else:
                     found, usage = self.audit_stub(stub, target), None
+                    if not found:
+                        found = [_unresolved(stub, target)]
             except SourceError as exc:
                 broken.setdefault(exc.path, (exc, []))[1].append(stub)
                 blocked_sites.add(stub.location)
@@ -559,6 +561,27 @@ class _FieldUsage:
     def unknown(cls, stub: Stub) -> _FieldUsage:
         """A use that could not be analysed: it may read anything the site sets."""
         return cls(stub.class_expr, (), {}, frozenset(), eligible=False)
+
+
+def _unresolved(stub: Stub, target: object) -> Finding:
+    """A stub not audited because its class is not a class of the tree, with the reason."""
+    if isinstance(target, External):
+        reason = f"outside the vLLM source: {target.dotted}"
+    elif target is None:
+        reason = "a dynamic expression, or a class defined inside a function"
+    else:
+        reason = "not a class"
+    return Finding(
+        kind=FindingKind.UNRESOLVED_STUB,
+        class_name=stub.class_expr,
+        method="<class>",
+        name=stub.class_expr,
+        message=f"object.__new__({stub.class_expr}) not audited: {reason}",
+        vllm_location=None,
+        stub_location=stub.location,
+        stub_side=f"object.__new__({stub.class_expr})",
+        vllm_side=reason,
+    )
 
 
 def _unreadable_input(exc: SourceError) -> Finding:

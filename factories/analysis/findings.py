@@ -56,13 +56,16 @@ class FindingKind(enum.Enum):
     MISSING_METHOD = "missing-method"
     MISSING_CLASS = "missing-class"
     STALE_FIELD = "stale-field"
+    # A stub whose class the analysis could not find in the tree (a dynamic expression, a
+    # class outside vLLM): listed with the reason, a note, so that nothing is dropped silently.
+    UNRESOLVED_STUB = "unresolved-stub"
     # Bad input, not drift: a test file or vLLM module that cannot be read or parsed.  The run
     # goes on without it, so everything else is still reported, and ends with exit 2.
     UNREADABLE_FILE = "unreadable-file"
 
     @property
     def severity(self) -> Severity:
-        if self is FindingKind.POSSIBLY_MISSING_ATTRIBUTE:
+        if self in (FindingKind.POSSIBLY_MISSING_ATTRIBUTE, FindingKind.UNRESOLVED_STUB):
             return Severity.NOTE
         return Severity.WARNING if self is FindingKind.STALE_FIELD else Severity.ERROR
 

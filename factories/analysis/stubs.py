@@ -205,7 +205,7 @@ class StubExtractor:
             if not _is_object_new(node):
                 continue
             assert isinstance(node, ast.Call)
-            class_expr = ast.unparse(node.args[0])
+            class_expr = self.class_of(node)
             base = Stub(
                 class_expr=class_expr,
                 location=self.loc(node),
@@ -225,6 +225,18 @@ class StubExtractor:
                 )
         return found
 
+    def class_of(self, call: ast.Call) -> str:
+        """The class expression of ``object.__new__(X)``; ``cls`` in a classmethod (and
+        ``type(self)``/``self.__class__`` in a method) is the class that defines it."""
+        expr = call.args[0]
+        text = ast.unparse(expr)
+        if text not in ("cls", "type(self)", "self.__class__"):
+            return text
+        current = self.parents.get(call)
+        while current is not None and not isinstance(current, ast.ClassDef):
+            current = self.parents.get(current)
+        return current.name if isinstance(current, ast.ClassDef) else text
+
     # -- following the object -------------------------------------------------------------
 
     def follow_value(self, value: ast.AST, depth: int) -> list[_Track]:
@@ -241,7 +253,9 @@ class StubExtractor:
                 return self.follow_names(scope, set(names), parent, track, depth)
             track.escapes = True
             return [track]
-        if isinstance(parent, ast.Return):
+        if isinstance(parent, ast.Return) or (
+            isinstance(parent, ast.Yield) and _is_fixture(scope)
+        ):
             return self.follow_return(scope, track, depth)
         if isinstance(parent, ast.Expr):
             return [track]
@@ -574,8 +588,10 @@ class StubExtractor:
             return False  # attribute access, handled as set/call or a plain read
         if isinstance(parent, ast.Assign) and parent.value is node:
             return False  # alias, handled by assignment()
-        if isinstance(parent, ast.Return):
-            return None
+        if isinstance(parent, ast.Return) or (
+            isinstance(parent, ast.Yield) and _is_fixture(self.enclosing_scope(node))
+        ):
+            return None  # returned, or yielded by a fixture: followed into its users
         if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(parent), ast.Return):
             return parent.elts.index(node)
         if isinstance(parent, ast.Call):
@@ -637,6 +653,38 @@ class StubExtractor:
                 )
             )
 
+    def follow_fixture(
+        self, fixture: ast.FunctionDef | ast.AsyncFunctionDef, track: _Track, depth: int
+    ) -> list[_Track]:
+        """A pytest fixture's value reaches every function of this module that names the
+        fixture as a parameter (tests, and fixtures that take it, followed in turn)."""
+        name = _fixture_name(fixture)
+        out: list[_Track] = []
+        for stmt in self._index(name):
+            for func in ast.walk(stmt):
+                if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                if func is fixture:
+                    continue
+                args = func.args
+                for param in list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs):
+                    if param.arg != name:
+                        continue
+                    self._ensure_indexed(stmt)
+                    sub = _Track()
+                    conts = self.follow_names(func, {name}, param, sub, depth + 1)
+                    for cont in conts:
+                        out.append(
+                            _Track(
+                                events=track.events + cont.events,
+                                escapes=track.escapes or cont.escapes,
+                                opaque=track.opaque or cont.opaque,
+                                patched=track.patched + cont.patched,
+                                raising=track.raising + cont.raising,
+                            )
+                        )
+        return out
+
     def follow_return(
         self, scope: ast.AST, track: _Track, depth: int, position: int | None | bool = None
     ) -> list[_Track]:
@@ -652,9 +700,11 @@ class StubExtractor:
             for n in ast.walk(stmt)
             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == scope.name
         ]
-        if not callers:
-            return [track]
         out: list[_Track] = []
+        if position is None and _is_fixture(scope):
+            out.extend(self.follow_fixture(scope, track, depth))
+        if not callers:
+            return out or [track]
         for call in callers:
             if position is None:
                 continuations = self.follow_value(call, depth + 1)
@@ -703,6 +753,25 @@ def _dotted_patch_target(call: ast.Call) -> str | None:
     if fname == "patch" or (fname == "setattr" and len(call.args) == 2):
         return dotted
     return None
+
+
+def _is_fixture(scope: ast.AST) -> bool:
+    """A function decorated ``@pytest.fixture`` / ``@fixture`` (with or without arguments)."""
+    for deco in getattr(scope, "decorator_list", []):
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        if (getattr(target, "attr", None) or getattr(target, "id", None)) == "fixture":
+            return True
+    return False
+
+
+def _fixture_name(fixture: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The name tests request: ``@pytest.fixture(name="x")`` or the function's own."""
+    for deco in fixture.decorator_list:
+        if isinstance(deco, ast.Call):
+            for kw in deco.keywords:
+                if kw.arg == "name" and isinstance(kw.value, ast.Constant):
+                    return str(kw.value.value)
+    return fixture.name
 
 
 def _nth(call: ast.Call, index: int) -> ast.expr | None:
