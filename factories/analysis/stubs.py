@@ -510,7 +510,8 @@ class StubExtractor:
     def class_patches(
         self, scope: ast.AST, names: set[str], depth: int = 0, seen: frozenset[int] = frozenset()
     ) -> list[tuple[str, bool]]:
-        """``(Cls.m, raises)`` for each ``monkeypatch.setattr(Cls, "m", ...)``/``patch.object(Cls, "m")``
+        """``(Cls.m, raises)`` for each ``monkeypatch.setattr(Cls, "m", ...)``/
+        ``patch.object(Cls, "m")``
         anywhere in ``scope``, and the dotted ``"pkg.mod.Cls.m"`` of ``monkeypatch.setattr("...",
         v)``/``patch("...")`` (also as a decorator): the test replaced that method for every
         instance, the stub's too, so the audit must not follow the real one.
