@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="known findings to ignore, one 'kind:Class.method:name' fnmatch pattern a line",
     )
     parser.add_argument(
+        "--show-possible",
+        action="store_true",
+        help="also print notes (possibly-missing-attribute: a read on a path the test may "
+        "not take); they never fail the audit and are always in --format json",
+    )
+    parser.add_argument(
         "--quiet", action="store_true", help="no progress lines and no summary on stderr"
     )
     return parser
@@ -100,8 +106,11 @@ _GITHUB_DATA = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A"})
 _GITHUB_PROPERTY = str.maketrans({"%": "%25", "\r": "%0D", "\n": "%0A", ":": "%3A", ",": "%2C"})
 
 
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
+
+
 def format_github(finding: Finding) -> str:
-    level = "error" if finding.severity is Severity.ERROR else "warning"
+    level = _GITHUB_LEVEL[finding.severity]
     where = finding.stub_location or finding.vllm_location
     location = ""
     if where:
@@ -112,13 +121,19 @@ def format_github(finding: Finding) -> str:
     return f"::{level}{location}::{data}"
 
 
-def emit(result: AuditResult, fmt: str, quiet: bool, root: Path) -> None:
+def emit(
+    result: AuditResult, fmt: str, quiet: bool, root: Path, show_possible: bool = False
+) -> None:
+    """Print the findings.  Notes are a level a reader asks for (``--show-possible``): the
+    text and GitHub reports leave them out by default, JSON always carries them."""
     try:
         if fmt == "json":
             print(json.dumps([f.to_json() for f in result.findings], indent=2))
         else:
             render = format_github if fmt == "github" else format_text
             for finding in result.findings:
+                if finding.severity is Severity.NOTE and not show_possible:
+                    continue
                 print(render(finding))
         sys.stdout.flush()  # a write error surfaces here, not at interpreter exit
     except BrokenPipeError:
@@ -147,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
             n_with_stubs=0,
             allowlist=allowlist,
         )
-    emit(result, args.format, args.quiet, root)
+    emit(result, args.format, args.quiet, root, args.show_possible)
     if result.incomplete:
         return 2
     return 1 if result.errors else 0

@@ -33,6 +33,15 @@ def missing(result: AuditResult) -> set[tuple[str, str]]:
     return {(f.method, f.name) for f in result.findings if f.kind is FindingKind.MISSING_ATTRIBUTE}
 
 
+def possible(result: AuditResult) -> set[tuple[str, str]]:
+    """Reads the stub lacks on a path the test may not take (the non-failing note level)."""
+    return {
+        (f.method, f.name)
+        for f in result.findings
+        if f.kind is FindingKind.POSSIBLY_MISSING_ATTRIBUTE
+    }
+
+
 def stale(result: AuditResult) -> set[str]:
     return {f.name for f in result.findings if f.kind is FindingKind.STALE_FIELD}
 
@@ -212,7 +221,8 @@ def test_class_patch_made_in_a_helper_replaces_the_method(tmp_path):
             child.load()
         """,
     )
-    assert missing(unpatched) == {("load", "model"), ("load", "flag"), ("load", "cfg")}
+    assert missing(unpatched) == {("load", "model"), ("load", "flag")}
+    assert possible(unpatched) == {("load", "cfg")}  # only when ``self.flag`` is true
 
 
 INHERITED = """
@@ -498,4 +508,269 @@ def test_class_attribute_an_earlier_call_may_assign_is_not_trusted(tmp_path):
             impl.forward()
         """,
     )
-    assert missing(result) == {("forward", "fast_kernel"), ("forward", "slow_kernel")}
+    # Not trusted, so undecided: each kernel is read on one arm only (the note level).
+    assert missing(result) == set()
+    assert possible(result) == {("forward", "fast_kernel"), ("forward", "slow_kernel")}
+
+
+# -- what the test's inputs select (issue 12): each rule suppresses an error on one input
+# and still reports it on another ---------------------------------------------------------
+
+SELECTED = """
+    import enum
+
+    class Kind(enum.Enum):
+        DECODER = 1
+        ENCODER = 2
+
+    def helper():
+        return 1
+
+    async def pause():
+        return None
+
+    class Impl:
+        def branchy(self, flag):
+            if flag.on:
+                flag.value = self.guarded
+            return self.main
+
+        def build(self, meta):
+            if meta.num_tokens == 0:
+                return None
+            return self.buffers
+
+        def cached(self, cache=None):
+            if cache is not None:
+                return self.cache_dtype
+            return None
+
+        def by_kind(self):
+            if self.kind == Kind.ENCODER:
+                return self.encoder
+            return None
+
+        def nested(self, meta):
+            if meta.prefill.n == 0:
+                return None
+            return self.prefill_buf
+
+        def fetch_then(self):
+            self.fetch()
+            return self.after
+
+        def patched_then(self):
+            helper()
+            return self.after
+
+        async def task(self):
+            await pause()
+            return self.after
+"""
+
+SELECTED_CASES = {
+    # an undecided branch: its read is a note, the read on every path an error
+    "undecided-branch": (
+        "impl.main = 1\n    impl.branchy(obj)", "impl.branchy(obj)",
+        set(), {("branchy", "main")},
+    ),
+    "constructed-argument": (
+        "impl.build(Meta(num_tokens=0))", "impl.build(Meta(num_tokens=4))",
+        set(), {("build", "buffers")},
+    ),
+    "none-versus-object": (
+        "impl.cached(cache=None)", "impl.cached(cache=Mock())",
+        set(), {("cached", "cache_dtype")},
+    ),
+    "enum-member": (
+        "impl.kind = Kind.DECODER\n    impl.by_kind()",
+        "impl.kind = Kind.ENCODER\n    impl.by_kind()",
+        set(), {("by_kind", "encoder")},
+    ),
+    "nested-namespace": (
+        "impl.nested(SimpleNamespace(prefill=SimpleNamespace(n=0)))",
+        "impl.nested(SimpleNamespace(prefill=SimpleNamespace(n=3)))",
+        set(), {("nested", "prefill_buf")},
+    ),
+    "raising-mock": (
+        "impl.fetch = Mock(side_effect=RuntimeError)\n    impl.fetch_then()",
+        "impl.fetch = Mock(return_value=1)\n    impl.fetch_then()",
+        set(), {("fetch_then", "after")},
+    ),
+    "pytest-raises-and-a-raising-patch": (
+        "monkeypatch.setattr(mod, 'helper', Mock(side_effect=Stop))\n"
+        "    with pytest.raises(Stop):\n        impl.patched_then()",
+        "monkeypatch.setattr(mod, 'helper', Mock(return_value=1))\n"
+        "    impl.patched_then()",
+        set(), {("patched_then", "after")},
+    ),
+    "cancellable-task": (
+        "asyncio.create_task(impl.task())", "asyncio.run(impl.task())",
+        set(), {("task", "after")},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SELECTED_CASES))
+def test_what_the_test_states_selects_the_path(tmp_path, case):
+    quiet, loud, quiet_missing, loud_missing = SELECTED_CASES[case]
+    header = """
+        import asyncio
+        from types import SimpleNamespace
+        from unittest.mock import Mock
+        import pytest
+        import vllm.mod as mod
+        from vllm.mod import Impl, Kind
+
+        class Meta:
+            def __init__(self, num_tokens):
+                self.num_tokens = num_tokens
+
+        class Stop(Exception):
+            pass
+    """
+    body = "\ndef test_it(monkeypatch, obj):\n    impl = object.__new__(Impl)\n    {}\n"
+    for sub, code, expected in (("q", quiet, quiet_missing), ("l", loud, loud_missing)):
+        test = textwrap.dedent(header) + body.format(code)
+        result = audit(tmp_path / sub, SELECTED, test)
+        assert missing(result) == expected, (sub, result.findings)
+    assert result.errors  # the loud input fails the audit
+
+
+def test_undecided_read_is_a_note_outside_the_exit_status(tmp_path):
+    result = audit(
+        tmp_path,
+        SELECTED,
+        """
+        from vllm.mod import Impl
+
+        def test_it(obj):
+            impl = object.__new__(Impl)
+            impl.main = 1
+            impl.branchy(obj)
+        """,
+    )
+    assert possible(result) == {("branchy", "guarded")}
+    assert result.errors == ()
+
+
+RECALL_SOURCE = """
+    class Real:
+        def run(self):
+            return self.needed
+
+    Alias = Real
+"""
+
+
+@pytest.mark.parametrize(
+    "test, expected",
+    [
+        # a fixture builds the stub, the test receives it by parameter name
+        (
+            """
+            import pytest
+            from vllm.mod import Real
+
+            @pytest.fixture
+            def stub():
+                s = object.__new__(Real)
+                yield s
+
+            def test_it(stub):
+                stub.run()
+            """,
+            {("run", "needed")},
+        ),
+        (
+            """
+            import pytest
+            from vllm.mod import Real
+
+            @pytest.fixture
+            def stub():
+                s = object.__new__(Real)
+                s.needed = 1
+                return s
+
+            def test_it(stub):
+                stub.run()
+            """,
+            set(),
+        ),
+        # a module-level alias of a vLLM class
+        (
+            """
+            from vllm.mod import Alias
+
+            def test_it():
+                s = object.__new__(Alias)
+                s.run()
+            """,
+            {("run", "needed")},
+        ),
+        # ``cls`` in a classmethod of a test subclass
+        (
+            """
+            from vllm.mod import Real
+
+            class Sub(Real):
+                @classmethod
+                def fresh(cls):
+                    return object.__new__(cls)
+
+            def test_it():
+                s = Sub.fresh()
+                s.run()
+            """,
+            set(),  # followed through the classmethod's return only as far as the module
+        ),
+    ],
+    ids=["fixture", "fixture-complete", "module-alias", "cls-in-classmethod"],
+)
+def test_stub_shapes_resolved_and_followed(tmp_path, test, expected):
+    result = audit(tmp_path, RECALL_SOURCE, test)
+    assert missing(result) == expected
+    kinds = {f.kind for f in result.findings}
+    assert FindingKind.UNRESOLVED_STUB not in kinds
+
+
+def test_monkeypatch_setattr_needs_the_name_on_the_class(tmp_path):
+    result = audit(
+        tmp_path,
+        "class Real:\n    def _generate_drafts(self):\n        return 1\n",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Real
+
+        def test_it(monkeypatch):
+            s = object.__new__(Real)
+            monkeypatch.setattr(s, "_generate_draft", Mock())
+            monkeypatch.setattr(s, "_generate_drafts", Mock())
+            monkeypatch.setattr(s, "_other", Mock(), raising=False)
+        """,
+    )
+    assert [(f.kind, f.name) for f in result.errors] == [
+        (FindingKind.MISSING_METHOD, "_generate_draft")
+    ]
+    assert "_generate_drafts" in result.errors[0].message  # did you mean
+
+
+def test_unresolved_stub_is_listed_with_its_reason(tmp_path):
+    result = audit(
+        tmp_path,
+        RECALL_SOURCE,
+        """
+        import torch
+
+        def test_it(kind):
+            a = object.__new__(torch.nn.Linear)
+            b = object.__new__(kind())
+        """,
+    )
+    notes = sorted(f.vllm_side for f in result.findings if f.kind is FindingKind.UNRESOLVED_STUB)
+    assert notes == [
+        "a dynamic expression, or a class defined inside a function",
+        "outside the vLLM source: torch.nn.Linear",
+    ]
+    assert result.errors == ()

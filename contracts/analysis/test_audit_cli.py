@@ -237,7 +237,8 @@ def test_unparsable_vllm_module_is_a_finding_and_other_stubs_are_audited(release
     assert "vllm.v1.attention.backends.mla.rocm_aiter_mla" in bad["message"]
     assert bad["stub_location"].startswith(f"{SEED}:")
     others = [(f["kind"], f["class"]) for f in findings if f["kind"] != "unreadable-file"]
-    assert ("missing-attribute", "ASRDataset") in others
+    # ASRDataset's read sits behind an undecided branch: a note, which JSON always carries.
+    assert ("possibly-missing-attribute", "ASRDataset") in others
     assert "(0 unresolved: dynamic or outside vLLM; 2 need a vLLM module" in proc.stderr
 
 

@@ -25,8 +25,9 @@ from factories.analysis.classes import (
     External,
     MemberKind,
     Missing,
+    ModuleRef,
 )
-from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
 from factories.analysis.source_tree import SourceTree, gc_paused
 from factories.analysis.stubs import EventKind, Stub, StubEvent, StubExtractor, has_object_new
@@ -74,7 +75,7 @@ class AuditResult:
 
     @property
     def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.kind is not FindingKind.STALE_FIELD)
+        return tuple(f for f in self.findings if f.severity is Severity.ERROR)
 
     @property
     def incomplete(self) -> bool:
@@ -240,6 +241,8 @@ class StubAuditor:
                     found, usage = self._audit_class(stub, target)
                 else:
                     found, usage = self.audit_stub(stub, target), None
+                    if not found:
+                        found = [_unresolved(stub, target)]
             except SourceError as exc:
                 broken.setdefault(exc.path, (exc, []))[1].append(stub)
                 blocked_sites.add(stub.location)
@@ -337,7 +340,9 @@ class StubAuditor:
         state: frozenset[str] = frozenset()
         constants: dict[str, object] = {}
         maybe_written: frozenset[str] = frozenset()
-        replaced = self._replaced_methods(stub, cls)
+        replaced, functions, raising = self._replaced_methods(stub, cls)
+        self.analyzer.patched_functions = functions
+        self.analyzer.raising = raising
         set_at: dict[str, Location] = {}
         reads: set[str] = set()
         analysed_any = False
@@ -349,6 +354,8 @@ class StubAuditor:
                 reads.add(event.name)  # the test reads the field itself: not stale
                 continue
             if event.kind is EventKind.SET:
+                if event.must_exist and event.name not in state:
+                    out.extend(self._patch_of_missing_name(cls, event))
                 state = state | {event.name}
                 if event.has_value:
                     constants[event.name] = event.value
@@ -393,9 +400,12 @@ class StubAuditor:
                 if name not in state and name not in maybe_written
             }
             known.update(constants)
+            self.analyzer.expect_raise = event.expect_raise
+            self.analyzer.detached = event.detached
             report = self.analyzer.analyze(
                 cls, event.name, state, known, replaced, call=event.shape
             )
+            self.analyzer.expect_raise = self.analyzer.detached = False
             maybe_written |= report.written_names
             analysed_any = True
             assert event.shape is not None
@@ -426,20 +436,66 @@ class StubAuditor:
         )
         return out, usage
 
-    def _replaced_methods(self, stub: Stub, cls: ClassInfo) -> frozenset[tuple[str, str]]:
-        """(class qualname, method) for each patch the test made; only a patch of a class in
-        ``cls``'s MRO can matter, so full dotted paths naming another class are not resolved
-        (resolving ``"vllm.x.y.helper"`` would parse ``vllm/x/y.py`` for nothing)."""
+    def _replaced_methods(
+        self, stub: Stub, cls: ClassInfo
+    ) -> tuple[frozenset[tuple[str, str]], frozenset[str], frozenset]:
+        """What the test patched: (class qualname, method) for each patched method, the
+        dotted name of each patched module function (``vllm.x.mod.helper``, ``torch.save``),
+        and those of both whose replacement raises on every call.
+
+        Only a patch of a class in ``cls``'s MRO can matter, so full dotted paths naming
+        another class are not resolved (resolving ``"vllm.x.y.helper"`` would parse
+        ``vllm/x/y.py`` for nothing)."""
         in_mro = {klass.name for klass in self.index.mro(cls)[0]}
-        out = set()
+        methods: set[tuple[str, str]] = set()
+        functions: set[str] = set()
+        raising: set = set()
         for dotted in stub.patched:
             owner, _, method = dotted.rpartition(".")
+            raises = dotted in stub.raising
             target = self.index.resolve(stub.module, owner, stub.local_imports)
             if not isinstance(target, ClassInfo) and owner.rpartition(".")[2] in in_mro:
                 target = self._resolve_absolute(owner)
             if isinstance(target, ClassInfo):
-                out.add((target.qualname, method))
-        return frozenset(out)
+                methods.add((target.qualname, method))
+                if raises:
+                    raising.add((target.qualname, method))
+                continue
+            if isinstance(target, ModuleRef):
+                function = f"{target.module.name}.{method}"
+            elif isinstance(target, External):
+                function = f"{target.dotted}.{method}"
+            elif owner.startswith("vllm.") or "." in owner and target is None:
+                function = dotted  # a string patch target: already dotted
+            else:
+                continue
+            functions.add(function)
+            if raises:
+                raising.add(function)
+        return frozenset(methods), frozenset(functions), frozenset(raising)
+
+    def _patch_of_missing_name(self, cls: ClassInfo, event: StubEvent) -> list[Finding]:
+        """``monkeypatch.setattr(stub, "n", v)`` raises AttributeError when the stub has no
+        ``n`` (pytest's ``raising=True`` default; ``patch.object`` without ``create``): the
+        class must still define it.  Unknown when a base lies outside the tree."""
+        if self.index.lookup(cls, event.name) is not None or self.index.mro(cls)[1]:
+            return []
+        if event.name in _OBJECT_NAMES:
+            return []
+        close = self.index.close_member_names(cls, event.name)
+        return [
+            _at_call(
+                cls,
+                event,
+                kind=FindingKind.MISSING_METHOD,
+                name=event.name,
+                message=f"the test patches {cls.name}.{event.name}, which no longer exists "
+                f"(monkeypatch.setattr raises AttributeError){_did_you_mean(close)}",
+                vllm_location=Location(cls.path, cls.node.lineno),
+                stub_side=f"patches {event.name}",
+                vllm_side="close: " + ", ".join(close) if close else "not defined",
+            )
+        ]
 
     def _resolve_absolute(self, dotted: str) -> ClassInfo | None:
         """A class named by its full dotted path (``"vllm.x.y.Sampler"``, as string patch
@@ -458,18 +514,24 @@ class StubAuditor:
         if stub.opaque:
             return
         for access in report.required:
+            where = "" if access.certain else " on a path the test may not take"
             yield Finding(
-                kind=FindingKind.MISSING_ATTRIBUTE,
+                kind=FindingKind.MISSING_ATTRIBUTE
+                if access.certain
+                else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
                 class_name=cls.name,
                 method=method,
                 name=access.name,
                 message=f"{cls.name}.{method}() reads self.{access.name} "
-                f"(in {access.method}) but the stub never sets it",
+                f"(in {access.method}){where} but the stub never sets it",
                 vllm_location=access.location,
                 stub_location=stub.location,
                 stub_side="not set",
                 vllm_side=f"read in {access.method}",
             )
+
+
+_OBJECT_NAMES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
 
 
 def _did_you_mean(close: Sequence[str]) -> str:
@@ -499,6 +561,27 @@ class _FieldUsage:
     def unknown(cls, stub: Stub) -> _FieldUsage:
         """A use that could not be analysed: it may read anything the site sets."""
         return cls(stub.class_expr, (), {}, frozenset(), eligible=False)
+
+
+def _unresolved(stub: Stub, target: object) -> Finding:
+    """A stub not audited because its class is not a class of the tree, with the reason."""
+    if isinstance(target, External):
+        reason = f"outside the vLLM source: {target.dotted}"
+    elif target is None:
+        reason = "a dynamic expression, or a class defined inside a function"
+    else:
+        reason = "not a class"
+    return Finding(
+        kind=FindingKind.UNRESOLVED_STUB,
+        class_name=stub.class_expr,
+        method="<class>",
+        name=stub.class_expr,
+        message=f"object.__new__({stub.class_expr}) not audited: {reason}",
+        vllm_location=None,
+        stub_location=stub.location,
+        stub_side=f"object.__new__({stub.class_expr})",
+        vllm_side=reason,
+    )
 
 
 def _unreadable_input(exc: SourceError) -> Finding:

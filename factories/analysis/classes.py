@@ -197,11 +197,26 @@ class ClassIndex:
         if name in module.imports:
             return self._resolve_import(module.imports[name], seen)
         if name in module.assigned:
+            alias = _alias_value(module, name)
+            if alias is not None:  # ``NixlConnectorWorker = NixlPullConnectorWorker``
+                return self._resolve_dotted(module, alias, seen)
             return None
         sub = self.tree.module(f"{module.name}.{name}") if module.is_package else None
         if sub is not None:
             return ModuleRef(sub)
         return Missing(module, name)
+
+    def _resolve_dotted(self, module: ModuleInfo, dotted: str, seen: set) -> Resolved:
+        head, *rest = dotted.split(".")
+        current = self._resolve_in_module(module, head, seen)
+        for part in rest:
+            if isinstance(current, ModuleRef):
+                current = self._resolve_in_module(current.module, part, seen)
+            elif isinstance(current, External):
+                current = External(f"{current.dotted}.{part}")
+            else:
+                return None
+        return current
 
     def _resolve_import(self, target: ImportTarget, seen: set) -> Resolved:
         mod = self.tree.module(target.module)
@@ -302,6 +317,22 @@ class ClassIndex:
 
     def close_member_names(self, cls: ClassInfo, name: str) -> list[str]:
         return difflib.get_close_matches(name, sorted(self.members(cls)), n=3, cutoff=0.6)
+
+
+def _alias_value(module: ModuleInfo, name: str) -> str | None:
+    """The dotted name a module-level ``name = Other`` / ``name = pkg.Other`` binds, when that
+    is the only top-level assignment to ``name`` (a re-export or a renamed class)."""
+    found: list[str] = []
+    for node in module.tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            value = node.value
+            text = ast.unparse(value) if isinstance(value, (ast.Name, ast.Attribute)) else ""
+            if not text or not all(p.isidentifier() for p in text.split(".")):
+                return None
+            found.append(text)
+    return found[0] if len(found) == 1 and found[0] != name else None
 
 
 def _members_cached(index: ClassIndex, cls: ClassInfo) -> dict[str, Member]:

@@ -33,16 +33,22 @@ class Location:
 
 
 class Severity(enum.Enum):
-    """``error`` makes the audit exit 1; ``warning`` is printed but does not fail it."""
+    """``error`` makes the audit exit 1; ``warning`` is printed but does not fail it; ``note``
+    (a read the analysis cannot place on the test's path) is left out of the text report and
+    the exit status unless asked for, and is always in the JSON report."""
 
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"
 
 
 class FindingKind(enum.Enum):
     """What drifted.  The value is the stable, user-facing name (used by allowlists and JSON)."""
 
     MISSING_ATTRIBUTE = "missing-attribute"
+    # A read the stub lacks behind a branch, loop or handler that the test's known values do
+    # not decide: it fails only if the test takes that path (a note, not an error).
+    POSSIBLY_MISSING_ATTRIBUTE = "possibly-missing-attribute"
     MISSING_ARGUMENT = "missing-argument"
     UNKNOWN_KEYWORD = "unknown-keyword"
     TOO_MANY_POSITIONAL = "too-many-positional"
@@ -50,12 +56,17 @@ class FindingKind(enum.Enum):
     MISSING_METHOD = "missing-method"
     MISSING_CLASS = "missing-class"
     STALE_FIELD = "stale-field"
+    # A stub whose class the analysis could not find in the tree (a dynamic expression, a
+    # class outside vLLM): listed with the reason, a note, so that nothing is dropped silently.
+    UNRESOLVED_STUB = "unresolved-stub"
     # Bad input, not drift: a test file or vLLM module that cannot be read or parsed.  The run
     # goes on without it, so everything else is still reported, and ends with exit 2.
     UNREADABLE_FILE = "unreadable-file"
 
     @property
     def severity(self) -> Severity:
+        if self in (FindingKind.POSSIBLY_MISSING_ATTRIBUTE, FindingKind.UNRESOLVED_STUB):
+            return Severity.NOTE
         return Severity.WARNING if self is FindingKind.STALE_FIELD else Severity.ERROR
 
 

@@ -22,15 +22,17 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterable, Mapping, Sequence
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
-from factories.analysis.classes import ClassIndex, ClassInfo, Member, MemberKind
+from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape, Signature
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
-from factories.errors import MethodNotFound
+from factories.analysis.values import Obj, compare, enum_member, truthy
+from factories.errors import MethodNotFound, SourceError
 
 _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 16
@@ -48,6 +50,9 @@ class AttributeAccess:
     name: str
     location: Location
     method: str
+    # Whether the read happens on every run of the analysed call that the test's known values
+    # select: False behind a branch, loop or handler the analysis cannot decide.
+    certain: bool = True
 
 
 @attrs.frozen(order=True)
@@ -132,9 +137,11 @@ def _meet(a: State, b: State) -> State:
 
 
 def _first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ...]:
+    """One access per name: the first certain one, else the first."""
     seen: dict[str, AttributeAccess] = {}
     for item in items:
-        seen.setdefault(item.name, item)
+        if item.name not in seen or (item.certain and not seen[item.name].certain):
+            seen[item.name] = item
     return tuple(seen.values())
 
 
@@ -143,8 +150,21 @@ class ReadSetAnalyzer:
 
     def __init__(self, index: ClassIndex) -> None:
         self.index = index
-        self._memo: dict[tuple, tuple[_Recorder, State]] = {}
+        self._memo: dict[tuple, tuple[_Recorder, State, bool]] = {}
+        self.last_raised = False  # whether the last ``_run`` met a ``raise`` statement
         self._replaced: frozenset[tuple[str, str]] = frozenset()
+        # Set by the audit for a call the test expects to raise (``pytest.raises``): then a
+        # ``raise`` met on an undecided branch may end the test's path there.
+        self.expect_raise = False
+        # What the test replaced that raises on every call: ``(class qualname, method)`` and
+        # dotted module functions (``vllm.x.mod.helper``); and every module function it
+        # replaced, raising or not.
+        self.raising: frozenset = frozenset()
+        # Set by the audit for a coroutine the test hands to ``asyncio.create_task``: the
+        # test may cancel it at any ``await``, so what follows the first one is not certain.
+        self.detached = False
+        self._raises_cache: dict[int, bool] = {}
+        self.patched_functions: frozenset[str] = frozenset()
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)
@@ -251,10 +271,16 @@ class ReadSetAnalyzer:
         consts: dict[str, object] | None = None,
         params: dict[str, object] | None = None,
         after: ClassInfo | None = None,
+        certain: bool = True,
     ) -> State:
         node = body or member.node
         consts = consts or {}
         if self._is_replaced(cls, member, after):
+            if (member.owner.qualname, member.name) in self.raising or any(
+                (klass.qualname, member.name) in self.raising for klass in self.index.mro(cls)[0]
+            ):
+                self.last_raised = True
+                return None  # the test's replacement raises on every call
             return state
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
@@ -268,18 +294,26 @@ class ReadSetAnalyzer:
             tuple(sorted(consts.items(), key=lambda kv: kv[0])),
             tuple(sorted((params or {}).items(), key=lambda kv: kv[0])),
             self._replaced,
+            certain,
+            self.expect_raise,
+            self.detached,
+            self.raising,
+            self.patched_functions,
         )
         if memo_key in self._memo:
-            sub, out = self._memo[memo_key]
+            sub, out, raised = self._memo[memo_key]
             recorder.extend(sub)
+            self.last_raised = raised
             return out
         sub = _Recorder()
         walker = _Walker(
             self, cls, member.owner, node, aliases, stack + (key_name,), sub, consts, params or {}
         )
+        walker.certain = certain
         out = walker.run(state)
-        self._memo[memo_key] = (sub, out)
+        self._memo[memo_key] = (sub, out, walker.raised)
         recorder.extend(sub)
+        self.last_raised = walker.raised
         return out
 
 
@@ -315,6 +349,14 @@ class _Walker:
         self.params = [a.arg for a in positional[1:]] + [a.arg for a in args.kwonlyargs]
         self.aliases: dict[str, str] = dict(aliases)
         self.shadowed: set[str] = set()
+        # Whether the statement being walked runs on every run of the call (see ``guarded``),
+        # and how many ``return``s the walk has met: a continuation after an undecided branch
+        # that may return is reached on some runs only.
+        self.certain = True
+        self.exits = 0
+        self.raised = False  # met a ``raise`` here or in a method this one calls
+        self.ended = False  # the current statement called something that always raises
+        self.returned: State = None  # meet of the states at each ``return``
         self.local_imports: dict[str, ImportTarget] = {}
         for sub in ast.walk(func):
             if isinstance(sub, (ast.Import, ast.ImportFrom)):
@@ -325,11 +367,29 @@ class _Walker:
             n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         } | set(self.local_imports)
 
+    @contextlib.contextmanager
+    def guarded(self, keep_exits: bool = False) -> Iterator[None]:
+        """Walk a part that runs on some runs only (an undecided branch, a loop body, a
+        handler, a nested def): its reads are not certain.  After it, the walk is certain
+        again unless that part may have returned (then the rest runs on some runs only);
+        ``keep_exits`` for a nested def, whose ``return`` ends the def, not this call."""
+        was, exits = self.certain, self.exits
+        self.certain = False
+        try:
+            yield
+        finally:
+            returned = self.exits > exits
+            if keep_exits:
+                self.exits = exits
+            self.certain = was and not returned
+
     def loc(self, node: ast.AST) -> Location:
         return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
 
     def run(self, state: frozenset[str]) -> State:
-        return self.block(self.func.body, state)
+        """The state when the call returns (falling off the end or at any ``return``); None
+        when every path raises, so the caller's path ends there too."""
+        return _meet(self.block(self.func.body, state), self.returned)
 
     # -- statements ---------------------------------------------------------------------
 
@@ -338,7 +398,17 @@ class _Walker:
             if state is None:
                 return None
             state = self.stmt(stmt, state)
+            if self.ended:  # the statement called something that always raises
+                self.ended = False
+                return None
         return state
+
+    def end_path(self) -> None:
+        """A call that raises on every run: the rest of this path is not reached."""
+        self.ended = True
+        self.raised = True
+        if self.analyzer.expect_raise:
+            self.exits += 1
 
     def stmt(self, node: ast.stmt, state: frozenset[str]) -> State:
         if isinstance(node, ast.Assign):
@@ -368,22 +438,28 @@ class _Walker:
                 return self.block(node.body, when_true)
             if verdict is False:
                 return self.block(node.orelse, when_false)
-            return _meet(self.block(node.body, when_true), self.block(node.orelse, when_false))
+            with self.guarded():
+                return _meet(
+                    self.block(node.body, when_true), self.block(node.orelse, when_false)
+                )
         if isinstance(node, (ast.For, ast.AsyncFor)):
             state = self.expr(node.iter, state)
             state = self.store(node.target, state, None)
-            self.block(node.body, state)
-            return _meet(state, self.block(node.orelse, state))
+            with self.guarded():
+                self.block(node.body, state)
+                return _meet(state, self.block(node.orelse, state))
         if isinstance(node, ast.While):
             state = self.expr(node.test, state)
-            self.block(node.body, state)
-            return _meet(state, self.block(node.orelse, state))
+            with self.guarded():
+                self.block(node.body, state)
+                return _meet(state, self.block(node.orelse, state))
         if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             body_state = self.block(node.body, state)
             body_state = self.block(node.orelse, body_state) if body_state is not None else None
             result = body_state
-            for handler in node.handlers:
-                result = _meet(result, self.block(handler.body, state))
+            with self.guarded():
+                for handler in node.handlers:
+                    result = _meet(result, self.block(handler.body, state))
             if node.finalbody:
                 final_in = result if result is not None else state
                 final = self.block(node.finalbody, final_in)
@@ -398,20 +474,30 @@ class _Walker:
         if isinstance(node, (ast.Return, ast.Raise)):
             for child in ast.iter_child_nodes(node):
                 state = self.expr(child, state)
+            if isinstance(node, ast.Raise):
+                self.raised = True
+            else:
+                self.returned = _meet(self.returned, state)
+            if isinstance(node, ast.Return) or self.analyzer.expect_raise:
+                self.exits += 1
             return None
         if isinstance(node, (ast.Break, ast.Continue)):
             return None
         if isinstance(node, ast.Match):
             state = self.expr(node.subject, state)
             result: State = state  # no case may match
-            for case in node.cases:
-                case_state = state if case.guard is None else self.expr(case.guard, state)
-                result = _meet(result, self.block(case.body, case_state))
+            with self.guarded():
+                for case in node.cases:
+                    case_state = state if case.guard is None else self.expr(case.guard, state)
+                    result = _meet(result, self.block(case.body, case_state))
             return result
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             # A nested def may run later or never: its reads count, its writes do not.
-            for child in node.body:
-                self.stmt(child, state)
+            returned = self.returned
+            with self.guarded(keep_exits=True):
+                for child in node.body:
+                    self.stmt(child, state)
+            self.returned, self.ended = returned, False
             return state
         if isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Pass)):
             return state
@@ -439,6 +525,7 @@ class _Walker:
                         self.rec,
                         body=member.setter,
                         consts=self.consts,
+                        certain=self.certain,
                     )
                     return out if out is not None else state
                 return state
@@ -453,6 +540,9 @@ class _Walker:
             return self.store(target.value, state, None)
         if isinstance(target, ast.Name):
             self.name_consts.pop(target.id, None)
+            value_known = self.known(value) if value is not None else ()
+            if value_known and isinstance(value_known[0], Obj) and self.certain:
+                self.name_consts[target.id] = value_known[0]  # ``meta = attn_metadata.prefill``
             path = self.param_path(value) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path
@@ -498,7 +588,7 @@ class _Walker:
         return ".".join([root] + list(reversed(parts)))
 
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
-        access = AttributeAccess(name, self.loc(node), self.qualname)
+        access = AttributeAccess(name, self.loc(node), self.qualname, self.certain)
         self.rec.reads.append(access)
         if name in state or name in _OBJECT_ATTRIBUTES:
             return state
@@ -508,7 +598,14 @@ class _Walker:
             return state
         if member.kind is MemberKind.PROPERTY:
             out = self.analyzer._run(
-                self.cls, member, state, {}, self.stack, self.rec, consts=self.consts
+                self.cls,
+                member,
+                state,
+                {},
+                self.stack,
+                self.rec,
+                consts=self.consts,
+                certain=self.certain,
             )
             return out if out is not None else state
         return state
@@ -541,6 +638,7 @@ class _Walker:
             ),
         ) if not shape.star_args else shape
         before = len(self.rec.writes)
+        self.analyzer.last_raised = False
         out = self.analyzer._run(
             self.cls,
             member,
@@ -551,10 +649,18 @@ class _Walker:
             consts=self.consts,
             params=shape.bind_literals(callee, bound=True),
             after=after,
+            certain=self.certain,
         )
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
-        return out if out is not None else state
+        if out is None:
+            self.end_path()
+            return state
+        if self.analyzer.last_raised:
+            self.raised = True
+            if self.analyzer.expect_raise:
+                self.certain = False  # the expected exception may have come from that call
+        return out
 
     def truth(self, test: ast.expr) -> bool | None:
         """The value of a branch condition over known literal attributes, or None if unknown."""
@@ -562,7 +668,7 @@ class _Walker:
             return bool(test.value)
         known = self.known(test)
         if known:
-            return bool(known[0])
+            return truthy(known[0])
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             inner = self.truth(test.operand)
             return None if inner is None else not inner
@@ -579,26 +685,7 @@ class _Walker:
             left_known, right_known = self.known(test.left), self.known(test.comparators[0])
             if not (left_known and right_known):
                 return None
-            left, right, op = left_known[0], right_known[0], test.ops[0]
-            if isinstance(op, ast.Is):
-                return left is right
-            if isinstance(op, ast.IsNot):
-                return left is not right
-            try:
-                if isinstance(op, ast.Eq):
-                    return left == right
-                if isinstance(op, ast.NotEq):
-                    return left != right
-                if isinstance(op, ast.Lt):
-                    return left < right  # type: ignore[operator]
-                if isinstance(op, ast.LtE):
-                    return left <= right  # type: ignore[operator]
-                if isinstance(op, ast.Gt):
-                    return left > right  # type: ignore[operator]
-                if isinstance(op, ast.GtE):
-                    return left >= right  # type: ignore[operator]
-            except TypeError:  # None > 0: Python would raise; say nothing
-                return None
+            return compare(test.ops[0], left_known[0], right_known[0])
         return None
 
     def branch(
@@ -636,13 +723,28 @@ class _Walker:
         return _NO_GUARDS
 
     def known(self, node: ast.expr) -> tuple[object] | tuple[()]:
-        """``(value,)`` when ``node`` is a literal, a known stub field or a known parameter."""
+        """``(value,)`` when ``node`` is a literal, a known stub field, a known parameter or
+        local, an attribute the test gave a known object (``metadata.num_actual_tokens`` of
+        ``SimpleNamespace(num_actual_tokens=0)``), or an enum member (``Kind.DECODER``)."""
         if isinstance(node, ast.Constant):
             return (node.value,)
         if self.is_self_attr(node) and node.attr in self.consts:  # type: ignore[attr-defined]
             return (self.consts[node.attr],)  # type: ignore[attr-defined]
         if isinstance(node, ast.Name) and node.id in self.name_consts:
             return (self.name_consts[node.id],)
+        if isinstance(node, ast.Attribute):
+            owner = self.known(node.value)
+            if owner and isinstance(owner[0], Obj):
+                return owner[0].field(node.attr)
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and (
+                root.id == self.self_name or root.id in self.params or root.id in self.locals
+            ):
+                return ()
+            member = enum_member(node)
+            return (member,) if member is not None else ()
         return ()
 
     def expr(self, node: ast.expr, state: frozenset[str]) -> frozenset[str]:
@@ -662,8 +764,28 @@ class _Walker:
             return state
         if isinstance(node, ast.Call):
             return self.call(node, state)
+        if isinstance(node, ast.Await):
+            state = self.expr(node.value, state)
+            if self.analyzer.detached:
+                self.certain = False  # a task the test may cancel while it waits here
+            return state
         if isinstance(node, ast.Lambda):
-            self.expr(node.body, state)
+            with self.guarded():
+                self.expr(node.body, state)
+            return state
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            # The first iterable runs; the rest runs once per element, maybe never.
+            state = self.expr(node.generators[0].iter, state)
+            with self.guarded():
+                for gen in node.generators[1:]:
+                    self.expr(gen.iter, state)
+                for gen in node.generators:
+                    for cond in gen.ifs:
+                        self.expr(cond, state)
+                for part in (getattr(node, "elt", None), getattr(node, "key", None),
+                             getattr(node, "value", None)):
+                    if part is not None:
+                        self.expr(part, state)
             return state
         if isinstance(node, ast.BoolOp):
             return self.bool_op(node, state)
@@ -673,7 +795,8 @@ class _Walker:
                 return self.expr(node.body, when_true)
             if verdict is False:
                 return self.expr(node.orelse, when_false)
-            return self.expr(node.body, when_true) & self.expr(node.orelse, when_false)
+            with self.guarded():
+                return self.expr(node.body, when_true) & self.expr(node.orelse, when_false)
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self.expr(child, state)
@@ -691,13 +814,17 @@ class _Walker:
         out = self.expr(first, state)
         current, previous = out, first
         is_and = isinstance(node.op, ast.And)
+        was = self.certain
         for value in rest:
             verdict = self.truth(previous)
             if verdict is (not is_and):
                 break
+            if verdict is None:
+                self.certain = False  # this operand runs on some runs only
             current = current | self.guards(previous)[0 if is_and else 1]
             current = self.expr(value, current)
             previous = value
+        self.certain = was
         return out
 
     def call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
@@ -725,6 +852,10 @@ class _Walker:
         # self.m(...): a method of the class, or a callable stored on the instance
         if self.is_self_attr(func):
             name = func.attr  # type: ignore[attr-defined]
+            stored = self.consts.get(name)
+            if name in state and isinstance(stored, Obj) and stored.raises:
+                self.end_path()  # the test put a mock that raises there
+                return state
             member = self.index.lookup(self.cls, name) if name not in state else None
             if member is not None and member.kind is MemberKind.METHOD:
                 return self.call_method(member, node, state)
@@ -748,7 +879,37 @@ class _Walker:
         target = self.call_target(func)
         if target is not None:
             self.rec.calls.append(CallSite(target, self.loc(node), CallShape.of(node)))
-        return self.expr(func, state)
+        state = self.expr(func, state)
+        if self.analyzer.expect_raise and self.function_raises(func):
+            self.raised = True
+            self.certain = False  # the expected exception may come from this function
+        if self.analyzer.patched_functions:
+            keys = {target} if target is not None else set()
+            if isinstance(func, ast.Name):
+                keys.add(f"{self.module.name}.{func.id}")
+            if keys & self.analyzer.raising:
+                self.end_path()
+            elif keys & self.analyzer.patched_functions and self.analyzer.expect_raise:
+                self.raised = True
+                self.certain = False  # the test's replacement may be what raises
+        return state
+
+    def function_raises(self, func: ast.expr) -> bool:
+        """Whether ``func`` is a function of the tree whose body holds a ``raise``."""
+        text = ast.unparse(func) if isinstance(func, (ast.Name, ast.Attribute)) else ""
+        if not text or text.split(".")[0] in (self.self_name, *self.params):
+            return False
+        try:
+            target = self.index.resolve(self.module, text, self.local_imports)
+        except SourceError:
+            return False  # only a hint for placing reads; the module's own users report it
+        if not isinstance(target, FunctionRef):
+            return False
+        key = id(target.node)
+        cache = self.analyzer._raises_cache
+        if key not in cache:
+            cache[key] = any(isinstance(n, ast.Raise) for n in ast.walk(target.node))
+        return cache[key]
 
     def call_target(self, func: ast.expr) -> str | None:
         """Dotted, import-resolved name of a callee outside the instance, or None."""

@@ -23,8 +23,9 @@ from pathlib import Path
 import attrs
 
 from factories.analysis.findings import Location
-from factories.analysis.signatures import CallShape, literal_value
+from factories.analysis.signatures import CallShape
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+from factories.analysis.values import Obj, is_exception_expr, raises_when_called, test_value
 
 # Calls that look at an object without handing it to code that could read its fields.
 _INSPECTING = frozenset(
@@ -53,6 +54,15 @@ class StubEvent:
     shape: CallShape | None = None
     value: object = None
     has_value: bool = False
+    # A call inside ``with pytest.raises(...)``: the test expects it to raise, so the path
+    # may end at any ``raise`` it meets.
+    expect_raise: bool = False
+    # ``monkeypatch.setattr(stub, "n", v)`` / ``patch.object(stub, "n")``: raises
+    # AttributeError unless ``n`` already exists (no ``raising=False``/``create=True``).
+    must_exist: bool = False
+    # A coroutine call handed to ``asyncio.create_task``/``ensure_future``: the test may cancel
+    # the task at any ``await``.
+    detached: bool = False
 
 
 @attrs.frozen
@@ -67,6 +77,9 @@ class Stub:
     escapes: bool = False
     opaque: bool = False
     patched: tuple[str, ...] = ()
+    # The subset of ``patched`` whose replacement raises on every call (``Mock(side_effect=
+    # SomeError)``, a local ``def`` that ends in ``raise``): a call to it ends the path.
+    raising: tuple[str, ...] = ()
 
     @property
     def calls(self) -> tuple[StubEvent, ...]:
@@ -79,6 +92,7 @@ class _Track:
     escapes: bool = False
     opaque: bool = False
     patched: list[str] = attrs.field(factory=list)  # "Cls.method" replaced by the test
+    raising: list[str] = attrs.field(factory=list)  # those of ``patched`` that always raise
 
 
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:
@@ -128,7 +142,7 @@ class StubExtractor:
         self._indexed: set[int] = set()
         self._nodes_cache: dict[int, list[ast.AST]] = {}
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
-        self._patch_cache: dict[tuple, list[str]] = {}
+        self._patch_cache: dict[tuple, list[tuple[str, bool]]] = {}
         self._may_patch_cache: dict[int, bool] = {}
 
     def _index(self, needle: str) -> list[ast.stmt]:
@@ -191,7 +205,7 @@ class StubExtractor:
             if not _is_object_new(node):
                 continue
             assert isinstance(node, ast.Call)
-            class_expr = ast.unparse(node.args[0])
+            class_expr = self.class_of(node)
             base = Stub(
                 class_expr=class_expr,
                 location=self.loc(node),
@@ -206,9 +220,22 @@ class StubExtractor:
                         escapes=track.escapes,
                         opaque=track.opaque,
                         patched=tuple(sorted(set(track.patched))),
+                        raising=tuple(sorted(set(track.raising))),
                     )
                 )
         return found
+
+    def class_of(self, call: ast.Call) -> str:
+        """The class expression of ``object.__new__(X)``; ``cls`` in a classmethod (and
+        ``type(self)``/``self.__class__`` in a method) is the class that defines it."""
+        expr = call.args[0]
+        text = ast.unparse(expr)
+        if text not in ("cls", "type(self)", "self.__class__"):
+            return text
+        current = self.parents.get(call)
+        while current is not None and not isinstance(current, ast.ClassDef):
+            current = self.parents.get(current)
+        return current.name if isinstance(current, ast.ClassDef) else text
 
     # -- following the object -------------------------------------------------------------
 
@@ -226,7 +253,9 @@ class StubExtractor:
                 return self.follow_names(scope, set(names), parent, track, depth)
             track.escapes = True
             return [track]
-        if isinstance(parent, ast.Return):
+        if isinstance(parent, ast.Return) or (
+            isinstance(parent, ast.Yield) and _is_fixture(scope)
+        ):
             return self.follow_return(scope, track, depth)
         if isinstance(parent, ast.Expr):
             return [track]
@@ -264,7 +293,10 @@ class StubExtractor:
         start_key = (start.lineno, start.col_offset)
         end_line = getattr(start, "end_lineno", start.lineno)
         names = set(names)
-        track.patched.extend(self.class_patches(scope, names))
+        for target, raises in self.class_patches(scope, names):
+            track.patched.append(target)
+            if raises:
+                track.raising.append(target)
         for node in self.nodes(scope):
             if (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) <= start_key:
                 continue
@@ -301,8 +333,106 @@ class StubExtractor:
     def _inside(node: ast.AST, container: ast.AST) -> bool:
         return any(sub is node for sub in ast.walk(container))
 
+    def value_of(self, node: ast.expr | None) -> tuple[object] | tuple[()]:
+        """What the test's expression ``node`` is known to be (``factories.analysis.values``),
+        following a local name to the last plain assignment before it in the same function."""
+        return test_value(node, self._resolve_local)
+
+    def _resolve_local(self, name: ast.Name) -> ast.expr | None:
+        scope = self.enclosing_scope(name)
+        if isinstance(scope, ast.Module):
+            return None
+        bound = None
+        for node in self.nodes(scope):
+            if getattr(node, "lineno", 0) >= name.lineno:
+                break
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == name.id
+            ):
+                bound = node.value
+        return bound
+
+    def replacement_raises(self, patch: ast.Call, replacement: ast.expr | None) -> bool:
+        """Whether a patch installs something that raises on every call: a mock whose
+        ``side_effect`` is an exception (as the replacement or as ``patch.object``'s keyword),
+        or a function of the test whose body ends in ``raise``."""
+        if any(
+            k.arg == "side_effect" and is_exception_expr(k.value) for k in patch.keywords
+        ):
+            return True
+        if replacement is None:
+            return False
+        if raises_when_called(replacement, self._resolve_local):
+            return True
+        if isinstance(replacement, ast.Name):
+            bound = self._resolve_local(replacement)
+            if bound is not None:
+                return raises_when_called(bound, self._resolve_local)
+            func = self._local_def(replacement)
+            return func is not None and bool(func.body) and isinstance(func.body[-1], ast.Raise)
+        return False
+
+    def _local_def(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The ``def`` that ``name`` refers to: in an enclosing function, else the module's."""
+        current = self.parents.get(name)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for stmt in ast.walk(current):
+                    if (
+                        isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and stmt is not current
+                        and stmt.name == name.id
+                    ):
+                        return stmt
+            current = self.parents.get(current)
+        return self.module.functions.get(name.id)
+
+    def shape_of(self, call: ast.Call) -> CallShape:
+        """The call's shape with what the test states about each argument as its values."""
+        shape = CallShape.of(call)
+        if shape.star_args:
+            return shape
+        return attrs.evolve(
+            shape,
+            positional_literals=tuple(self.value_of(a) for a in call.args),
+            keyword_literals=tuple(
+                (k.arg, known[0])
+                for k in call.keywords
+                if k.arg is not None and (known := self.value_of(k.value))
+            ),
+        )
+
+    def is_detached(self, call: ast.Call) -> bool:
+        """``asyncio.create_task(stub.m())``: the coroutine runs as a task the test may
+        cancel, so the method need not run past its first ``await``."""
+        parent = self.parents.get(call)
+        return isinstance(parent, ast.Call) and getattr(
+            parent.func, "attr", getattr(parent.func, "id", "")
+        ) in ("create_task", "ensure_future", "run_coroutine_threadsafe")
+
+    def expects_raise(self, node: ast.AST) -> bool:
+        """Whether ``node`` runs inside ``with pytest.raises(...)`` (or ``assertRaises``)."""
+        current = self.parents.get(node)
+        while current is not None and not isinstance(
+            current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)
+        ):
+            if isinstance(current, (ast.With, ast.AsyncWith)):
+                for item in current.items:
+                    expr = item.context_expr
+                    if isinstance(expr, ast.Call) and getattr(expr.func, "attr", "") in (
+                        "raises",
+                        "assertRaises",
+                        "assertRaisesRegex",
+                    ):
+                        return True
+            current = self.parents.get(current)
+        return False
+
     def assignment(self, node: ast.Assign, names: set[str], track: _Track) -> None:
-        literal = literal_value(node.value)
+        literal = self.value_of(node.value)
         for target in node.targets:
             for sub in ast.walk(target):
                 if _is_attr_of(sub, names) and isinstance(sub.ctx, ast.Store):  # type: ignore[attr-defined]
@@ -325,7 +455,14 @@ class StubExtractor:
         func = node.func
         if isinstance(func, ast.Attribute) and _is_name_in(func.value, names):
             track.events.append(
-                StubEvent(EventKind.CALL, func.attr, self.loc(node), CallShape.of(node))
+                StubEvent(
+                    EventKind.CALL,
+                    func.attr,
+                    self.loc(node),
+                    self.shape_of(node),
+                    expect_raise=self.expects_raise(node),
+                    detached=self.is_detached(node),
+                )
             )
             return
         first = node.args[0] if node.args else None
@@ -335,7 +472,10 @@ class StubExtractor:
         if fname in ("setattr", "object", "__setattr__") and _is_name_in(first, names):
             literal = _literal(node.args[1]) if len(node.args) > 1 else None
             if literal is not None:
-                value = literal_value(node.args[2]) if len(node.args) > 2 else ()
+                replacement = node.args[2] if len(node.args) > 2 else None
+                value = self.value_of(replacement)
+                if self.replacement_raises(node, replacement):
+                    value = (Obj(truthy=True, raises=True),)
                 track.events.append(
                     StubEvent(
                         EventKind.SET,
@@ -343,6 +483,9 @@ class StubExtractor:
                         self.loc(node),
                         value=value[0] if value else None,
                         has_value=bool(value) and fname != "object",
+                        must_exist=fname in ("setattr", "object")
+                        and isinstance(func, ast.Attribute)
+                        and not _creates(node),
                     )
                 )
             else:
@@ -366,8 +509,9 @@ class StubExtractor:
 
     def class_patches(
         self, scope: ast.AST, names: set[str], depth: int = 0, seen: frozenset[int] = frozenset()
-    ) -> list[str]:
-        """``Cls.m`` for each ``monkeypatch.setattr(Cls, "m", ...)``/``patch.object(Cls, "m")``
+    ) -> list[tuple[str, bool]]:
+        """``(Cls.m, raises)`` for each ``monkeypatch.setattr(Cls, "m", ...)``/
+        ``patch.object(Cls, "m")``
         anywhere in ``scope``, and the dotted ``"pkg.mod.Cls.m"`` of ``monkeypatch.setattr("...",
         v)``/``patch("...")`` (also as a decorator): the test replaced that method for every
         instance, the stub's too, so the audit must not follow the real one.
@@ -389,7 +533,7 @@ class StubExtractor:
                 continue
             target = _dotted_patch_target(node)
             if target is not None:
-                out.append(target)
+                out.append((target, self.replacement_raises(node, _nth(node, 1))))
                 continue
             if isinstance(node.func, ast.Name):
                 helper = self.module.functions.get(node.func.id)
@@ -407,7 +551,8 @@ class StubExtractor:
                 continue
             first, literal = node.args[0], _literal(node.args[1])
             if literal is not None and not _is_name_in(first, names):
-                out.append(f"{ast.unparse(first)}.{literal}")
+                raises = self.replacement_raises(node, _nth(node, 2))
+                out.append((f"{ast.unparse(first)}.{literal}", raises))
         if depth < _MAX_HELPER_DEPTH:
             inner = seen | {id(scope)} | {id(h) for h in helpers}
             for helper in dict.fromkeys(helpers):
@@ -444,8 +589,10 @@ class StubExtractor:
             return False  # attribute access, handled as set/call or a plain read
         if isinstance(parent, ast.Assign) and parent.value is node:
             return False  # alias, handled by assignment()
-        if isinstance(parent, ast.Return):
-            return None
+        if isinstance(parent, ast.Return) or (
+            isinstance(parent, ast.Yield) and _is_fixture(self.enclosing_scope(node))
+        ):
+            return None  # returned, or yielded by a fixture: followed into its users
         if isinstance(parent, ast.Tuple) and isinstance(self.parents.get(parent), ast.Return):
             return parent.elts.index(node)
         if isinstance(parent, ast.Call):
@@ -480,6 +627,7 @@ class StubExtractor:
         track.escapes = track.escapes or sub.escapes
         track.opaque = track.opaque or sub.opaque
         track.patched.extend(sub.patched)
+        track.raising.extend(sub.raising)
         return True
 
     def _ensure_indexed(self, stmt: ast.AST) -> None:
@@ -496,8 +644,47 @@ class StubExtractor:
         parent = self.parents.get(attr)
         if isinstance(parent, ast.Call) and parent.func is attr:
             track.events.append(
-                StubEvent(EventKind.CALL, attr.attr, self.loc(parent), CallShape.of(parent))
+                StubEvent(
+                    EventKind.CALL,
+                    attr.attr,
+                    self.loc(parent),
+                    self.shape_of(parent),
+                    expect_raise=self.expects_raise(parent),
+                    detached=self.is_detached(parent),
+                )
             )
+
+    def follow_fixture(
+        self, fixture: ast.FunctionDef | ast.AsyncFunctionDef, track: _Track, depth: int
+    ) -> list[_Track]:
+        """A pytest fixture's value reaches every function of this module that names the
+        fixture as a parameter (tests, and fixtures that take it, followed in turn)."""
+        name = _fixture_name(fixture)
+        out: list[_Track] = []
+        for stmt in self._index(name):
+            for func in ast.walk(stmt):
+                if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                if func is fixture:
+                    continue
+                args = func.args
+                for param in list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs):
+                    if param.arg != name:
+                        continue
+                    self._ensure_indexed(stmt)
+                    sub = _Track()
+                    conts = self.follow_names(func, {name}, param, sub, depth + 1)
+                    for cont in conts:
+                        out.append(
+                            _Track(
+                                events=track.events + cont.events,
+                                escapes=track.escapes or cont.escapes,
+                                opaque=track.opaque or cont.opaque,
+                                patched=track.patched + cont.patched,
+                                raising=track.raising + cont.raising,
+                            )
+                        )
+        return out
 
     def follow_return(
         self, scope: ast.AST, track: _Track, depth: int, position: int | None | bool = None
@@ -514,9 +701,11 @@ class StubExtractor:
             for n in ast.walk(stmt)
             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == scope.name
         ]
-        if not callers:
-            return [track]
         out: list[_Track] = []
+        if position is None and _is_fixture(scope):
+            out.extend(self.follow_fixture(scope, track, depth))
+        if not callers:
+            return out or [track]
         for call in callers:
             if position is None:
                 continuations = self.follow_value(call, depth + 1)
@@ -529,6 +718,7 @@ class StubExtractor:
                         escapes=track.escapes or cont.escapes,
                         opaque=track.opaque or cont.opaque,
                         patched=track.patched + cont.patched,
+                        raising=track.raising + cont.raising,
                     )
                 )
         return out
@@ -564,6 +754,41 @@ def _dotted_patch_target(call: ast.Call) -> str | None:
     if fname == "patch" or (fname == "setattr" and len(call.args) == 2):
         return dotted
     return None
+
+
+def _is_fixture(scope: ast.AST) -> bool:
+    """A function decorated ``@pytest.fixture`` / ``@fixture`` (with or without arguments)."""
+    for deco in getattr(scope, "decorator_list", []):
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        if (getattr(target, "attr", None) or getattr(target, "id", None)) == "fixture":
+            return True
+    return False
+
+
+def _fixture_name(fixture: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """The name tests request: ``@pytest.fixture(name="x")`` or the function's own."""
+    for deco in fixture.decorator_list:
+        if isinstance(deco, ast.Call):
+            for kw in deco.keywords:
+                if kw.arg == "name" and isinstance(kw.value, ast.Constant):
+                    return str(kw.value.value)
+    return fixture.name
+
+
+def _nth(call: ast.Call, index: int) -> ast.expr | None:
+    return call.args[index] if len(call.args) > index else None
+
+
+def _creates(call: ast.Call) -> bool:
+    """``raising=False`` (monkeypatch) or ``create=True`` (patch.object): the name may be new."""
+    for kw in call.keywords:
+        if kw.arg == "raising" and isinstance(kw.value, ast.Constant) and not kw.value.value:
+            return True
+        if kw.arg == "create" and not (
+            isinstance(kw.value, ast.Constant) and not kw.value.value
+        ):
+            return True
+    return False
 
 
 def _first_line(stmt: ast.stmt) -> int:

@@ -1,0 +1,200 @@
+"""What a test states about a value, beyond a plain literal.
+
+A stub's path through vLLM code is decided by the values the test hands it: the fields it sets
+and the arguments it passes.  Literals (``False``, ``0``, ``None``) were always known; these are
+the other shapes tests use to select a path, each known only as far as the test's text says:
+
+- ``Obj``: an object the test built (``SimpleNamespace(n=0)``, ``Mock()``,
+  ``CommonAttentionMetadata(num_actual_tokens=0)``, ``[1, 2]``).  It is not ``None``; its
+  keyword arguments are its known attributes (dataclasses, namespaces and mocks store them so);
+  its truth is known for namespaces, mocks and container literals, not for other classes (a
+  tensor has no truth value); a mock whose ``side_effect`` is an exception ``raises`` when
+  called.
+- ``EnumMember``: ``AttentionType.DECODER``, compared by its ``Class.MEMBER`` text, since the
+  test and the vLLM module may import the class under different paths.
+
+Every comparison that the text does not settle answers None (unknown), never a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable
+
+import attrs
+
+# Constructors whose instances are truthy and keep their keyword arguments as attributes.
+_NAMESPACES = frozenset(
+    {"SimpleNamespace", "Mock", "MagicMock", "NonCallableMock", "NonCallableMagicMock",
+     "AsyncMock", "create_autospec"}
+)
+_MOCKS = _NAMESPACES - {"SimpleNamespace"}
+_EXCEPTIONS = frozenset(
+    name for name in dir(builtins)
+    if isinstance(getattr(builtins, name), type) and issubclass(getattr(builtins, name),
+                                                                 BaseException)
+)
+_MAX_DEPTH = 4
+
+
+@attrs.frozen
+class Obj:
+    """A non-None object the test built; ``fields`` are its known attributes."""
+
+    fields: tuple[tuple[str, object], ...] = ()
+    truthy: bool | None = None
+    raises: bool = False
+
+    def field(self, name: str) -> tuple[object] | tuple[()]:
+        for key, value in self.fields:
+            if key == name:
+                return (value,)
+        return ()
+
+
+@attrs.frozen
+class EnumMember:
+    """``Class.MEMBER`` as the source spells it (the last two parts of the dotted name)."""
+
+    text: str
+
+    @property
+    def owner(self) -> str:
+        return self.text.rpartition(".")[0]
+
+
+def is_exception_name(name: str) -> bool:
+    """A class name that, by Python's naming convention or as a builtin, is an exception."""
+    return name in _EXCEPTIONS or name.endswith(("Error", "Exception", "Interrupt", "Exit"))
+
+
+def enum_member(node: ast.expr) -> EnumMember | None:
+    """``X.MEMBER`` / ``pkg.X.MEMBER`` with an upper-case member and a capitalised class."""
+    if not isinstance(node, ast.Attribute) or not node.attr.isupper():
+        return None
+    owner = node.value
+    if isinstance(owner, ast.Attribute):
+        owner_name = owner.attr
+    elif isinstance(owner, ast.Name):
+        owner_name = owner.id
+    else:
+        return None
+    if not owner_name[:1].isupper() or owner_name.isupper():
+        return None
+    return EnumMember(f"{owner_name}.{node.attr}")
+
+
+def _callee_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def raises_when_called(node: ast.expr | None, resolve: Callable[[ast.expr], object]) -> bool:
+    """Whether the mock ``node`` raises on every call: ``Mock(side_effect=SomeError)`` or
+    ``Mock(side_effect=SomeError("x"))`` (an exception class or instance, not a function or
+    an iterable, which may return)."""
+    if not isinstance(node, ast.Call) or _callee_name(node.func) not in _MOCKS:
+        return False
+    return any(k.arg == "side_effect" and is_exception_expr(k.value) for k in node.keywords)
+
+
+def is_exception_expr(node: ast.expr) -> bool:
+    target = node.func if isinstance(node, ast.Call) else node
+    return is_exception_name(_callee_name(target))
+
+
+def test_value(
+    node: ast.expr | None,
+    resolve: Callable[[ast.Name], ast.expr | None] = lambda name: None,
+    depth: int = 0,
+) -> tuple[object] | tuple[()]:
+    """``(value,)`` for what the test's expression ``node`` is known to be, else ``()``.
+
+    ``resolve`` maps a local name to the expression last assigned to it (or None)."""
+    if node is None or depth > _MAX_DEPTH:
+        return ()
+    if isinstance(node, ast.Constant):
+        if isinstance(node.value, (bool, int, float, str, type(None))):
+            return (node.value,)
+        return ()
+    if isinstance(node, ast.Name):
+        bound = resolve(node)
+        return test_value(bound, resolve, depth + 1) if bound is not None else ()
+    member = enum_member(node)
+    if member is not None:
+        return (member,)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        if any(isinstance(e, ast.Starred) for e in node.elts):
+            return (Obj(),)
+        return (Obj(truthy=bool(node.elts)),)
+    if isinstance(node, ast.Dict):
+        return (Obj(truthy=bool(node.keys)) if None not in node.keys else Obj(),)
+    if isinstance(node, (ast.Lambda, ast.JoinedStr)):
+        return (Obj(truthy=True),)
+    if isinstance(node, ast.Call):
+        name = _callee_name(node.func)
+        fields = []
+        for kw in node.keywords:
+            if kw.arg is None:
+                continue
+            value = test_value(kw.value, resolve, depth + 1)
+            if value:
+                fields.append((kw.arg, value[0]))
+        if name in _NAMESPACES:
+            return (Obj(tuple(fields), True, raises_when_called(node, resolve)),)
+        if name[:1].isupper() and not is_exception_name(name):
+            return (Obj(tuple(fields)),)  # a constructed object: not None, truth unknown
+    return ()
+
+
+def truthy(value: object) -> bool | None:
+    if isinstance(value, Obj):
+        return value.truthy
+    if isinstance(value, EnumMember):
+        return True
+    return bool(value)
+
+
+def compare(op: ast.cmpop, left: object, right: object) -> bool | None:
+    """``left <op> right`` when the known values settle it, else None."""
+    symbolic = (Obj, EnumMember)
+    if isinstance(left, symbolic) or isinstance(right, symbolic):
+        if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+            same = _same(left, right)
+            if same is None:
+                return None
+            return same if isinstance(op, (ast.Is, ast.Eq)) else not same
+        return None
+    if isinstance(op, ast.Is):
+        return left is right
+    if isinstance(op, ast.IsNot):
+        return left is not right
+    try:
+        if isinstance(op, ast.Eq):
+            return left == right
+        if isinstance(op, ast.NotEq):
+            return left != right
+        if isinstance(op, ast.Lt):
+            return left < right  # type: ignore[operator]
+        if isinstance(op, ast.LtE):
+            return left <= right  # type: ignore[operator]
+        if isinstance(op, ast.Gt):
+            return left > right  # type: ignore[operator]
+        if isinstance(op, ast.GtE):
+            return left >= right  # type: ignore[operator]
+    except TypeError:  # None > 0: Python would raise; say nothing
+        return None
+    return None
+
+
+def _same(left: object, right: object) -> bool | None:
+    """Identity/equality of two values one of which is symbolic; None when unknown."""
+    if left is None or right is None:
+        return False  # an object the test built, or an enum member, is never None
+    if isinstance(left, EnumMember) and isinstance(right, EnumMember):
+        if left.text == right.text:
+            return True
+        return False if left.owner == right.owner else None
+    return None
