@@ -10,11 +10,12 @@ stub specs (``factories.stubs.specs``).
 
 from __future__ import annotations
 
+import ast
 import difflib
 import fnmatch
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -30,6 +31,7 @@ from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
 from factories.analysis.source_tree import SourceTree, gc_paused
 from factories.analysis.stubs import EventKind, Stub, StubEvent, StubExtractor, has_object_new
+from factories.analysis.trigger import TextScan
 from factories.errors import AuditInputError, SourceError
 
 
@@ -186,13 +188,65 @@ class StubAuditor:
                 raise SourceError(path, 1, f"cannot read: {exc.strerror or exc}") from None
         return self.extract(path)
 
-    def audit_paths(
-        self, paths: Sequence[Path], allowlist: Allowlist = Allowlist(), progress=None
-    ) -> AuditResult:
-        with gc_paused():
-            return self._audit_paths(paths, allowlist, progress)
+    def dependencies(self, stub: Stub) -> frozenset[str]:
+        """The vLLM modules a change to which can change ``stub``'s findings: those its class
+        name resolves through, those of every class in its MRO (where every method analysed
+        for it lives) and of the names their bases and the test's patches resolve through.
+        The source-change trigger's reverse index (``factories.analysis.trigger``)."""
+        with self.tree.recording() as asked:
+            try:
+                target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+                if isinstance(target, Missing):
+                    asked.add(target.module.name)
+                if isinstance(target, ClassInfo):
+                    for klass in self.index.mro(target)[0]:
+                        asked.add(klass.module.name)
+                        for base in klass.node.bases:
+                            expr = base.value if isinstance(base, ast.Subscript) else base
+                            self.index.resolve(klass.module, ast.unparse(expr))
+                    self._replaced_methods(stub, target)
+            except SourceError as exc:
+                asked.add(self.tree.module_name_for(exc.path))
+        return frozenset(m for m in asked if m == "vllm" or m.startswith("vllm."))
 
-    def _audit_paths(self, paths: Sequence[Path], allowlist: Allowlist, progress) -> AuditResult:
+    def triggered(
+        self, changed: set[str], scan: TextScan | None = None
+    ) -> dict[Path, list[Stub]]:
+        """Test files under ``<root>/tests`` holding a stub that depends on a ``changed``
+        module, with their stubs; the text pre-filter only narrows which files are analysed.
+        A candidate that cannot be read or parsed is kept (its audit reports it)."""
+        scan = scan or TextScan(self.tree)
+        out: dict[Path, list[Stub]] = {}
+        with gc_paused():
+            for path in scan.candidate_files(changed):
+                try:
+                    stubs = self.extract(path)
+                except SourceError:
+                    out[path] = []
+                    continue
+                if any(self.dependencies(stub) & changed for stub in stubs):
+                    out[path] = stubs
+        return out
+
+    def audit_paths(
+        self,
+        paths: Sequence[Path],
+        allowlist: Allowlist = Allowlist(),
+        progress=None,
+        known: Mapping[Path, list[Stub]] | None = None,
+    ) -> AuditResult:
+        """Audit test files and folders; ``known`` are stubs already extracted by path (the
+        trigger's), so those files are not parsed twice."""
+        with gc_paused():
+            return self._audit_paths(paths, allowlist, progress, known or {})
+
+    def _audit_paths(
+        self,
+        paths: Sequence[Path],
+        allowlist: Allowlist,
+        progress,
+        known: Mapping[Path, list[Stub]],
+    ) -> AuditResult:
         files, unreadable = expand_paths(paths)
         n_read = len(files)
         explicit = {p for p in paths if p.is_file()}
@@ -202,7 +256,7 @@ class StubAuditor:
             if progress is not None and len(files) > 200 and i % 500 == 0:
                 progress(f"[audit] {i}/{len(files)} files")
             try:
-                found = self._stubs_of(path, path in explicit)
+                found = known[path] if known.get(path) else self._stubs_of(path, path in explicit)
             except SourceError as exc:
                 unreadable.append(exc)  # reported; the other files are still audited
                 n_read -= 1
