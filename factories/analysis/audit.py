@@ -27,6 +27,7 @@ from factories.analysis.classes import (
     MemberKind,
     Missing,
 )
+from factories.analysis.baseline import finding_file, is_suppressed, suppressed_kinds
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
 from factories.analysis.source_tree import SourceTree, gc_paused
@@ -49,6 +50,8 @@ class AuditSummary:
     unreadable: int = 0
     # Stubs not audited because a vLLM module they need cannot be read (not in ``unresolved``).
     blocked: int = 0
+    # Findings an ``# audit-stubs: ignore[...]`` comment silenced.
+    suppressed: int = 0
 
     def __str__(self) -> str:
         kinds = ", ".join(f"{k}={n}" for k, n in self.findings_by_kind) or "none"
@@ -60,11 +63,12 @@ class AuditSummary:
             )
         missed = f" ({self.unreadable} more could not be read)" if self.unreadable else ""
         blocked = f"; {self.blocked} need a vLLM module that cannot be read" if self.blocked else ""
+        silenced = f"; {self.suppressed} silenced inline" if self.suppressed else ""
         return (
             f"audited {self.files} file(s){missed}, {self.files_with_stubs} with object.__new__ "
             f"stubs: {self.stubs} stub(s) found, {self.resolved} resolved into the vLLM source "
             f"({self.unresolved} unresolved: dynamic or outside vLLM{blocked}), "
-            f"{self.audited} with method calls audited; findings: {kinds}"
+            f"{self.audited} with method calls audited; findings: {kinds}{silenced}"
         )
 
 
@@ -73,6 +77,8 @@ class AuditResult:
     findings: tuple[Finding, ...]
     summary: AuditSummary
     unused_allowlist: tuple[str, ...] = ()
+    # The test files audited (as found), so a baseline judges only their entries.
+    files: tuple[Path, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -86,7 +92,11 @@ class AuditResult:
 
 @attrs.frozen
 class Allowlist:
-    """``kind:Class.method:name`` patterns (fnmatch) that silence known findings, as stubtest's."""
+    """``kind:Class.method:name`` patterns (fnmatch) that silence known findings, as stubtest's.
+
+    ``FILE::kind:Class.method:name`` scopes a pattern to the test files ``FILE`` (a glob,
+    relative to ``--vllm-src``) matches: a finding known in one file stays new in any other.
+    """
 
     patterns: tuple[str, ...] = ()
 
@@ -110,9 +120,17 @@ class Allowlist:
                 patterns.append(entry)
         return cls(tuple(patterns))
 
-    def matches(self, finding: Finding) -> str | None:
+    def matches(self, finding: Finding, file: str | None = None) -> str | None:
+        """The first pattern silencing ``finding``, reported in test file ``file``."""
         for pattern in self.patterns:
-            if fnmatch.fnmatchcase(finding.key, pattern):
+            scope, sep, rest = pattern.partition("::")
+            if sep:
+                if file is None or not fnmatch.fnmatchcase(file, scope):
+                    continue
+                pattern_key = rest
+            else:
+                pattern_key = pattern
+            if fnmatch.fnmatchcase(finding.key, pattern_key):
                 return pattern
         return None
 
@@ -124,9 +142,14 @@ def _allowlist_problem(entry: str) -> str | None:
     finding, new drift included; a kind that matches no finding kind is a typo that would
     silence nothing.
     """
-    if not entry.strip("*?:."):
-        return "matches every finding; name a kind, class, method or attribute"
-    kind, sep, rest = entry.partition(":")
+    scope, scoped, pattern = entry.partition("::")
+    if not scoped:
+        pattern, scope = entry, ""
+    elif not scope:
+        return "names no file before '::'"
+    if not pattern.strip("*?:.") and not scope.strip("*?/."):
+        return "matches every finding; name a file, kind, class, method or attribute"
+    kind, sep, rest = pattern.partition(":")
     method, sep2, name = rest.rpartition(":")
     if not (sep and sep2 and kind and method and name):
         return "is not of the form kind:Class.method:name"
@@ -264,7 +287,9 @@ class StubAuditor:
             if found:
                 with_stubs += 1
             stubs.extend(found)
-        return self.audit_stubs(stubs, n_read, with_stubs, allowlist, unreadable)
+        result = self.audit_stubs(stubs, n_read, with_stubs, allowlist, unreadable)
+        audited = tuple(p for p in files if not any(e.path == p for e in unreadable))
+        return attrs.evolve(result, files=audited)
 
     def audit_stubs(
         self,
@@ -286,8 +311,11 @@ class StubAuditor:
         usages: dict[Location, list[_FieldUsage]] = {}
         broken: dict[Path, tuple[SourceError, list[Stub]]] = {}
         blocked_sites: set[Location] = set()
+        silenced_at: dict[Location, frozenset[str] | None] = {}
+        suppressed = 0
         for stub in stubs:
             sites.add(stub.location)
+            silenced_at.setdefault(stub.location, self._silenced(stub, stub.location))
             try:
                 target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
                 if isinstance(target, ClassInfo):
@@ -306,14 +334,21 @@ class StubAuditor:
                     audited_sites.add(stub.location)
                 usages.setdefault(stub.location, []).append(usage)
             for finding in found:
+                if self._is_silenced(stub, silenced_at[stub.location], finding):
+                    suppressed += 1
+                    continue
                 findings.setdefault(_dedup_key(finding), finding)
-        for finding in _stale_fields(usages):
-            findings.setdefault(_dedup_key(finding), finding)
+        for site, uses in usages.items():
+            for finding in _stale_fields({site: uses}):
+                if is_suppressed(silenced_at.get(site), finding):
+                    suppressed += 1
+                    continue
+                findings.setdefault(_dedup_key(finding), finding)
         used: set[str] = set()
         kept: list[Finding] = [_unreadable_input(exc) for exc in unreadable]
         kept.extend(_unreadable_module(self.tree, exc, users) for exc, users in broken.values())
         for finding in findings.values():
-            pattern = allowlist.matches(finding)
+            pattern = allowlist.matches(finding, finding_file(finding, self.tree.root))
             if pattern is None:
                 kept.append(finding)
             else:
@@ -330,9 +365,30 @@ class StubAuditor:
             findings_by_kind=tuple(sorted(counts.items())),
             unreadable=len(unreadable),
             blocked=len(blocked_sites - resolved_sites),
+            suppressed=suppressed,
         )
         unused = tuple(p for p in allowlist.patterns if p not in used)
         return AuditResult(tuple(kept), summary, unused)
+
+    @staticmethod
+    def _silenced(stub: Stub, where: Location) -> frozenset[str] | None:
+        """Kinds an ``# audit-stubs: ignore[...]`` comment on the line ``where`` of the stub's
+        own file silences (``where`` in another file: none)."""
+        if where.path != stub.location.path:
+            return None
+        return suppressed_kinds(stub.module.lines, where.line, where.path)
+
+    def _is_silenced(
+        self, stub: Stub, at_creation: frozenset[str] | None, finding: Finding
+    ) -> bool:
+        """A comment on the stub's ``object.__new__`` line silences its kinds for the whole
+        stub; one on the line a finding points at (a call, a set), for that finding."""
+        if is_suppressed(at_creation, finding):
+            return True
+        where = finding.stub_location
+        return where is not None and where != stub.location and is_suppressed(
+            self._silenced(stub, where), finding
+        )
 
     def audit_stub(self, stub: Stub, target=None) -> list[Finding]:
         if target is None:
