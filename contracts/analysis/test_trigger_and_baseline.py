@@ -180,7 +180,8 @@ def test_baseline_hides_known_findings_and_fails_new_ones(release_src, tmp_path)
     rewritten.write_text(
         baseline.read_text().replace(str(SEED), str(moved)), encoding="utf-8"
     )
-    assert run_tool("--vllm-src", str(root), str(moved), "--baseline", str(rewritten)).returncode == 0
+    proc = run_tool("--vllm-src", str(root), str(moved), "--baseline", str(rewritten))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     # A second stub of the same shape in the same file is new: counted, not a set.
     doubled = tmp_path / "doubled" / SEED.name
     doubled.parent.mkdir()
@@ -240,7 +241,8 @@ def test_malformed_baseline_is_exit_2_with_one_line(release_src, tmp_path, conte
         baseline.write_bytes(content)
     else:
         baseline.write_text(content)
-    proc = run_tool("--vllm-src", str(release_src("0.34.0")), str(SEED), "--baseline", str(baseline))
+    root = release_src("0.34.0")
+    proc = run_tool("--vllm-src", str(root), str(SEED), "--baseline", str(baseline))
     one_line_error(proc, needle)
 
 
@@ -258,7 +260,7 @@ BOTH = {"missing-argument", "missing-attribute"}
         # On the stub's object.__new__ line: silences that stub's findings of the kinds named.
         (_STUB_LINE, "  # audit-stubs: ignore", {"missing-argument"}),
         (_STUB_LINE, "  # audit-stubs: ignore[missing-attribute]", {"missing-argument"}),
-        (_STUB_LINE, "  # audit-stubs:ignore[stale-field, missing-attribute]", {"missing-argument"}),
+        (_STUB_LINE, "  # audit-stubs:ignore[stale-field,missing-attribute]", {"missing-argument"}),
         (_STUB_LINE, "  # audit-stubs: ignore[missing-argument]", BOTH),  # not this stub's
         (_STUB_LINE, "  # audit-stubs: ignore[stale-field]", BOTH),
         (_STUB_LINE, "  # type: ignore[missing-attribute]", BOTH),

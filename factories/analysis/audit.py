@@ -20,6 +20,7 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis.baseline import finding_file, is_suppressed, suppressed_kinds
 from factories.analysis.classes import (
     ClassIndex,
     ClassInfo,
@@ -27,7 +28,6 @@ from factories.analysis.classes import (
     MemberKind,
     Missing,
 )
-from factories.analysis.baseline import finding_file, is_suppressed, suppressed_kinds
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
 from factories.analysis.source_tree import SourceTree, gc_paused
