@@ -5,10 +5,16 @@ nor vllm: everything comes from the source text (``factories.analysis``).
 
 Exit status: 0 clean (warnings allowed), 1 drift found, 2 bad input: a usage error, a missing
 folder, a bad allowlist (one line on stderr), or an input file or vLLM module that could not be
-read or parsed (an ``unreadable-file`` finding; everything else is still audited and printed).
+read or parsed (an ``unreadable-file`` finding; everything else is still audited and printed),
+or a bad baseline or ``# audit-stubs: ignore[...]`` comment.
 2 also when the findings cannot be written (a full disk: one line on stderr).  141 (128 +
 SIGPIPE, what a shell reports for a process killed by SIGPIPE) when the reader of stdout goes
 away early (``audit-stubs ... | head -1``), quietly; not 1, which means drift.
+
+Arguments under ``<vllm-src>/vllm/`` are not audited but are *triggers* (pre-commit hands over
+changed vLLM files too): the test files under ``<vllm-src>/tests/`` holding a stub that depends
+on a changed module are audited with the other arguments (``factories.analysis.trigger``).  Each
+invocation decides from its own arguments only, so pre-commit's chunks are each correct.
 """
 
 from __future__ import annotations
@@ -21,8 +27,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+import attrs
+
 from factories.analysis.audit import Allowlist, AuditResult, StubAuditor, locate_vllm_source
-from factories.analysis.findings import Finding, Severity
+from factories.analysis.baseline import Baseline, write_baseline
+from factories.analysis.findings import Finding, Location, Severity
+from factories.analysis.trigger import changed_module
 from factories.errors import GuardError, OutputError
 
 PROG = "audit-stubs"
@@ -52,7 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
         "files",
         nargs="*",
         metavar="FILE",
-        help="test files or folders to audit (folders: every *.py below)",
+        help="test files or folders to audit (folders: every *.py below); a .py file under "
+        "<vllm-src>/vllm/ is a changed vLLM module: the test files whose stubs depend on it "
+        "are audited instead",
     )
     parser.add_argument(
         "--vllm-src",
@@ -66,6 +78,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         type=Path,
         help="known findings to ignore, one 'kind:Class.method:name' fnmatch pattern a line",
+    )
+    baseline = parser.add_mutually_exclusive_group()
+    baseline.add_argument(
+        "--baseline",
+        metavar="FILE",
+        type=Path,
+        help="known findings (written by --write-baseline): they do not fail; new ones do, "
+        "and entries of audited files no longer found are reported as removable",
+    )
+    baseline.add_argument(
+        "--write-baseline",
+        metavar="FILE",
+        type=Path,
+        help="write the findings' keys (FILE::kind:Class.method:name, no line numbers) to "
+        "FILE and exit 0; entries of test files not audited in this run are kept",
     )
     parser.add_argument(
         "--show-possible",
@@ -146,13 +173,47 @@ def emit(
         print(f"{PROG}: {result.summary} (vLLM source: {root})", file=sys.stderr)
 
 
+def _note(args: argparse.Namespace, line: str) -> None:
+    if not args.quiet:
+        print(f"{PROG}: {line}", file=sys.stderr)
+
+
+def _split_arguments(auditor: StubAuditor, files: Sequence[str]) -> tuple[list[Path], set[str]]:
+    """(test files and folders to audit, changed vLLM modules)."""
+    tests: list[Path] = []
+    changed: set[str] = set()
+    for name in files:
+        module = changed_module(auditor.tree, Path(name))
+        if module is None:
+            tests.append(Path(name))
+        else:
+            changed.add(module)
+    return tests, changed
+
+
 def run(args: argparse.Namespace) -> int:
     root = locate_vllm_source(args.vllm_src)
     allowlist = Allowlist.read(args.allowlist) if args.allowlist else Allowlist()
+    baseline = Baseline.read(args.baseline) if args.baseline else None
     auditor = StubAuditor(root)
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
     if args.files:
-        result = auditor.audit_paths([Path(f) for f in args.files], allowlist, progress)
+        paths, changed = _split_arguments(auditor, args.files)
+        triggered = auditor.triggered(changed) if changed else {}
+        if changed:
+            _note(
+                args,
+                f"{len(changed)} changed vLLM module(s): {len(triggered)} test file(s) hold "
+                f"stubs that depend on them"
+                + ("" if triggered else "; no stub depends on them, nothing to audit for them"),
+            )
+        seen = {p.resolve() for p in paths}
+        paths += [p for p in triggered if p.resolve() not in seen]
+        if not paths:
+            if args.write_baseline:
+                _note(args, f"nothing audited; {args.write_baseline} left as it is")
+            return 0
+        result = auditor.audit_paths(paths, allowlist, progress, known=triggered)
     else:
         from factories.stubs.specs import ALL_SPECS, stubs_from_specs
 
@@ -162,10 +223,31 @@ def run(args: argparse.Namespace) -> int:
             n_with_stubs=0,
             allowlist=allowlist,
         )
+    audited = [finding_file_path(p, root) for p in result.files]
+    if args.write_baseline:
+        kept: list[str] = []
+        if args.write_baseline.is_file():
+            kept = Baseline.read(args.write_baseline).entries_outside(audited)
+        n = write_baseline(args.write_baseline, result.findings, root, kept)
+        _note(args, f"{result.summary} (vLLM source: {root})")
+        _note(args, f"wrote {n} baseline entries to {args.write_baseline}")
+        return 2 if result.incomplete else 0
+    if baseline is not None:
+        new, known, removable = baseline.split(result.findings, root, audited)
+        result = attrs.evolve(result, findings=tuple(new))
+        for key in removable:
+            _note(args, f"note: baseline entry no longer found, remove it: {key}")
+        if known:
+            _note(args, f"{known} known finding(s) in the baseline {args.baseline} not shown")
     emit(result, args.format, args.quiet, root, args.show_possible)
     if result.incomplete:
         return 2
     return 1 if result.errors else 0
+
+
+def finding_file_path(path: Path, root: Path) -> str:
+    """A test file as a baseline key names it: relative to ``root`` when it lies under it."""
+    return Location(str(path), 1).relative_to(root).path
 
 
 def _discard_stdout() -> None:

@@ -10,15 +10,17 @@ stub specs (``factories.stubs.specs``).
 
 from __future__ import annotations
 
+import ast
 import difflib
 import fnmatch
 import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
+from factories.analysis.baseline import finding_file, is_suppressed, suppressed_kinds
 from factories.analysis.classes import (
     ClassIndex,
     ClassInfo,
@@ -31,6 +33,7 @@ from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
 from factories.analysis.source_tree import SourceTree, gc_paused
 from factories.analysis.stubs import EventKind, Stub, StubEvent, StubExtractor, has_object_new
+from factories.analysis.trigger import TextScan
 from factories.errors import AuditInputError, SourceError
 
 
@@ -48,6 +51,8 @@ class AuditSummary:
     unreadable: int = 0
     # Stubs not audited because a vLLM module they need cannot be read (not in ``unresolved``).
     blocked: int = 0
+    # Findings an ``# audit-stubs: ignore[...]`` comment silenced.
+    suppressed: int = 0
 
     def __str__(self) -> str:
         kinds = ", ".join(f"{k}={n}" for k, n in self.findings_by_kind) or "none"
@@ -59,11 +64,12 @@ class AuditSummary:
             )
         missed = f" ({self.unreadable} more could not be read)" if self.unreadable else ""
         blocked = f"; {self.blocked} need a vLLM module that cannot be read" if self.blocked else ""
+        silenced = f"; {self.suppressed} silenced inline" if self.suppressed else ""
         return (
             f"audited {self.files} file(s){missed}, {self.files_with_stubs} with object.__new__ "
             f"stubs: {self.stubs} stub(s) found, {self.resolved} resolved into the vLLM source "
             f"({self.unresolved} unresolved: dynamic or outside vLLM{blocked}), "
-            f"{self.audited} with method calls audited; findings: {kinds}"
+            f"{self.audited} with method calls audited; findings: {kinds}{silenced}"
         )
 
 
@@ -72,6 +78,8 @@ class AuditResult:
     findings: tuple[Finding, ...]
     summary: AuditSummary
     unused_allowlist: tuple[str, ...] = ()
+    # The test files audited (as found), so a baseline judges only their entries.
+    files: tuple[Path, ...] = ()
 
     @property
     def errors(self) -> tuple[Finding, ...]:
@@ -85,7 +93,11 @@ class AuditResult:
 
 @attrs.frozen
 class Allowlist:
-    """``kind:Class.method:name`` patterns (fnmatch) that silence known findings, as stubtest's."""
+    """``kind:Class.method:name`` patterns (fnmatch) that silence known findings, as stubtest's.
+
+    ``FILE::kind:Class.method:name`` scopes a pattern to the test files ``FILE`` (a glob,
+    relative to ``--vllm-src``) matches: a finding known in one file stays new in any other.
+    """
 
     patterns: tuple[str, ...] = ()
 
@@ -109,9 +121,17 @@ class Allowlist:
                 patterns.append(entry)
         return cls(tuple(patterns))
 
-    def matches(self, finding: Finding) -> str | None:
+    def matches(self, finding: Finding, file: str | None = None) -> str | None:
+        """The first pattern silencing ``finding``, reported in test file ``file``."""
         for pattern in self.patterns:
-            if fnmatch.fnmatchcase(finding.key, pattern):
+            scope, sep, rest = pattern.partition("::")
+            if sep:
+                if file is None or not fnmatch.fnmatchcase(file, scope):
+                    continue
+                pattern_key = rest
+            else:
+                pattern_key = pattern
+            if fnmatch.fnmatchcase(finding.key, pattern_key):
                 return pattern
         return None
 
@@ -123,9 +143,14 @@ def _allowlist_problem(entry: str) -> str | None:
     finding, new drift included; a kind that matches no finding kind is a typo that would
     silence nothing.
     """
-    if not entry.strip("*?:."):
-        return "matches every finding; name a kind, class, method or attribute"
-    kind, sep, rest = entry.partition(":")
+    scope, scoped, pattern = entry.partition("::")
+    if not scoped:
+        pattern, scope = entry, ""
+    elif not scope:
+        return "names no file before '::'"
+    if not pattern.strip("*?:.") and not scope.strip("*?/."):
+        return "matches every finding; name a file, kind, class, method or attribute"
+    kind, sep, rest = pattern.partition(":")
     method, sep2, name = rest.rpartition(":")
     if not (sep and sep2 and kind and method and name):
         return "is not of the form kind:Class.method:name"
@@ -187,13 +212,65 @@ class StubAuditor:
                 raise SourceError(path, 1, f"cannot read: {exc.strerror or exc}") from None
         return self.extract(path)
 
-    def audit_paths(
-        self, paths: Sequence[Path], allowlist: Allowlist = Allowlist(), progress=None
-    ) -> AuditResult:
-        with gc_paused():
-            return self._audit_paths(paths, allowlist, progress)
+    def dependencies(self, stub: Stub) -> frozenset[str]:
+        """The vLLM modules a change to which can change ``stub``'s findings: those its class
+        name resolves through, those of every class in its MRO (where every method analysed
+        for it lives) and of the names their bases and the test's patches resolve through.
+        The source-change trigger's reverse index (``factories.analysis.trigger``)."""
+        with self.tree.recording() as asked:
+            try:
+                target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+                if isinstance(target, Missing):
+                    asked.add(target.module.name)
+                if isinstance(target, ClassInfo):
+                    for klass in self.index.mro(target)[0]:
+                        asked.add(klass.module.name)
+                        for base in klass.node.bases:
+                            expr = base.value if isinstance(base, ast.Subscript) else base
+                            self.index.resolve(klass.module, ast.unparse(expr))
+                    self._replaced_methods(stub, target)
+            except SourceError as exc:
+                asked.add(self.tree.module_name_for(exc.path))
+        return frozenset(m for m in asked if m == "vllm" or m.startswith("vllm."))
 
-    def _audit_paths(self, paths: Sequence[Path], allowlist: Allowlist, progress) -> AuditResult:
+    def triggered(
+        self, changed: set[str], scan: TextScan | None = None
+    ) -> dict[Path, list[Stub]]:
+        """Test files under ``<root>/tests`` holding a stub that depends on a ``changed``
+        module, with their stubs; the text pre-filter only narrows which files are analysed.
+        A candidate that cannot be read or parsed is kept (its audit reports it)."""
+        scan = scan or TextScan(self.tree)
+        out: dict[Path, list[Stub]] = {}
+        with gc_paused():
+            for path in scan.candidate_files(changed):
+                try:
+                    stubs = self.extract(path)
+                except SourceError:
+                    out[path] = []
+                    continue
+                if any(self.dependencies(stub) & changed for stub in stubs):
+                    out[path] = stubs
+        return out
+
+    def audit_paths(
+        self,
+        paths: Sequence[Path],
+        allowlist: Allowlist = Allowlist(),
+        progress=None,
+        known: Mapping[Path, list[Stub]] | None = None,
+    ) -> AuditResult:
+        """Audit test files and folders; ``known`` are stubs already extracted by path (the
+        trigger's), so those files are not parsed twice."""
+        with gc_paused():
+            return self._audit_paths(paths, allowlist, progress, known or {})
+
+    def _audit_paths(
+        self,
+        paths: Sequence[Path],
+        allowlist: Allowlist,
+        progress,
+        known: Mapping[Path, list[Stub]],
+    ) -> AuditResult:
         files, unreadable = expand_paths(paths)
         n_read = len(files)
         explicit = {p for p in paths if p.is_file()}
@@ -203,7 +280,7 @@ class StubAuditor:
             if progress is not None and len(files) > 200 and i % 500 == 0:
                 progress(f"[audit] {i}/{len(files)} files")
             try:
-                found = self._stubs_of(path, path in explicit)
+                found = known[path] if known.get(path) else self._stubs_of(path, path in explicit)
             except SourceError as exc:
                 unreadable.append(exc)  # reported; the other files are still audited
                 n_read -= 1
@@ -211,7 +288,9 @@ class StubAuditor:
             if found:
                 with_stubs += 1
             stubs.extend(found)
-        return self.audit_stubs(stubs, n_read, with_stubs, allowlist, unreadable)
+        result = self.audit_stubs(stubs, n_read, with_stubs, allowlist, unreadable)
+        audited = tuple(p for p in files if not any(e.path == p for e in unreadable))
+        return attrs.evolve(result, files=audited)
 
     def audit_stubs(
         self,
@@ -233,8 +312,11 @@ class StubAuditor:
         usages: dict[Location, list[_FieldUsage]] = {}
         broken: dict[Path, tuple[SourceError, list[Stub]]] = {}
         blocked_sites: set[Location] = set()
+        silenced_at: dict[Location, frozenset[str] | None] = {}
+        suppressed = 0
         for stub in stubs:
             sites.add(stub.location)
+            silenced_at.setdefault(stub.location, self._silenced(stub, stub.location))
             try:
                 target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
                 if isinstance(target, ClassInfo):
@@ -255,14 +337,21 @@ class StubAuditor:
                     audited_sites.add(stub.location)
                 usages.setdefault(stub.location, []).append(usage)
             for finding in found:
+                if self._is_silenced(stub, silenced_at[stub.location], finding):
+                    suppressed += 1
+                    continue
                 findings.setdefault(_dedup_key(finding), finding)
-        for finding in _stale_fields(usages):
-            findings.setdefault(_dedup_key(finding), finding)
+        for site, uses in usages.items():
+            for finding in _stale_fields({site: uses}):
+                if is_suppressed(silenced_at.get(site), finding):
+                    suppressed += 1
+                    continue
+                findings.setdefault(_dedup_key(finding), finding)
         used: set[str] = set()
         kept: list[Finding] = [_unreadable_input(exc) for exc in unreadable]
         kept.extend(_unreadable_module(self.tree, exc, users) for exc, users in broken.values())
         for finding in findings.values():
-            pattern = allowlist.matches(finding)
+            pattern = allowlist.matches(finding, finding_file(finding, self.tree.root))
             if pattern is None:
                 kept.append(finding)
             else:
@@ -279,9 +368,30 @@ class StubAuditor:
             findings_by_kind=tuple(sorted(counts.items())),
             unreadable=len(unreadable),
             blocked=len(blocked_sites - resolved_sites),
+            suppressed=suppressed,
         )
         unused = tuple(p for p in allowlist.patterns if p not in used)
         return AuditResult(tuple(kept), summary, unused)
+
+    @staticmethod
+    def _silenced(stub: Stub, where: Location) -> frozenset[str] | None:
+        """Kinds an ``# audit-stubs: ignore[...]`` comment on the line ``where`` of the stub's
+        own file silences (``where`` in another file: none)."""
+        if where.path != stub.location.path:
+            return None
+        return suppressed_kinds(stub.module.lines, where.line, where.path)
+
+    def _is_silenced(
+        self, stub: Stub, at_creation: frozenset[str] | None, finding: Finding
+    ) -> bool:
+        """A comment on the stub's ``object.__new__`` line silences its kinds for the whole
+        stub; one on the line a finding points at (a call, a set), for that finding."""
+        if is_suppressed(at_creation, finding):
+            return True
+        where = finding.stub_location
+        return where is not None and where != stub.location and is_suppressed(
+            self._silenced(stub, where), finding
+        )
 
     def audit_stub(self, stub: Stub, target=None) -> list[Finding]:
         if target is None:

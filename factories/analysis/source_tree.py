@@ -156,6 +156,9 @@ class SourceTree:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self._modules: dict[str, ModuleInfo | SourceError | None] = {}
+        # While not None, every dotted name ``module()`` is asked for (found or not): the
+        # modules a resolution went through, for the source-change trigger's index.
+        self.asked: set[str] | None = None
 
     def module_file(self, module: str) -> tuple[Path, bool] | None:
         """The file of a dotted module name under root and whether it is a package."""
@@ -172,6 +175,8 @@ class SourceTree:
         A module of the tree that cannot be read or parsed raises ``SourceError`` on every
         call, not only the first: answering None later would pass it off as outside the tree.
         """
+        if self.asked is not None:
+            self.asked.add(module)
         if module not in self._modules:
             found = self.module_file(module)
             self._modules[module] = None
@@ -185,6 +190,17 @@ class SourceTree:
         if isinstance(cached, SourceError):  # a fresh one: no traceback piling up
             raise SourceError(cached.path, cached.line, cached.reason)
         return cached
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[set[str]]:
+        """Collect the module names asked for inside the block (nested blocks share one set)."""
+        outer = self.asked
+        asked: set[str] = set() if outer is None else outer
+        self.asked = asked
+        try:
+            yield asked
+        finally:
+            self.asked = outer
 
     def load(self, name: str, path: Path, is_package: bool = False) -> ModuleInfo:
         """Parse ``path`` as module ``name`` (also used for test files outside the tree)."""
