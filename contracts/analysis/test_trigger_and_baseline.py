@@ -287,7 +287,8 @@ def test_inline_ignore_naming_no_kind_is_exit_2_naming_the_line(release_src, tmp
                                  "  # audit-stubs: ignore[missing-atribute]\n")
     )
     proc = run_tool("--vllm-src", str(release_src("0.34.0")), str(test_file))
-    one_line_error(proc, f"{test_file}:20: '# audit-stubs: ignore[...]' names no finding kind")
+    line = SEED.read_text().splitlines(keepends=True).index(_STUB_LINE) + 1
+    one_line_error(proc, f"{test_file}:{line}: '# audit-stubs: ignore[...]' names no finding kind")
 
 
 # -- file-scoped allowlist --------------------------------------------------------------------
