@@ -566,6 +566,17 @@ SELECTED = """
         async def task(self):
             await pause()
             return self.after
+
+        def one_arm(self, flag):
+            if flag.on:
+                return self.shared + 1
+            return None
+
+        def every_arm(self, flag):
+            if flag.on:
+                return self.shared + 1
+            else:
+                return self.shared - 1
 """
 
 SELECTED_CASES = {
@@ -603,6 +614,11 @@ SELECTED_CASES = {
         "monkeypatch.setattr(mod, 'helper', Mock(return_value=1))\n"
         "    impl.patched_then()",
         set(), {("patched_then", "after")},
+    ),
+    # a read that every arm of an undecided branch makes is needed whichever arm runs
+    "read-on-every-arm": (
+        "impl.one_arm(obj)", "impl.every_arm(obj)",
+        set(), {("every_arm", "shared")},
     ),
     "cancellable-task": (
         "asyncio.create_task(impl.task())", "asyncio.run(impl.task())",

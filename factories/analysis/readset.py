@@ -38,6 +38,7 @@ _BUILTINS = frozenset(dir(builtins))
 _MAX_DEPTH = 16
 # What every instance of a class without ``__slots__`` has, whatever its ``__init__`` did.
 _OBJECT_ATTRIBUTES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+_MISSING = object()
 _NO_GUARDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 State = frozenset[str] | None  # None: this path cannot be reached (after return/raise)
@@ -403,6 +404,48 @@ class _Walker:
                 return None
         return state
 
+    def both_arms(
+        self,
+        body: Sequence[ast.stmt],
+        body_in: frozenset[str],
+        orelse: Sequence[ast.stmt],
+        orelse_in: frozenset[str],
+    ) -> State:
+        """An undecided ``if``: either arm may run, so a read is certain only when both arms
+        make it certainly (relative to the arm) -- ``if c: f(self.x) else: g(self.x)`` needs
+        ``x`` whichever way the test goes.  Each arm starts from the same known values; a
+        name either arm rebinds is unknown after the branch."""
+        was, exits = self.certain, self.exits
+        consts, names = dict(self.consts), dict(self.name_consts)
+        marks: list[tuple[int, int]] = []
+        states: list[State] = []
+        changed: set[tuple[str, str]] = set()
+        for arm, arm_in in ((body, body_in), (orelse, orelse_in)):
+            self.certain = was
+            self.consts, self.name_consts = dict(consts), dict(names)
+            marks.append((len(self.rec.reads), len(self.rec.required)))
+            states.append(self.block(arm, arm_in))
+            self.ended = False
+            changed |= {("c", k) for k in consts.keys() | self.consts.keys()
+                        if consts.get(k, _MISSING) is not self.consts.get(k, _MISSING)}
+            changed |= {("n", k) for k in names.keys() | self.name_consts.keys()
+                        if names.get(k, _MISSING) is not self.name_consts.get(k, _MISSING)}
+        marks.append((len(self.rec.reads), len(self.rec.required)))
+        self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
+        self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
+        for which in (0, 1):
+            accesses = self.rec.reads if which == 0 else self.rec.required
+            first = range(marks[0][which], marks[1][which])
+            second = range(marks[1][which], marks[2][which])
+            in_first = {accesses[i].name for i in first if accesses[i].certain}
+            in_second = {accesses[i].name for i in second if accesses[i].certain}
+            both = in_first & in_second
+            for i in list(first) + list(second):
+                if accesses[i].certain and accesses[i].name not in both:
+                    accesses[i] = attrs.evolve(accesses[i], certain=False)
+        self.certain = was and self.exits == exits
+        return _meet(states[0], states[1])
+
     def end_path(self) -> None:
         """A call that raises on every run: the rest of this path is not reached."""
         self.ended = True
@@ -438,10 +481,7 @@ class _Walker:
                 return self.block(node.body, when_true)
             if verdict is False:
                 return self.block(node.orelse, when_false)
-            with self.guarded():
-                return _meet(
-                    self.block(node.body, when_true), self.block(node.orelse, when_false)
-                )
+            return self.both_arms(node.body, when_true, node.orelse, when_false)
         if isinstance(node, (ast.For, ast.AsyncFor)):
             state = self.expr(node.iter, state)
             state = self.store(node.target, state, None)
