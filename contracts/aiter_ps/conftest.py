@@ -1,10 +1,11 @@
 """Hypothesis profiles for the AITER contract tests.
 
-Why profiles rather than inline numbers: CI runs ``contracts/aiter_ps`` on 2 cores and must
-stay under about a minute, while a developer chasing a planner bug wants thousands of cases. The
-tests pick the profile named by ``AITER_CONTRACTS_PROFILE`` (default ``aiter-ci``) through
-``settings(parent=settings.get_profile(...))``, so loading them never changes the global
-Hypothesis profile other test directories run under.
+Why profiles rather than inline numbers: ``pytest contracts/`` runs after every refactor and
+CI on 2 cores, while a developer chasing a planner bug wants thousands of cases. By default the
+properties use the suite's profile (``factories.testing.hypothesis_profiles``: ``fast``, or
+``ci`` = the 60 examples of ``aiter-ci`` under ``.ci/run``); ``AITER_CONTRACTS_PROFILE`` names
+one of the profiles below instead. They are applied through ``settings(parent=...)``, so
+loading them never changes the global Hypothesis profile other test directories run under.
 """
 
 from __future__ import annotations

@@ -27,8 +27,15 @@ from factories.aiter.emulation import (
 from factories.aiter.emulation.planner import build_q_tiles
 from factories.aiter.layout import PsMetadataSizes, c_div
 from factories.aiter.validator import Check
+from factories.testing.hypothesis_profiles import contract_settings
 
-PROFILE = settings.get_profile(os.environ.get("AITER_CONTRACTS_PROFILE", "aiter-ci"))
+# AITER_CONTRACTS_PROFILE=aiter-thorough for a planner hunt; otherwise the suite's profile
+# (fast by default, the CI count of 60 under --contracts-profile ci).
+PROFILE = (
+    settings.get_profile(os.environ["AITER_CONTRACTS_PROFILE"])
+    if os.environ.get("AITER_CONTRACTS_PROFILE")
+    else contract_settings(60)
+)
 KERNEL = PlannerSettings.for_fp8_prefill_kernel(is_causal=True)
 
 

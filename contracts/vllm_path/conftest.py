@@ -1,5 +1,8 @@
 """Fixtures for contracts that run vLLM's real FP8 prefill code on this machine.
 
+The contracts run on the vLLM under test; their self-proofs (marked ``selfcheck``, run with
+``--selfcheck``) get mutants of the pinned release source through ``mutant``/``mutant_tree``.
+
 vLLM is imported once per session; the emulated AITER is installed as ``aiter`` per test; the
 device shims and the workspace manager are scoped to each test and always undone.
 """
@@ -15,6 +18,7 @@ from factories.aiter.backend import aiter_module_installed
 from factories.testing.suite_env import vllm_or_skip
 from factories.testing.summary_section import SummarySection
 
+AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 RESERVATIONS = SummarySection("FP8 prefill workspace reservation (byte ceiling)")
 
 
@@ -43,21 +47,46 @@ def aiter_mla():
     return module
 
 
+def as_mutation(edit):
+    """A ``Mutation`` as is; ``(old, new)`` as that edit of ``rocm_aiter_mla.py``, once."""
+    from factories.mutation.source import Mutation
+
+    return edit if isinstance(edit, Mutation) else Mutation(AITER_MLA_FILE, *edit)
+
+
 @pytest.fixture
-def mutant(aiter_mla):
-    """``mutant((old, new), ...)`` -> vLLM's ``rocm_aiter_mla`` with each edit applied (each
-    ``old`` exactly once; pass a ``Mutation`` for another count), imported beside the real
-    module and kept until the test ends.  One place for the path, the module and the lifetime,
-    so a mutation test is its edit, the call and the failure it expects."""
-    from factories.mutation.source import Mutation, mutated_module
+def mutant(aiter_mla, selfcheck_root):
+    """``mutant((old, new), ...)`` -> the *pinned release's* ``rocm_aiter_mla`` with each edit
+    applied (each ``old`` exactly once; pass a ``Mutation`` for another count; no edit: the
+    pinned module as released), executed beside the vLLM under test and kept until the test
+    ends.  One place for the path, the module and the lifetime, so a self-proof is its edit,
+    the call and the failure it expects -- and its anchors never move with the vLLM under test.
+    """
+    from factories.mutation.source import mutated_module
     from factories.stubs.specs import AITER_MLA_MODULE
 
-    path = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
     with contextlib.ExitStack() as stack:
 
         def mutate(*edits):
-            mutations = [e if isinstance(e, Mutation) else Mutation(path, *e) for e in edits]
-            return stack.enter_context(mutated_module(AITER_MLA_MODULE, *mutations))
+            mutations = [as_mutation(e) for e in edits]
+            return stack.enter_context(
+                mutated_module(AITER_MLA_MODULE, *mutations, root=selfcheck_root)
+            )
+
+        yield mutate
+
+
+@pytest.fixture
+def mutant_tree(selfcheck_root):
+    """``mutant_tree((old, new), ...)`` -> a temporary root holding the pinned release's
+    ``vllm/`` with the edits applied to ``rocm_aiter_mla.py``, for the analyzer (no import)."""
+    from factories.mutation.source import mutated_tree
+
+    with contextlib.ExitStack() as stack:
+
+        def mutate(*edits):
+            mutations = [as_mutation(e) for e in edits]
+            return stack.enter_context(mutated_tree(selfcheck_root, *mutations))
 
         yield mutate
 

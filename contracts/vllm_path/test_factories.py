@@ -1,5 +1,8 @@
 """The factories audit themselves, stand-ins are the real dataclasses' fields, and the reads a
-run makes are ones the analyzer predicted."""
+run makes are ones the analyzer predicted.
+
+The ``selfcheck`` tests (``--selfcheck``) mutate the pinned release source, not the vLLM under
+test: see ``contracts/conftest.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import pytest
 import torch
 
 from factories.errors import StandInError, StubDriftError
-from factories.mutation.source import Mutation, mutated_module
+from factories.mutation.source import Mutation
 from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.drift import source_root_of
 from factories.stubs.fp8_path import analyze_fp8_path
@@ -28,14 +31,15 @@ NEW_READ_IN_ENTRY = Mutation(
 )
 
 
-def test_make_impl_raises_before_any_method_runs(emulated_aiter):
-    with mutated_module(AITER_MLA_MODULE, NEW_READ_IN_ENTRY) as mutant:
-        calls = []
-        mutant.AiterMLAImpl._mla_fp8_prefill_attn = lambda *a: calls.append(a)
-        with pytest.raises(StubDriftError) as info:
-            make_impl(16, emulated_aiter, impl_cls=mutant.AiterMLAImpl)
-        [finding] = info.value.findings
-        source = open(finding.vllm_location.path).read().splitlines()
+@pytest.mark.selfcheck
+def test_make_impl_raises_before_any_method_runs(emulated_aiter, mutant):
+    module = mutant(NEW_READ_IN_ENTRY)
+    calls = []
+    module.AiterMLAImpl._mla_fp8_prefill_attn = lambda *a: calls.append(a)
+    with pytest.raises(StubDriftError) as info:
+        make_impl(16, emulated_aiter, impl_cls=module.AiterMLAImpl)
+    [finding] = info.value.findings
+    source = open(finding.vllm_location.path).read().splitlines()
     assert finding.name == "_fp8_tile_q"
     assert finding.vllm_location.path.endswith(AITER_MLA_FILE)
     assert "self._fp8_tile_q" in source[finding.vllm_location.line - 1]
@@ -43,6 +47,7 @@ def test_make_impl_raises_before_any_method_runs(emulated_aiter):
     assert calls == []
 
 
+@pytest.mark.selfcheck
 @pytest.mark.parametrize(
     "edits, match",
     [
@@ -87,6 +92,7 @@ def test_make_builder_catches_drift(emulated_aiter, mutant, edits, match):
         make_builder(16, builder_cls=module.AiterMLAMetadataBuilder)
 
 
+@pytest.mark.selfcheck
 @pytest.mark.parametrize(
     "mutations",
     [
@@ -118,15 +124,15 @@ def test_make_builder_catches_drift(emulated_aiter, mutant, edits, match):
     ],
     ids=["renamed-local", "extracted-helper", "class-default"],
 )
-def test_behaviour_preserving_edits_stay_green(fp8_env, plan_batch, device, mutations):
+def test_behaviour_preserving_edits_stay_green(fp8_env, plan_batch, device, mutant, mutations):
     """The factories still build, and the forward still runs and writes the output."""
     batch = make_prefill_batch([300], device=device)
-    with mutated_module(AITER_MLA_MODULE, *mutations) as mutant:
-        builder = plan_batch(16, batch, builder_cls=mutant.AiterMLAMetadataBuilder)
-        impl = make_impl(16, fp8_env, impl_cls=mutant.AiterMLAImpl)
-        q, k, v = make_qkv(300, 16, device)
-        out = torch.full((300, 16 * 128), float("nan"), dtype=torch.bfloat16, device=device)
-        run_forward(impl, q, k, v, batch, out)
+    module = mutant(*mutations)
+    builder = plan_batch(16, batch, builder_cls=module.AiterMLAMetadataBuilder)
+    impl = make_impl(16, fp8_env, impl_cls=module.AiterMLAImpl)
+    q, k, v = make_qkv(300, 16, device)
+    out = torch.full((300, 16 * 128), float("nan"), dtype=torch.bfloat16, device=device)
+    run_forward(impl, q, k, v, batch, out)
     assert builder.fp8_ps_work_indptr is batch.metadata.fp8_prefill_work_indptr
     assert torch.isfinite(out).all()
 
@@ -143,19 +149,20 @@ def test_standins_follow_the_dataclass_fields(aiter_mla):
         StandIn(types.SimpleNamespace)
 
 
-def test_builder_reading_an_unset_metadata_field_fails(fp8_env, device):
-    mutation = Mutation(
-        AITER_MLA_FILE,
-        "        num_decodes = metadata.num_decodes\n",
-        "        num_decodes = metadata.num_decodes + 0 * metadata.num_actual_tokens"
-        " + 0 * len(metadata.slot_mapping)\n",
+@pytest.mark.selfcheck
+def test_builder_reading_an_unset_metadata_field_fails(fp8_env, device, mutant):
+    module = mutant(
+        (
+            "        num_decodes = metadata.num_decodes\n",
+            "        num_decodes = metadata.num_decodes + 0 * metadata.num_actual_tokens"
+            " + 0 * len(metadata.slot_mapping)\n",
+        )
     )
     batch = make_prefill_batch([64], device=device)
-    with mutated_module(AITER_MLA_MODULE, mutation) as mutant:
-        builder = make_builder(16, builder_cls=mutant.AiterMLAMetadataBuilder)
-        init_ps_buffers(builder, Limits.for_batch(batch), device)
-        with pytest.raises(StandInError, match="slot_mapping"):
-            build_ps_plan(builder, batch)
+    builder = make_builder(16, builder_cls=module.AiterMLAMetadataBuilder)
+    init_ps_buffers(builder, Limits.for_batch(batch), device)
+    with pytest.raises(StandInError, match="slot_mapping"):
+        build_ps_plan(builder, batch)
 
 
 def predicted_reads(root, crippled: bool = False):
@@ -165,13 +172,16 @@ def predicted_reads(root, crippled: bool = False):
     return path.forward.read_names, frozenset().union(*(r.read_names for r in path.builder))
 
 
-def observed_reads(fp8_env, device):
+def observed_reads(fp8_env, device, module=None):
+    """Reads a real run makes, on vLLM under test (or on ``module``'s classes)."""
+    builder_cls = module.AiterMLAMetadataBuilder if module else None
+    impl_cls = module.AiterMLAImpl if module else None
     batch = make_prefill_batch([700, 5], num_decodes=2, device=device)
-    builder = make_builder(24)
+    builder = make_builder(24, builder_cls=builder_cls)
     with recording_reads(builder) as builder_reads:
         init_ps_buffers(builder, Limits.for_batch(batch), device)
         build_ps_plan(builder, batch)
-    impl = make_impl(24, fp8_env)
+    impl = make_impl(24, fp8_env, impl_cls=impl_cls)
     q, k, v = make_qkv(705, 24, device)
     with recording_reads(impl) as impl_reads:
         run_forward(impl, q, k, v, batch, q.new_zeros(705, 24 * 128))
@@ -186,8 +196,11 @@ def test_observed_reads_are_predicted(fp8_env, aiter_mla, device):
     assert builder_seen <= builder_predicted
 
 
-def test_observed_reads_expose_an_analysis_that_misses_a_method(fp8_env, aiter_mla, device):
-    """Negative control: a prediction that does not follow the entry point is caught."""
-    impl_seen, _ = observed_reads(fp8_env, device)
-    impl_predicted, _ = predicted_reads(source_root_of(aiter_mla.AiterMLAImpl)[0], crippled=True)
+@pytest.mark.selfcheck
+def test_observed_reads_expose_an_analysis_that_misses_a_method(fp8_env, device, mutant):
+    """Negative control: a prediction that does not follow the entry point is caught (on the
+    pinned release, unedited)."""
+    pinned = mutant()
+    impl_seen, _ = observed_reads(fp8_env, device, pinned)
+    impl_predicted, _ = predicted_reads(source_root_of(pinned.AiterMLAImpl)[0], crippled=True)
     assert not impl_seen <= impl_predicted

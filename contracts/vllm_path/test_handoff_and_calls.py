@@ -2,6 +2,8 @@
 
 The hand-off half reads source only (the analyzer), so it also runs on mutated trees without
 importing them; the call-site half runs the real methods against a spy of the AITER in use.
+The ``selfcheck`` tests (``--selfcheck``) mutate the pinned release source, not the vLLM under
+test.
 """
 
 from __future__ import annotations
@@ -15,14 +17,11 @@ from factories.aiter.signatures import pinned
 from factories.aiter.spy import ProblemKind, check_call, kernel_requirements, spy_module
 from factories.analysis.classes import MemberKind
 from factories.analysis.findings import Problem
-from factories.mutation.source import Mutation, mutated_tree
 from factories.stubs.builders import KERNEL_FIELDS, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.drift import source_root_of
 from factories.stubs.fp8_path import analyze_fp8_path
 from factories.stubs.pipeline import Limits, run_forward
 from factories.stubs.specs import AITER_MLA_MODULE
-
-AITER_MLA_FILE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 
 
 class Handoff(enum.Enum):
@@ -83,9 +82,9 @@ def test_handoff_is_complete(aiter_mla):
     ],
     ids=["renamed-in-builder", "renamed-in-impl"],
 )
-def test_handoff_catches_a_field_renamed_on_one_side(aiter_mla, old, new):
-    with mutated_tree(installed_root(aiter_mla), Mutation(AITER_MLA_FILE, old, new)) as tree:
-        problems = handoff_problems(tree)
+@pytest.mark.selfcheck
+def test_handoff_catches_a_field_renamed_on_one_side(mutant_tree, old, new):
+    problems = handoff_problems(mutant_tree((old, new)))
     assert "fp8_prefill_kv_idx" in {p.subject for p in problems}, problems
 
 
@@ -129,14 +128,15 @@ def test_aiter_calls_bind_statically(aiter_mla):
     assert static_call_problems(installed_root(aiter_mla)) == []
 
 
-def test_static_binding_catches_an_extra_positional(aiter_mla):
-    mutation = Mutation(
-        AITER_MLA_FILE,
-        "            0,\n            out_3d,\n            final_lse,\n",
-        "            0,\n            0,\n            out_3d,\n            final_lse,\n",
+@pytest.mark.selfcheck
+def test_static_binding_catches_an_extra_positional(mutant_tree):
+    tree = mutant_tree(
+        (
+            "            0,\n            out_3d,\n            final_lse,\n",
+            "            0,\n            0,\n            out_3d,\n            final_lse,\n",
+        )
     )
-    with mutated_tree(installed_root(aiter_mla), mutation) as tree:
-        problems = static_call_problems(tree)
+    problems = static_call_problems(tree)
     assert any(
         (p.kind, p.subject) == (Binding.BINDS, "mla_reduce_v1") and "too many" in p.message
         for p in problems
@@ -167,6 +167,7 @@ def test_runtime_calls_bind_with_the_right_kinds(fp8_env, plan_batch, device):
     assert kernel_requirements(calls) == []
 
 
+@pytest.mark.selfcheck
 def test_runtime_catches_a_dropped_positional(fp8_env, plan_batch, device, mutant):
     """Dropping ``0`` (num_kv_splits) shifts out_3d into an int slot: the R1 mirror image."""
     module = mutant(
@@ -198,6 +199,7 @@ def test_runtime_catches_a_dropped_positional(fp8_env, plan_batch, device, mutan
     ],
     ids=["kernel-is-causal-false", "kvlen-granularity-64"],
 )
+@pytest.mark.selfcheck
 def test_runtime_catches_a_plan_setting_the_kernel_cannot_run(
     fp8_env, plan_batch, device, mutant, old, new, mutated, expected
 ):

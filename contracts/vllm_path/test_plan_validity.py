@@ -8,11 +8,9 @@ import pytest
 from factories.aiter.layout import PlannerSettings
 from factories.aiter.ps_buffers import PS_BUFFERS
 from factories.aiter.validator import validate_plan
-from factories.mutation.source import Mutation, mutated_module
 from factories.stubs.builders import make_prefill_batch
 from factories.stubs.pipeline import Limits
 
-AITER_MLA = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
 BATCHES = {
     "one-request": ([1000], 0),
     "ragged-decodes-ahead": ([300, 1, 777, 256, 20], 3),
@@ -52,17 +50,13 @@ def test_attached_plan_is_valid(plan_batch, aiter_mla, device, cu_count, num_hea
     assert batch.metadata.fp8_prefill_kv_indices.tolist() == list(range(sum(lens)))
 
 
+@pytest.mark.selfcheck
 @pytest.mark.parametrize("cu_count", [80], indirect=True, ids=["cu80"])
-def test_kvlen_granularity_64_is_caught(plan_batch, aiter_mla, device, cu_count):
+def test_kvlen_granularity_64_is_caught(plan_batch, aiter_mla, device, cu_count, mutant):
     """A plan split on 64-token boundaries breaks the kernel's unmasked 128-token loop."""
-    mutation = Mutation(
-        "vllm/v1/attention/backends/mla/rocm_aiter_mla.py",
-        "        kvlen_granularity = 128\n",
-        "        kvlen_granularity = 64\n",
-    )
+    module = mutant(("        kvlen_granularity = 128\n", "        kvlen_granularity = 64\n"))
     batch = make_prefill_batch([3000, 700], num_decodes=1, device=device)
     limits = Limits.for_batch(batch)
-    with mutated_module(AITER_MLA, mutation) as mutant:
-        builder = plan_batch(16, batch, limits, builder_cls=mutant.AiterMLAMetadataBuilder)
+    builder = plan_batch(16, batch, limits, builder_cls=module.AiterMLAMetadataBuilder)
     checks = {f.check for f in attached_plan_findings(aiter_mla, builder, batch, limits, cu_count)}
     assert checks, "a plan on 64-token kv boundaries passed the kernel's invariants"

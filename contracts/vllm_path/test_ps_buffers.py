@@ -8,7 +8,6 @@ import torch
 
 from factories.aiter.ps_buffers import PS_BUFFERS, PsDims, TableRule
 from factories.analysis.findings import Problem
-from factories.mutation.source import Mutation, mutated_module
 from factories.stubs.builders import make_builder, make_prefill_batch
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers
 
@@ -82,10 +81,10 @@ def test_builder_allocates_and_attaches_the_table(fp8_env, aiter_mla, cu_count, 
     ],
     ids=["unpadded-width", "partial-map-int64"],
 )
+@pytest.mark.selfcheck
 def test_table_catches_a_builder_that_leaves_it(
-    fp8_env, aiter_mla, cu_count, device, old, new, expected
+    fp8_env, aiter_mla, cu_count, device, mutant, old, new, expected
 ):
-    mutation = Mutation("vllm/v1/attention/backends/mla/rocm_aiter_mla.py", old, new)
-    with mutated_module("vllm.v1.attention.backends.mla.rocm_aiter_mla", mutation) as mutant:
-        problems = table_problems(aiter_mla, cu_count, device, 24, mutant.AiterMLAMetadataBuilder)
+    module = mutant((old, new))
+    problems = table_problems(aiter_mla, cu_count, device, 24, module.AiterMLAMetadataBuilder)
     assert expected in {(p.kind, p.subject) for p in problems}, problems

@@ -99,25 +99,37 @@ _MUTANT_SERIAL = iter(range(1_000_000))
 
 
 @contextlib.contextmanager
-def mutated_module(module_name: str, *mutations: Mutation) -> Iterator[object]:
-    """Import a mutated copy of an already-importable vLLM module, beside the real one.
+def mutated_module(
+    module_name: str, *mutations: Mutation, root: Path | None = None
+) -> Iterator[object]:
+    """Import a mutated copy of a vLLM module, beside the real one.
 
-    The module's package tree is hard-linked into a temporary root with the mutations
-    applied, and the mutated file is executed as a new module (unique name, registered in
-    ``sys.modules`` for the block so dataclasses and ``inspect`` find it).  Its imports resolve
-    to the real, already-imported vLLM, so this costs one module execution, not a vLLM import.
-    ``inspect.getsourcefile`` of its classes points into the mutated tree, which is what the
-    factories' drift check and the analyzer read.
+    ``root`` is the folder holding the ``vllm/`` whose file is mutated: a pinned release source
+    (``factories.testing.selfcheck.selfcheck_source()``, what the contracts' self-proofs use, so
+    a refactor of the vLLM under test never moves their anchors), or by default the folder of
+    the already-importable module itself.  The package tree is hard-linked into a temporary root
+    with the mutations applied, and the mutated file is executed as a new module (unique name,
+    registered in ``sys.modules`` for the block so dataclasses and ``inspect`` find it).  Its
+    imports resolve to the real, already-imported vLLM, so this costs one module execution, not
+    a vLLM import.  ``inspect.getsourcefile`` of its classes points into the mutated tree, which
+    is what the factories' drift check and the analyzer read.
     """
-    real = importlib.import_module(module_name)
-    real_file = Path(real.__file__ or "")
     parts = module_name.split(".")
-    root = real_file.parents[len(parts) - 1]
-    relpath = str(real_file.relative_to(root))
+    if root is None:
+        real = importlib.import_module(module_name)
+        real_file = Path(real.__file__ or "")
+        root = real_file.parents[len(parts) - 1]
+    else:
+        root = Path(root)
+        base = root.joinpath(*parts)
+        real_file = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+        if not real_file.is_file():
+            raise FileNotFoundError(f"{module_name} has no source file under {root}")
+    relpath = real_file.relative_to(root).as_posix()
     for mutation in mutations:
         if mutation.relpath != relpath:
             raise ValueError(f"{mutation.relpath} is not the file of {module_name} ({relpath})")
-    with mutated_tree(root, *mutations) as tree:
+    with mutated_tree(root, *mutations, packages=(parts[0],)) as tree:
         name = f"{module_name}__mutant{next(_MUTANT_SERIAL)}"
         spec = importlib.util.spec_from_file_location(name, tree / relpath)
         assert spec is not None and spec.loader is not None

@@ -1,0 +1,120 @@
+"""pytest plugin of the contract suite: ``--selfcheck``, ``--vllm-src PATH``,
+``--contracts-profile``.
+
+Loaded through ``addopts`` (``-p factories.testing.contracts_plugin``) rather than from
+``contracts/conftest.py``: an option a conftest registers is unknown while pytest looks for the
+initial conftest files, so ``--vllm-src PATH`` would be read as a test path and the checkout's
+own ``tests/conftest.py`` imported. See ``factories.testing.selfcheck`` for what the switch
+means; ``contracts/conftest.py`` holds the fixtures.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from factories.testing import selfcheck
+from factories.testing.hypothesis_profiles import PROFILE_ENV, PROFILES
+from factories.testing.releases import cache_dir
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("contracts", "vLLM ROCm AITER FP8 MLA prefill contracts")
+    group.addoption(
+        selfcheck.SELFCHECK_OPTION,
+        action="store_true",
+        default=False,
+        help="also run the self-proofs (mutants of the pinned release source "
+        f"${selfcheck.SELFCHECK_VERSION_ENV}, default {selfcheck.SELFCHECK_DEFAULT}) that show "
+        "every contract can fail; CI turns this on",
+    )
+    group.addoption(
+        selfcheck.VLLM_SRC_OPTION,
+        metavar="PATH",
+        default=None,
+        help="run the contracts on the vLLM checkout at PATH (the folder holding vllm/) "
+        "instead of the installed one",
+    )
+    group.addoption(
+        "--contracts-profile",
+        choices=sorted(PROFILES),
+        default=None,
+        help=f"Hypothesis example counts: fast (default) or ci (also ${PROFILE_ENV})",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        f"{selfcheck.SELFCHECK_MARKER}: a self-proof of this project (mutates the pinned "
+        f"release source); runs only with {selfcheck.SELFCHECK_OPTION}",
+    )
+    profile = config.getoption("--contracts-profile")
+    if profile:
+        os.environ[PROFILE_ENV] = profile
+    src = config.getoption(selfcheck.VLLM_SRC_OPTION)
+    if src:
+        path = Path(src).expanduser()
+        problem = selfcheck.vllm_src_problem(path)
+        if problem is None:
+            try:
+                selfcheck.put_vllm_src_first(path)
+            except RuntimeError as exc:
+                problem = str(exc)
+        if problem is None:
+            problem = selfcheck.import_vllm_under_test(path)
+        if problem is not None:
+            raise pytest.UsageError(problem)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without ``--selfcheck`` the self-proofs are deselected (counted in the summary)."""
+    if config.getoption(selfcheck.SELFCHECK_OPTION):
+        return
+    kept, proofs = [], []
+    for item in items:
+        (proofs if item.get_closest_marker(selfcheck.SELFCHECK_MARKER) else kept).append(item)
+    if proofs:
+        config.hook.pytest_deselected(items=proofs)
+        items[:] = kept
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    """Say why the self-proofs did not run, so a run of only self-proofs is not a mystery."""
+    if config.getoption(selfcheck.SELFCHECK_OPTION):
+        return
+    skipped = [
+        r
+        for r in terminalreporter.stats.get("deselected", [])
+        if r.get_closest_marker(selfcheck.SELFCHECK_MARKER)
+    ]
+    if skipped:
+        terminalreporter.write_line(
+            f"{len(skipped)} self-proofs deselected (they mutate the pinned vLLM "
+            f"{selfcheck.selfcheck_version()}); {selfcheck.SELFCHECK_OPTION} runs them"
+        )
+
+
+def pytest_report_header(config):
+    """Which vLLM the contracts exercise (found without importing it) and what proves them."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("vllm")
+    where = (
+        next(iter(spec.submodule_search_locations))
+        if spec and spec.submodule_search_locations
+        else None
+    )
+    proofs = (
+        f"on, mutating vLLM {selfcheck.selfcheck_version()} from the release cache"
+        if config.getoption(selfcheck.SELFCHECK_OPTION)
+        else f"off (deselected; {selfcheck.SELFCHECK_OPTION} runs them)"
+    )
+    return [
+        f"vllm under test: {where or 'not installed'}",
+        f"release sources: {cache_dir() / 'vllm-src'}",
+        f"self-proofs: {proofs}",
+        f"hypothesis profile: {os.environ.get(PROFILE_ENV) or 'fast'}",
+    ]
