@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from factories.cli import main  # noqa: E402
+from factories.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -312,10 +312,7 @@ def test_patch_by_dotted_string_replaces_the_method(tmp_path):
     """
     result = audit(tmp_path, source, test)
     lines = Path(result.findings[0].stub_location.path).read_text().splitlines()
-    by_test = {
-        (lines[f.stub_location.line - 2].strip(), f.name)
-        for f in result.findings
-    }
+    by_test = {(lines[f.stub_location.line - 2].strip(), f.name) for f in result.findings}
     assert by_test == {
         ('monkeypatch.setattr("vllm.mod.Sampler._sample", lambda self: None)', "watermarker"),
         ("def test_decorator(fake):", "watermarker"),
@@ -582,47 +579,60 @@ SELECTED = """
 SELECTED_CASES = {
     # an undecided branch: its read is a note, the read on every path an error
     "undecided-branch": (
-        "impl.main = 1\n    impl.branchy(obj)", "impl.branchy(obj)",
-        set(), {("branchy", "main")},
+        "impl.main = 1\n    impl.branchy(obj)",
+        "impl.branchy(obj)",
+        set(),
+        {("branchy", "main")},
     ),
     "constructed-argument": (
-        "impl.build(Meta(num_tokens=0))", "impl.build(Meta(num_tokens=4))",
-        set(), {("build", "buffers")},
+        "impl.build(Meta(num_tokens=0))",
+        "impl.build(Meta(num_tokens=4))",
+        set(),
+        {("build", "buffers")},
     ),
     "none-versus-object": (
-        "impl.cached(cache=None)", "impl.cached(cache=Mock())",
-        set(), {("cached", "cache_dtype")},
+        "impl.cached(cache=None)",
+        "impl.cached(cache=Mock())",
+        set(),
+        {("cached", "cache_dtype")},
     ),
     "enum-member": (
         "impl.kind = Kind.DECODER\n    impl.by_kind()",
         "impl.kind = Kind.ENCODER\n    impl.by_kind()",
-        set(), {("by_kind", "encoder")},
+        set(),
+        {("by_kind", "encoder")},
     ),
     "nested-namespace": (
         "impl.nested(SimpleNamespace(prefill=SimpleNamespace(n=0)))",
         "impl.nested(SimpleNamespace(prefill=SimpleNamespace(n=3)))",
-        set(), {("nested", "prefill_buf")},
+        set(),
+        {("nested", "prefill_buf")},
     ),
     "raising-mock": (
         "impl.fetch = Mock(side_effect=RuntimeError)\n    impl.fetch_then()",
         "impl.fetch = Mock(return_value=1)\n    impl.fetch_then()",
-        set(), {("fetch_then", "after")},
+        set(),
+        {("fetch_then", "after")},
     ),
     "pytest-raises-and-a-raising-patch": (
         "monkeypatch.setattr(mod, 'helper', Mock(side_effect=Stop))\n"
         "    with pytest.raises(Stop):\n        impl.patched_then()",
-        "monkeypatch.setattr(mod, 'helper', Mock(return_value=1))\n"
-        "    impl.patched_then()",
-        set(), {("patched_then", "after")},
+        "monkeypatch.setattr(mod, 'helper', Mock(return_value=1))\n    impl.patched_then()",
+        set(),
+        {("patched_then", "after")},
     ),
     # a read that every arm of an undecided branch makes is needed whichever arm runs
     "read-on-every-arm": (
-        "impl.one_arm(obj)", "impl.every_arm(obj)",
-        set(), {("every_arm", "shared")},
+        "impl.one_arm(obj)",
+        "impl.every_arm(obj)",
+        set(),
+        {("every_arm", "shared")},
     ),
     "cancellable-task": (
-        "asyncio.create_task(impl.task())", "asyncio.run(impl.task())",
-        set(), {("task", "after")},
+        "asyncio.create_task(impl.task())",
+        "asyncio.run(impl.task())",
+        set(),
+        {("task", "after")},
     ),
 }
 

@@ -45,7 +45,9 @@ def test_imports_neither_torch_nor_vllm(release_src):
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'vllm'))\n"
         "print('LOADED', bad, 'EXIT', code)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
     assert "LOADED [] EXIT 0" in proc.stdout, proc.stdout + proc.stderr
 
 
@@ -73,7 +75,10 @@ def test_own_specs_drift_when_vllm_reads_a_new_field(release_src):
 def test_seed_drift_exit_code_and_text_format(release_src):
     proc = run_tool("--vllm-src", str(release_src("0.34.0")), str(SEED))
     assert proc.returncode == 1
-    assert "error: AiterMLAImpl._mla_fp8_prefill_attn() reads self._fp8_prefill_one_scale" in proc.stdout
+    assert (
+        "error: AiterMLAImpl._mla_fp8_prefill_attn() reads self._fp8_prefill_one_scale"
+        in proc.stdout
+    )
     assert "[missing-argument]" in proc.stdout
     assert "findings: missing-argument=1, missing-attribute=1" in proc.stderr
 
@@ -82,13 +87,26 @@ def test_github_format(release_src):
     proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--format", "github", str(SEED))
     lines = proc.stdout.strip().splitlines()
     assert len(lines) == 2
-    assert all(line.startswith("::error file=contracts/stub_fixtures/seed_fp8_prefill_stubs.py,line=") for line in lines)
+    assert all(
+        line.startswith("::error file=contracts/stub_fixtures/seed_fp8_prefill_stubs.py,line=")
+        for line in lines
+    )
 
 
 def test_allowlist_silences_a_known_finding(release_src, tmp_path):
     allow = tmp_path / "allow.txt"
-    allow.write_text("# known\nmissing-argument:AiterMLAMetadataBuilder._init_fp8_prefill_ps_buffers:*\n")
-    proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--allowlist", str(allow), str(SEED), "--format", "json")
+    allow.write_text(
+        "# known\nmissing-argument:AiterMLAMetadataBuilder._init_fp8_prefill_ps_buffers:*\n"
+    )
+    proc = run_tool(
+        "--vllm-src",
+        str(release_src("0.34.0")),
+        "--allowlist",
+        str(allow),
+        str(SEED),
+        "--format",
+        "json",
+    )
     assert proc.returncode == 1  # the other finding remains
     assert [f["name"] for f in json.loads(proc.stdout)] == ["_fp8_prefill_one_scale"]
 
@@ -99,8 +117,6 @@ def test_missing_vllm_src_dir():
 
 def test_folder_without_vllm(tmp_path):
     assert_one_line_error(run_tool("--vllm-src", str(tmp_path)), "no vllm/ package inside")
-
-
 
 
 def test_file_that_does_not_exist(release_src):
@@ -130,7 +146,13 @@ def test_bad_option():
 @pytest.mark.parametrize("fmt", ["text", "json", "github"])
 def test_clean_run_exits_zero_in_every_format(release_src, fmt):
     root = release_src("0.34.0")
-    proc = run_tool("--vllm-src", str(root), "--format", fmt, str(root / "tests/kernels/attention/test_rocm_aiter_mla_fp8_prefill.py"))
+    proc = run_tool(
+        "--vllm-src",
+        str(root),
+        "--format",
+        fmt,
+        str(root / "tests/kernels/attention/test_rocm_aiter_mla_fp8_prefill.py"),
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() in ("", "[]")
 
@@ -174,9 +196,7 @@ def test_unparsable_file_is_a_finding_and_the_others_are_still_audited(
     folder.mkdir()
     (folder / "test_broken.py").write_bytes(content)
     (folder / "test_seed.py").write_bytes(SEED.read_bytes())
-    proc = run_tool(
-        "--vllm-src", str(release_src("0.34.0")), "--format", "json", str(folder)
-    )
+    proc = run_tool("--vllm-src", str(release_src("0.34.0")), "--format", "json", str(folder))
     assert proc.returncode == 2, proc.stderr
     findings = findings_of(proc)
     assert_seed_findings(findings)
@@ -305,7 +325,10 @@ def test_closed_stdout_pipe_ends_quietly_with_141(release_src):
     try:
         proc = subprocess.run(
             [sys.executable, str(TOOL), "--vllm-src", str(release_src("0.34.0")), str(SEED)],
-            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
         )
     finally:
         os.close(write_end)
@@ -318,7 +341,10 @@ def test_full_disk_on_stdout_is_one_line_and_exit_2(release_src):
     with open("/dev/full", "w") as full:
         proc = subprocess.run(
             [sys.executable, str(TOOL), "--vllm-src", str(release_src("0.34.0")), str(SEED)],
-            stdout=full, stderr=subprocess.PIPE, text=True, timeout=120,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
         )
     assert proc.returncode == 2, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.startswith(PROG_NAME)]
@@ -343,8 +369,8 @@ def test_findings_are_sorted_by_line_number_not_text(release_src, tmp_path):
 
 
 def test_github_format_escapes_workflow_command_syntax():
-    from factories.cli import format_github
     from factories.analysis.findings import Finding, FindingKind, Location
+    from factories.cli import format_github
 
     finding = Finding(
         kind=FindingKind.MISSING_ATTRIBUTE,

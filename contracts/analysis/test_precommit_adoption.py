@@ -31,8 +31,7 @@ BASELINE = "audit-stubs-baseline.txt"
 def _sources(folder: str, names: list[str]) -> set[str]:
     base = Path(folder)
     return {
-        n for n in names
-        if n == "__pycache__" or ((base / n).is_file() and not n.endswith(".py"))
+        n for n in names if n == "__pycache__" or ((base / n).is_file() and not n.endswith(".py"))
     }
 
 
@@ -46,8 +45,10 @@ def _env(repo: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         PRE_COMMIT_HOME=str(repo.parent / "pre-commit-home"),
-        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com",
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
     )
     return env
@@ -78,14 +79,21 @@ def checkout(tmp_path_factory, release_src):
     assert _git(repo, "init", "-q").returncode == 0
     proc = subprocess.run(
         [sys.executable, str(TOOL), "--vllm-src", ".", "tests", "--write-baseline", BASELINE],
-        cwd=repo, capture_output=True, text=True, timeout=300,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     _git(repo, "add", "-A")
     assert _git(repo, "commit", "-qm", "vLLM 0.34.0").returncode == 0
     install = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "install"], cwd=repo, capture_output=True,
-        text=True, timeout=120, env=_env(repo),
+        [sys.executable, "-m", "pre_commit", "install"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(repo),
     )
     assert install.returncode == 0, install.stdout + install.stderr
     return repo
@@ -105,8 +113,12 @@ def _undo(repo: Path) -> None:
 
 def test_all_files_pass_after_write_baseline(checkout):
     proc = subprocess.run(
-        [sys.executable, "-m", "pre_commit", "run", "--all-files"], cwd=checkout,
-        capture_output=True, text=True, timeout=600, env=_env(checkout),
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=_env(checkout),
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "Passed" in proc.stdout
@@ -160,7 +172,10 @@ def test_a_comment_only_edit_to_a_file_with_baselined_findings_passes(checkout):
     try:
         proc = subprocess.run(
             [sys.executable, str(TOOL), "--vllm-src", ".", rel, "--write-baseline", BASELINE],
-            cwd=checkout, capture_output=True, text=True, timeout=300,
+            cwd=checkout,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert proc.returncode == 0, proc.stderr
         assert f"{rel}::missing-attribute:" in (checkout / BASELINE).read_text()

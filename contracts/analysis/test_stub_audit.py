@@ -48,13 +48,14 @@ def test_seed_stub_against_0_34_has_exactly_the_two_known_breaks(release_src):
     assert "self._fp8_prefill_one_scale is None" in source[one_scale.vllm_location.line - 1]
     # ... and at the stub that lacks it.
     assert one_scale.stub_location.path == str(SEED)
-    assert "object.__new__(AiterMLAImpl)" in SEED.read_text().splitlines()[
-        one_scale.stub_location.line - 1
-    ]
+    assert (
+        "object.__new__(AiterMLAImpl)"
+        in SEED.read_text().splitlines()[one_scale.stub_location.line - 1]
+    )
     [arg] = [f for f in result.errors if f.name == "attn_out_dtype"]
-    assert "_init_fp8_prefill_ps_buffers(" in SEED.read_text().splitlines()[
-        arg.stub_location.line - 1
-    ]
+    assert (
+        "_init_fp8_prefill_ps_buffers(" in SEED.read_text().splitlines()[arg.stub_location.line - 1]
+    )
 
 
 def test_seed_stub_is_clean_once_both_are_supplied(release_src, tmp_path):
@@ -64,7 +65,8 @@ def test_seed_stub_is_clean_once_both_are_supplied(release_src, tmp_path):
         "    impl._mla_reduce_v1 = mla_reduce_v1\n    impl._fp8_prefill_one_scale = None\n",
     )
     fixed = fixed.replace(
-        "        device=device,\n", "        attn_out_dtype=torch.bfloat16,\n        device=device,\n"
+        "        device=device,\n",
+        "        attn_out_dtype=torch.bfloat16,\n        device=device,\n",
     )
     path = tmp_path / SEED.name
     path.write_text(fixed)
@@ -129,8 +131,14 @@ def test_new_read_in_a_helper_the_entry_calls_is_flagged(release_src):
 def test_behaviour_preserving_edits_stay_clean(release_src):
     """A renamed local and a class-level default for a new field are not drift."""
     root = release_src("0.34.0")
-    renamed_local = Mutation(AITER_MLA, "one_scale = self._fp8_prefill_one_scale", "unit = self._fp8_prefill_one_scale")
-    uses = Mutation(AITER_MLA, "            one_scale,\n            one_scale,\n            one_scale,\n", "            unit,\n            unit,\n            unit,\n")
+    renamed_local = Mutation(
+        AITER_MLA, "one_scale = self._fp8_prefill_one_scale", "unit = self._fp8_prefill_one_scale"
+    )
+    uses = Mutation(
+        AITER_MLA,
+        "            one_scale,\n            one_scale,\n            one_scale,\n",
+        "            unit,\n            unit,\n            unit,\n",
+    )
     class_default = Mutation(
         AITER_MLA,
         "        v_head_dim = self.v_head_dim\n        tile_q = _FP8_PREFILL_TILE_Q\n",

@@ -177,9 +177,7 @@ def test_baseline_hides_known_findings_and_fails_new_ones(release_src, tmp_path)
     moved.parent.mkdir()
     moved.write_text("# a comment\n" + SEED.read_text())
     rewritten = tmp_path / "moved-baseline.txt"
-    rewritten.write_text(
-        baseline.read_text().replace(str(SEED), str(moved)), encoding="utf-8"
-    )
+    rewritten.write_text(baseline.read_text().replace(str(SEED), str(moved)), encoding="utf-8")
     proc = run_tool("--vllm-src", str(root), str(moved), "--baseline", str(rewritten))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # A second stub of the same shape in the same file is new: counted, not a set.
@@ -283,8 +281,10 @@ def test_inline_ignore_silences_the_kinds_it_names(release_src, tmp_path, line, 
 def test_inline_ignore_naming_no_kind_is_exit_2_naming_the_line(release_src, tmp_path):
     test_file = tmp_path / SEED.name
     test_file.write_text(
-        SEED.read_text().replace(_STUB_LINE, "    impl = object.__new__(AiterMLAImpl)"
-                                 "  # audit-stubs: ignore[missing-atribute]\n")
+        SEED.read_text().replace(
+            _STUB_LINE,
+            "    impl = object.__new__(AiterMLAImpl)  # audit-stubs: ignore[missing-atribute]\n",
+        )
     )
     proc = run_tool("--vllm-src", str(release_src("0.34.0")), str(test_file))
     line = SEED.read_text().splitlines(keepends=True).index(_STUB_LINE) + 1

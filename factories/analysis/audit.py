@@ -174,7 +174,7 @@ def locate_vllm_source(explicit: str | None) -> Path:
             raise AuditInputError(
                 "vllm is not installed here; pass --vllm-src DIR (a folder that holds vllm/)"
             )
-        return Path(list(spec.submodule_search_locations)[0]).parent
+        return Path(next(iter(spec.submodule_search_locations))).parent
     root = Path(explicit)
     if not root.is_dir():
         raise AuditInputError(f"--vllm-src {explicit}: no such directory")
@@ -233,9 +233,7 @@ class StubAuditor:
                 asked.add(self.tree.module_name_for(exc.path))
         return frozenset(m for m in asked if m == "vllm" or m.startswith("vllm."))
 
-    def triggered(
-        self, changed: set[str], scan: TextScan | None = None
-    ) -> dict[Path, list[Stub]]:
+    def triggered(self, changed: set[str], scan: TextScan | None = None) -> dict[Path, list[Stub]]:
         """Test files under ``<root>/tests`` holding a stub that depends on a ``changed``
         module, with their stubs; the text pre-filter only narrows which files are analysed.
         A candidate that cannot be read or parsed is kept (its audit reports it)."""
@@ -389,8 +387,10 @@ class StubAuditor:
         if is_suppressed(at_creation, finding):
             return True
         where = finding.stub_location
-        return where is not None and where != stub.location and is_suppressed(
-            self._silenced(stub, where), finding
+        return (
+            where is not None
+            and where != stub.location
+            and is_suppressed(self._silenced(stub, where), finding)
         )
 
     def audit_stub(self, stub: Stub, target=None) -> list[Finding]:
@@ -488,8 +488,7 @@ class StubAuditor:
                         event,
                         kind=FindingKind.MISSING_METHOD,
                         name=event.name,
-                        message=f"{cls.name} has no attribute {event.name!r}"
-                        f"{_did_you_mean(close)}",
+                        message=f"{cls.name} has no attribute {event.name!r}{_did_you_mean(close)}",
                         vllm_location=Location(cls.path, cls.node.lineno),
                         stub_side=f"calls {event.name}()",
                         vllm_side="close: " + ", ".join(close) if close else "not defined",
@@ -575,7 +574,7 @@ class StubAuditor:
                 function = f"{target.module.name}.{method}"
             elif isinstance(target, External):
                 function = f"{target.dotted}.{method}"
-            elif owner.startswith("vllm.") or "." in owner and target is None:
+            elif owner.startswith("vllm.") or ("." in owner and target is None):
                 function = dotted  # a string patch target: already dotted
             else:
                 continue
@@ -652,9 +651,7 @@ def _did_you_mean(close: Sequence[str]) -> str:
 def _at_call(cls: ClassInfo, event: StubEvent, **fields: object) -> Finding:
     """A finding about the stub's call ``event`` on ``cls``: the class, the method and the
     stub side's location are the call's; ``fields`` say what is wrong with it."""
-    return Finding(
-        class_name=cls.name, method=event.name, stub_location=event.location, **fields
-    )
+    return Finding(class_name=cls.name, method=event.name, stub_location=event.location, **fields)
 
 
 @attrs.frozen

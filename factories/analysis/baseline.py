@@ -68,8 +68,7 @@ class Baseline:
             match = _ENTRY.match(entry)
             if match is None or "." not in match["member"]:
                 raise AuditInputError(
-                    f"{path}:{number}: baseline entry {entry!r} is not "
-                    f"FILE::kind:Class.method:name"
+                    f"{path}:{number}: baseline entry {entry!r} is not FILE::kind:Class.method:name"
                 )
             if match["kind"] not in _KINDS:
                 raise AuditInputError(
@@ -103,7 +102,9 @@ class Baseline:
         """Entries of files this run did not audit (kept when a baseline is rewritten)."""
         files = set(audited)
         return [
-            key for key, n in self.counts.items() for _ in range(n)
+            key
+            for key, n in self.counts.items()
+            for _ in range(n)
             if key.split("::", 1)[0] not in files
         ]
 
@@ -112,9 +113,7 @@ def write_baseline(
     path: Path, findings: Sequence[Finding], root: Path, kept: Sequence[str] = ()
 ) -> int:
     """Write the keys of ``findings`` (plus ``kept`` entries), sorted; returns the count."""
-    keys = [
-        finding_key(f, root) for f in findings if f.kind is not FindingKind.UNREADABLE_FILE
-    ]
+    keys = [finding_key(f, root) for f in findings if f.kind is not FindingKind.UNREADABLE_FILE]
     keys = sorted([*keys, *kept])
     try:
         path.write_text(HEADER + "".join(f"{k}\n" for k in keys), encoding="utf-8")

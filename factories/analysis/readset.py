@@ -235,9 +235,7 @@ class ReadSetAnalyzer:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _is_replaced(
-        self, cls: ClassInfo, member: Member, after: ClassInfo | None = None
-    ) -> bool:
+    def _is_replaced(self, cls: ClassInfo, member: Member, after: ClassInfo | None = None) -> bool:
         """Whether the test patched ``member.name`` on a class that ``getattr`` on an
         instance of ``cls`` meets no later than the class defining ``member``.
 
@@ -426,10 +424,16 @@ class _Walker:
             marks.append((len(self.rec.reads), len(self.rec.required)))
             states.append(self.block(arm, arm_in))
             self.ended = False
-            changed |= {("c", k) for k in consts.keys() | self.consts.keys()
-                        if consts.get(k, _MISSING) is not self.consts.get(k, _MISSING)}
-            changed |= {("n", k) for k in names.keys() | self.name_consts.keys()
-                        if names.get(k, _MISSING) is not self.name_consts.get(k, _MISSING)}
+            changed |= {
+                ("c", k)
+                for k in consts.keys() | self.consts.keys()
+                if consts.get(k, _MISSING) is not self.consts.get(k, _MISSING)
+            }
+            changed |= {
+                ("n", k)
+                for k in names.keys() | self.name_consts.keys()
+                if names.get(k, _MISSING) is not self.name_consts.get(k, _MISSING)
+            }
         marks.append((len(self.rec.reads), len(self.rec.required)))
         self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
         self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
@@ -550,7 +554,9 @@ class _Walker:
                 state = self.expr(child, state)
         return state
 
-    def store(self, target: ast.expr, state: frozenset[str], value: ast.expr | None) -> frozenset[str]:
+    def store(
+        self, target: ast.expr, state: frozenset[str], value: ast.expr | None
+    ) -> frozenset[str]:
         if self.is_self_attr(target):
             name = target.attr  # type: ignore[attr-defined]
             member = self.index.lookup(self.cls, name)
@@ -670,13 +676,21 @@ class _Walker:
             if path is not None:
                 aliases[kw.arg] = path  # type: ignore[index]
         shape = CallShape.of(call)
-        shape = attrs.evolve(
-            shape,
-            positional_literals=tuple(self.known(a) for a in call.args if not isinstance(a, ast.Starred)),
-            keyword_literals=tuple(
-                (k.arg, self.known(k.value)[0]) for k in call.keywords if k.arg and self.known(k.value)
-            ),
-        ) if not shape.star_args else shape
+        shape = (
+            attrs.evolve(
+                shape,
+                positional_literals=tuple(
+                    self.known(a) for a in call.args if not isinstance(a, ast.Starred)
+                ),
+                keyword_literals=tuple(
+                    (k.arg, self.known(k.value)[0])
+                    for k in call.keywords
+                    if k.arg and self.known(k.value)
+                ),
+            )
+            if not shape.star_args
+            else shape
+        )
         before = len(self.rec.writes)
         self.analyzer.last_raised = False
         out = self.analyzer._run(
@@ -822,8 +836,11 @@ class _Walker:
                 for gen in node.generators:
                     for cond in gen.ifs:
                         self.expr(cond, state)
-                for part in (getattr(node, "elt", None), getattr(node, "key", None),
-                             getattr(node, "value", None)):
+                for part in (
+                    getattr(node, "elt", None),
+                    getattr(node, "key", None),
+                    getattr(node, "value", None),
+                ):
                     if part is not None:
                         self.expr(part, state)
             return state
@@ -876,11 +893,17 @@ class _Walker:
 
         # getattr/setattr with a literal name on self
         if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr"):
-            if node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == self.self_name:
+            if (
+                node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == self.self_name
+            ):
                 literal = _literal_name(node.args[1] if len(node.args) > 1 else None)
                 if literal is not None:
                     if func.id == "setattr":
-                        self.rec.writes.append(AttributeAccess(literal, self.loc(node), self.qualname))
+                        self.rec.writes.append(
+                            AttributeAccess(literal, self.loc(node), self.qualname)
+                        )
                         self.consts.pop(literal, None)
                         return state | {literal}
                     if func.id == "getattr" and len(node.args) == 2:
@@ -975,7 +998,11 @@ class _Walker:
             return None
         elif name in self.module.imports:
             head = self.module.imports[name].dotted
-        elif name in self.module.classes or name in self.module.functions or name in self.module.assigned:
+        elif (
+            name in self.module.classes
+            or name in self.module.functions
+            or name in self.module.assigned
+        ):
             head = f"{self.module.name}.{name}"
         elif name in _BUILTINS:
             return None

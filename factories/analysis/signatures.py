@@ -75,7 +75,9 @@ class CallShape:
             kw_literals,
         )
 
-    def bind_literals(self, node: ast.FunctionDef | ast.AsyncFunctionDef, bound: bool) -> dict[str, object]:
+    def bind_literals(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, bound: bool
+    ) -> dict[str, object]:
         """Parameter -> literal value for this call: literal arguments, and the literal
         defaults of parameters the call cannot have supplied."""
         args = node.args
@@ -91,7 +93,9 @@ class CallShape:
             return out
         supplied = set(positional[: self.n_positional]) | set(self.keywords)
         all_positional = [a.arg for a in list(args.posonlyargs) + list(args.args)]
-        defaults = dict(zip(all_positional[len(all_positional) - len(args.defaults) :], args.defaults))
+        defaults = dict(
+            zip(all_positional[len(all_positional) - len(args.defaults) :], args.defaults)
+        )
         defaults.update(
             {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
         )

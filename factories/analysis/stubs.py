@@ -97,7 +97,7 @@ class _Track:
 
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     """Nodes of ``scope`` in source order, nested defs included (closures may use the stub)."""
-    body = scope.body if isinstance(scope, ast.Module) else scope.body  # type: ignore[attr-defined]
+    body = scope.body  # type: ignore[attr-defined]
     nodes: list[ast.AST] = []
     for stmt in body:
         if isinstance(scope, ast.Module) and isinstance(
@@ -183,9 +183,7 @@ class StubExtractor:
                 own: dict[str, ImportTarget] = {}
                 for sub in ast.walk(func):
                     if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                        own.update(
-                            collect_imports([sub], self.module.name, self.module.is_package)
-                        )
+                        own.update(collect_imports([sub], self.module.name, self.module.is_package))
                 self._imports_cache[id(func)] = own
             table.update(self._imports_cache[id(func)])
         return table
@@ -253,9 +251,7 @@ class StubExtractor:
                 return self.follow_names(scope, set(names), parent, track, depth)
             track.escapes = True
             return [track]
-        if isinstance(parent, ast.Return) or (
-            isinstance(parent, ast.Yield) and _is_fixture(scope)
-        ):
+        if isinstance(parent, ast.Return) or (isinstance(parent, ast.Yield) and _is_fixture(scope)):
             return self.follow_return(scope, track, depth)
         if isinstance(parent, ast.Expr):
             return [track]
@@ -359,9 +355,7 @@ class StubExtractor:
         """Whether a patch installs something that raises on every call: a mock whose
         ``side_effect`` is an exception (as the replacement or as ``patch.object``'s keyword),
         or a function of the test whose body ends in ``raise``."""
-        if any(
-            k.arg == "side_effect" and is_exception_expr(k.value) for k in patch.keywords
-        ):
+        if any(k.arg == "side_effect" and is_exception_expr(k.value) for k in patch.keywords):
             return True
         if replacement is None:
             return False
@@ -524,9 +518,7 @@ class StubExtractor:
         out = []
         helpers: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         decorators = [
-            sub
-            for deco in getattr(scope, "decorator_list", [])
-            for sub in ast.walk(deco)
+            sub for deco in getattr(scope, "decorator_list", []) for sub in ast.walk(deco)
         ]
         for node in decorators + self.nodes(scope):
             if not isinstance(node, ast.Call):
@@ -567,9 +559,7 @@ class StubExtractor:
         if key in self._may_patch_cache:
             return self._may_patch_cache[key]
         self._may_patch_cache[key] = False  # recursion guard
-        text = "\n".join(
-            self.module.lines[_first_line(func) - 1 : func.end_lineno or func.lineno]
-        )
+        text = "\n".join(self.module.lines[_first_line(func) - 1 : func.end_lineno or func.lineno])
         found = "setattr" in text or ".object(" in text
         if not found:
             for name in set(_CALLED_NAME.findall(text)):
@@ -582,7 +572,7 @@ class StubExtractor:
 
     def name_use(
         self, node: ast.Name, names: set[str], track: _Track, depth: int = 0
-    ) -> int | None | bool:
+    ) -> int | bool | None:
         """Classify a bare load of the stub; returns a return-position when it is returned."""
         parent = self.parents.get(node)
         if isinstance(parent, ast.Attribute):
@@ -687,7 +677,7 @@ class StubExtractor:
         return out
 
     def follow_return(
-        self, scope: ast.AST, track: _Track, depth: int, position: int | None | bool = None
+        self, scope: ast.AST, track: _Track, depth: int, position: int | bool | None = None
     ) -> list[_Track]:
         """Continue a returned stub into every caller of ``scope`` in this module."""
         if position is False:
@@ -784,9 +774,7 @@ def _creates(call: ast.Call) -> bool:
     for kw in call.keywords:
         if kw.arg == "raising" and isinstance(kw.value, ast.Constant) and not kw.value.value:
             return True
-        if kw.arg == "create" and not (
-            isinstance(kw.value, ast.Constant) and not kw.value.value
-        ):
+        if kw.arg == "create" and not (isinstance(kw.value, ast.Constant) and not kw.value.value):
             return True
     return False
 

@@ -72,8 +72,9 @@ def _mentions(text: bytes, words: Iterable[str]) -> bool:
     C-speed ``in`` rejects almost every file, the regex only confirms)."""
     for word in words:
         raw = word.encode()
-        if raw in text and re.search(rb"(?<![A-Za-z0-9_])" + re.escape(raw) + rb"(?![A-Za-z0-9_])",
-                                     text):
+        if raw in text and re.search(
+            rb"(?<![A-Za-z0-9_])" + re.escape(raw) + rb"(?![A-Za-z0-9_])", text
+        ):
             return True
     return False
 

@@ -26,14 +26,22 @@ import attrs
 
 # Constructors whose instances are truthy and keep their keyword arguments as attributes.
 _NAMESPACES = frozenset(
-    {"SimpleNamespace", "Mock", "MagicMock", "NonCallableMock", "NonCallableMagicMock",
-     "AsyncMock", "create_autospec"}
+    {
+        "SimpleNamespace",
+        "Mock",
+        "MagicMock",
+        "NonCallableMock",
+        "NonCallableMagicMock",
+        "AsyncMock",
+        "create_autospec",
+    }
 )
 _MOCKS = _NAMESPACES - {"SimpleNamespace"}
 _EXCEPTIONS = frozenset(
-    name for name in dir(builtins)
-    if isinstance(getattr(builtins, name), type) and issubclass(getattr(builtins, name),
-                                                                 BaseException)
+    name
+    for name in dir(builtins)
+    if isinstance(getattr(builtins, name), type)
+    and issubclass(getattr(builtins, name), BaseException)
 )
 _MAX_DEPTH = 4
 
