@@ -91,6 +91,24 @@ def mutant_tree(selfcheck_root):
         yield mutate
 
 
+@pytest.fixture(scope="session")
+def aiter_call_sites(aiter_mla):
+    """``{"get_ps_metadata_v1": "<vllm file>:<line>", ...}``: where the vLLM under test calls
+    each AITER function (read by the analyzer), so a runtime contract that fails names the vLLM
+    line that made the call, not only the test's assertion."""
+    from factories.stubs.builders import KERNEL_FIELDS
+    from factories.stubs.drift import source_root_of
+    from factories.stubs.fp8_path import analyze_fp8_path
+
+    sites: dict[str, list[str]] = {}
+    for report in analyze_fp8_path(source_root_of(aiter_mla.AiterMLAImpl)[0]).reports:
+        for call in report.calls:
+            name = call.target.removeprefix("aiter.")
+            name = KERNEL_FIELDS.get(name.removeprefix("self."), name)
+            sites.setdefault(name, []).append(str(call.location))
+    return {name: ", ".join(where) for name, where in sites.items()}
+
+
 @pytest.fixture
 def emulated_aiter(aiter_mla):
     """The emulation installed as ``aiter`` for one test."""

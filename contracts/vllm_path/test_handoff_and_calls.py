@@ -155,7 +155,7 @@ def run_spied(emulated_aiter, device, impl_cls=None, builder_cls=None, plan_batc
     return calls
 
 
-def test_runtime_calls_bind_with_the_right_kinds(fp8_env, plan_batch, device):
+def test_runtime_calls_bind_with_the_right_kinds(fp8_env, plan_batch, device, aiter_call_sites):
     calls = run_spied(fp8_env, device, plan_batch=plan_batch)
     assert [c.function for c in calls] == [
         "get_ps_metadata_info_v1",
@@ -163,8 +163,14 @@ def test_runtime_calls_bind_with_the_right_kinds(fp8_env, plan_batch, device):
         "mla_prefill_ps_asm_fwd",
         "mla_reduce_v1",
     ]
-    assert [p for c in calls for p in c.problems] == []
-    assert kernel_requirements(calls) == []
+    misbound = {c.function: c.problems for c in calls if c.problems}
+    assert misbound == {}, "; ".join(
+        f"{name} called at {aiter_call_sites.get(name, '?')}: {problems}"
+        for name, problems in misbound.items()
+    )
+    unmet = kernel_requirements(calls)
+    planned_at = aiter_call_sites.get("get_ps_metadata_v1", "?")
+    assert unmet == [], f"the plan made at {planned_at} breaks the kernel: {unmet}"
 
 
 @pytest.mark.selfcheck

@@ -41,12 +41,16 @@ def attached_plan_findings(aiter_mla, builder, batch, limits, cu_count):
 @pytest.mark.parametrize("cu_count", [256, 304, 80], indirect=True, ids=lambda c: f"cu{c}")
 @pytest.mark.parametrize("num_heads", [12, 16, 24, 32, 128])
 @pytest.mark.parametrize("name", sorted(BATCHES))
-def test_attached_plan_is_valid(plan_batch, aiter_mla, device, cu_count, num_heads, name):
+def test_attached_plan_is_valid(
+    plan_batch, aiter_mla, aiter_call_sites, device, cu_count, num_heads, name
+):
     lens, decodes = BATCHES[name]
     batch = make_prefill_batch(lens, num_decodes=decodes, device=device)
     limits = Limits(len(lens) + 2, max(lens) + 100, sum(lens) + 300)
     builder = plan_batch(num_heads, batch, limits)
-    assert attached_plan_findings(aiter_mla, builder, batch, limits, cu_count) == ()
+    findings = attached_plan_findings(aiter_mla, builder, batch, limits, cu_count)
+    planned_at = aiter_call_sites.get("get_ps_metadata_v1", "?")
+    assert findings == (), f"the plan made at {planned_at} is invalid: {findings}"
     assert batch.metadata.fp8_prefill_kv_indices.tolist() == list(range(sum(lens)))
 
 

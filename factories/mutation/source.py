@@ -63,9 +63,15 @@ def _sources_only(folder: str, names: list[str]) -> set[str]:
 
 @contextlib.contextmanager
 def mutated_tree(
-    root: Path, *mutations: Mutation, packages: tuple[str, ...] = ("vllm",)
+    root: Path,
+    *mutations: Mutation,
+    packages: tuple[str, ...] = ("vllm",),
+    data_files: bool = False,
 ) -> Iterator[Path]:
-    """A temporary root holding ``packages`` of ``root`` with ``mutations`` applied."""
+    """A temporary root holding ``packages`` of ``root`` with ``mutations`` applied.
+
+    Python sources only, unless ``data_files`` (a tree that is imported whole, not only
+    analysed: vLLM reads a few JSON and template files at import)."""
     with tempfile.TemporaryDirectory(prefix="vllm-mutant-") as tmp:
         dest = Path(tmp)
         for package in packages:
@@ -73,7 +79,9 @@ def mutated_tree(
                 root / package,
                 dest / package,
                 copy_function=_link_or_copy,
-                ignore=_sources_only,
+                ignore=(lambda folder, names: {"__pycache__"} & set(names))
+                if data_files
+                else _sources_only,
             )
         for mutation in mutations:
             target = dest / mutation.relpath
