@@ -52,6 +52,7 @@ import attrs
 
 from factories.analysis.audit import StubAuditor
 from factories.analysis.findings import Finding, FindingKind, Severity
+from factories.analysis.stubs import is_object_new, str_literal
 from factories.errors import HistoryInputError
 
 #: Below this similarity of the creating function's statements a matched stub is "rewritten".
@@ -98,23 +99,6 @@ class StubSite:
         return frozenset(name for name, _ in self.fields)
 
 
-def _is_object_new(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "__new__"
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "object"
-        and len(node.args) >= 1
-    )
-
-
-def _str_literal(node: ast.AST | None) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
-
-
 def _fixture_name(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     """The name tests request a ``@pytest.fixture`` by (its ``name=`` or the function's)."""
     for deco in func.decorator_list:
@@ -123,8 +107,8 @@ def _fixture_name(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         if "fixture" not in ast.unparse(target):
             continue
         for kw in call.keywords if call else ():
-            if kw.arg == "name" and _str_literal(kw.value):
-                return _str_literal(kw.value)
+            if kw.arg == "name" and str_literal(kw.value):
+                return str_literal(kw.value)
         return func.name
     return None
 
@@ -251,7 +235,7 @@ class _Follower:
         if isinstance(func, ast.Attribute) and ast.unparse(func.value) in names:
             uses.lines.add(node.lineno)  # a method call on the stub
         elif fname in _SETTERS and first in names and len(node.args) > 1:
-            literal = _str_literal(node.args[1])
+            literal = str_literal(node.args[1])
             if literal is not None:
                 uses.set(literal, node.lineno)
         elif (
@@ -262,7 +246,7 @@ class _Follower:
             keys = [kw.arg for kw in node.keywords if kw.arg]
             for arg in node.args:
                 if isinstance(arg, ast.Dict):
-                    keys.extend(k for k in map(_str_literal, arg.keys) if k)
+                    keys.extend(k for k in map(str_literal, arg.keys) if k)
             for key in keys:
                 uses.set(key, node.lineno)
             uses.lines.add(node.lineno)
@@ -346,7 +330,7 @@ def _fingerprint(scope: ast.AST, call: ast.AST, module: _Module) -> tuple[str, .
         body = [stmt]
     else:
         body = list(scope.body)  # type: ignore[attr-defined]
-        if body and isinstance(body[0], ast.Expr) and _str_literal(body[0].value):
+        if body and isinstance(body[0], ast.Expr) and str_literal(body[0].value):
             body = body[1:]  # the docstring
     return tuple(line for stmt in body for line in ast.unparse(stmt).splitlines())
 
@@ -366,7 +350,7 @@ def file_sites(path: Path, rel: str) -> list[StubSite]:
         return []
     module = _Module(tree)
     follower = _Follower(module)
-    calls = [n for n in ast.walk(tree) if _is_object_new(n)]
+    calls = [n for n in ast.walk(tree) if is_object_new(n)]
     calls.sort(key=lambda n: (n.lineno, n.col_offset))
     ordinals: dict[tuple, int] = defaultdict(int)
     out = []

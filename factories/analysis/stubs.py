@@ -109,7 +109,8 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     return nodes
 
 
-def _is_object_new(node: ast.AST) -> bool:
+def is_object_new(node: ast.AST) -> bool:
+    """``object.__new__(X, ...)``: the one spelling of a stub this analyzer and its tools see."""
     return (
         isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
@@ -120,7 +121,8 @@ def _is_object_new(node: ast.AST) -> bool:
     )
 
 
-def _literal(node: ast.AST | None) -> str | None:
+def str_literal(node: ast.AST | None) -> str | None:
+    """The value of a string literal, else None."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return None
@@ -200,7 +202,7 @@ class StubExtractor:
         found: list[Stub] = []
         sites = [n for stmt in self._index("object.__new__(") for n in ast.walk(stmt)]
         for node in sites:
-            if not _is_object_new(node):
+            if not is_object_new(node):
                 continue
             assert isinstance(node, ast.Call)
             class_expr = self.class_of(node)
@@ -464,7 +466,7 @@ class StubExtractor:
         # setattr(x, "n", v), monkeypatch.setattr(x, "n", v), patch.object(x, "n") and the
         # unbound ``object.__setattr__(x, "n", v)`` that nn.Module stubs need.
         if fname in ("setattr", "object", "__setattr__") and _is_name_in(first, names):
-            literal = _literal(node.args[1]) if len(node.args) > 1 else None
+            literal = str_literal(node.args[1]) if len(node.args) > 1 else None
             if literal is not None:
                 replacement = node.args[2] if len(node.args) > 2 else None
                 value = self.value_of(replacement)
@@ -494,8 +496,8 @@ class StubExtractor:
             if any(k.arg is None for k in node.keywords):
                 track.opaque = True
             for arg in node.args:
-                if isinstance(arg, ast.Dict) and all(_literal(k) for k in arg.keys):
-                    keys.extend(_literal(k) for k in arg.keys)  # type: ignore[misc]
+                if isinstance(arg, ast.Dict) and all(str_literal(k) for k in arg.keys):
+                    keys.extend(str_literal(k) for k in arg.keys)  # type: ignore[misc]
                 else:
                     track.opaque = True
             for key in keys:
@@ -541,7 +543,7 @@ class StubExtractor:
                 continue
             if node.func.attr not in ("setattr", "object") or len(node.args) < 2:
                 continue
-            first, literal = node.args[0], _literal(node.args[1])
+            first, literal = node.args[0], str_literal(node.args[1])
             if literal is not None and not _is_name_in(first, names):
                 raises = self.replacement_raises(node, _nth(node, 2))
                 out.append((f"{ast.unparse(first)}.{literal}", raises))
@@ -738,7 +740,7 @@ def _dotted_patch_target(call: ast.Call) -> str | None:
     ``[mock.]patch("pkg.mod.Cls.m", ...)``; None for any other call."""
     func = call.func
     fname = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-    dotted = _literal(call.args[0]) if call.args else None
+    dotted = str_literal(call.args[0]) if call.args else None
     if dotted is None or "." not in dotted:
         return None
     if fname == "patch" or (fname == "setattr" and len(call.args) == 2):
