@@ -17,6 +17,10 @@ import pytest
 from factories.analysis.audit import AuditResult, StubAuditor
 from factories.analysis.findings import FindingKind
 
+#: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
+#: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.
+pytestmark = pytest.mark.selfcheck
+
 
 def audit(tmp_path: Path, source: str, test: str) -> AuditResult:
     """Audit ``test`` (a test file) against a tree whose only module is ``vllm/mod.py``."""

@@ -12,6 +12,10 @@ import pytest
 
 from factories.mutation.source import Mutation, mutated_tree
 
+#: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
+#: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.
+pytestmark = pytest.mark.selfcheck
+
 REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "audit_stubs.py"
 SEED = REPO / "contracts" / "stub_fixtures" / "seed_fp8_prefill_stubs.py"

@@ -15,6 +15,10 @@ from pathlib import Path
 
 import pytest
 
+#: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
+#: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.
+pytestmark = pytest.mark.selfcheck
+
 REPO = Path(__file__).resolve().parents[2]
 OLDEST = (3, 10)
 ENTRY_POINTS = ("factories/cli.py", "tools/audit_stubs.py")

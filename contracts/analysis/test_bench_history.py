@@ -11,7 +11,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from factories.analysis.history import format_misses, run_history
+
+#: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
+#: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.
+pytestmark = pytest.mark.selfcheck
 
 REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "bench_history.py"

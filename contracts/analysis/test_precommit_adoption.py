@@ -18,6 +18,10 @@ from pathlib import Path
 
 import pytest
 
+#: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
+#: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.
+pytestmark = pytest.mark.selfcheck
+
 yaml = pytest.importorskip("yaml")  # pre-commit's own dependency
 pytest.importorskip("pre_commit")
 

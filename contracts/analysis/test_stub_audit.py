@@ -16,6 +16,10 @@ from factories.analysis.findings import FindingKind
 from factories.mutation.source import Mutation, mutate_file, mutated_tree
 from factories.testing.releases import RELEASES
 
+#: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
+#: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.
+pytestmark = pytest.mark.selfcheck
+
 FP8_TEST = "tests/kernels/attention/test_rocm_aiter_mla_fp8_prefill.py"
 AITER_MLA = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 SEED = Path(__file__).resolve().parent.parent / "stub_fixtures" / "seed_fp8_prefill_stubs.py"

@@ -35,6 +35,10 @@ NEW_FIELD = Mutation(
     "        v_head_dim = self.v_head_dim\n        tile_q = self._fp8_tile_q\n",
 )
 
+#: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
+#: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.
+pytestmark = pytest.mark.selfcheck
+
 
 def run_tool(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
     return subprocess.run(
