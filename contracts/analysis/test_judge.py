@@ -19,7 +19,7 @@ from factories.analysis import judge
 
 REPO = Path(__file__).resolve().parents[2]
 
-FAKE = '''
+FAKE = """
 class Engine:
     def step(self):
         return self._helper() + self.limit
@@ -36,9 +36,9 @@ class Engine:
 
     def _generate_drafts(self):
         return []
-'''
+"""
 
-TEST = '''
+TEST = """
 import pytest
 from fakepkg import Engine
 
@@ -65,7 +65,7 @@ def test_caught():
 
 def test_renamed(monkeypatch):
     monkeypatch.setattr(make(), "_generate_draft", lambda: [])
-'''
+"""
 
 
 def _release(tmp_path: Path) -> Path:
@@ -85,12 +85,30 @@ def _stub(record: dict) -> dict:
 def test_plugin_records_calls_and_attribute_errors(tmp_path):
     root = _release(tmp_path)
     out = tmp_path / "out.json"
-    env = dict(os.environ, JUDGE_STUBS_OUT=str(out), PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=os.pathsep.join([str(REPO), str(root)]))
+    env = dict(
+        os.environ,
+        JUDGE_STUBS_OUT=str(out),
+        PYTHONDONTWRITEBYTECODE="1",
+        PYTHONPATH=os.pathsep.join([str(REPO), str(root)]),
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "factories.testing.stub_tracker",
-         "-p", "no:cacheprovider", "tests/test_fake.py"],
-        cwd=root, env=env, capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "factories.testing.stub_tracker",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_fake.py",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr  # test_broken, test_renamed fail
     stub = _stub(json.loads(out.read_text(encoding="utf-8")))
@@ -99,8 +117,10 @@ def test_plugin_records_calls_and_attribute_errors(tmp_path):
     assert step["tests"] == ["tests/test_fake.py::test_step"]
     assert step["outcomes"] == {"passed": 1}
     assert "Engine._helper" in stub["methods"] and "Engine.doubled" in stub["methods"]
-    errors = {(e["name"], e["method"], e["test"].split("::")[1], e["outcome"])
-              for e in stub["attribute_errors"]}
+    errors = {
+        (e["name"], e["method"], e["test"].split("::")[1], e["outcome"])
+        for e in stub["attribute_errors"]
+    }
     assert errors == {
         ("missing_field", "Engine.broken", "test_broken", "failed"),
         ("missing_field", "Engine.broken", "test_caught", "passed"),
@@ -114,20 +134,39 @@ def test_runner_and_comparison(tmp_path, monkeypatch):
     files = judge.stub_files(root / "tests")
     assert files == ["tests/test_fake.py"]
     (tmp_path / "work").mkdir()
-    result = judge.run_tests(root / "tests", sys.executable, files, 120, tmp_path / "work",
-                             preimport=False)
+    result = judge.run_tests(
+        root / "tests", sys.executable, files, 120, tmp_path / "work", preimport=False
+    )
     record = result["files"]["tests/test_fake.py"]
     assert record["status"] == "ran" and record["rc"] == 1
     assert _stub(record)["site"] == "tests/test_fake.py:7"
     site = "tests/test_fake.py:7"
     audit = [
         # false alarm: test_step passed after calling step() on this stub
-        {"severity": "error", "kind": "missing-attribute", "class": "Engine",
-         "method": "step", "name": "ready", "stub_location": site},
-        {"severity": "error", "kind": "missing-attribute", "class": "Engine",
-         "method": "broken", "name": "missing_field", "stub_location": site},
-        {"severity": "note", "kind": "possibly-missing-attribute", "class": "Engine",
-         "method": "x", "name": "_generate_draft", "stub_location": site},
+        {
+            "severity": "error",
+            "kind": "missing-attribute",
+            "class": "Engine",
+            "method": "step",
+            "name": "ready",
+            "stub_location": site,
+        },
+        {
+            "severity": "error",
+            "kind": "missing-attribute",
+            "class": "Engine",
+            "method": "broken",
+            "name": "missing_field",
+            "stub_location": site,
+        },
+        {
+            "severity": "note",
+            "kind": "possibly-missing-attribute",
+            "class": "Engine",
+            "method": "x",
+            "name": "_generate_draft",
+            "stub_location": site,
+        },
     ]
     report = judge.compare(result, audit)
     assert [f["name"] for f in report["false_alarms"]] == ["ready"]

@@ -113,10 +113,17 @@ def observed_drifts(result: dict[str, Any]) -> list[dict[str, Any]]:
                 if error["outcome"] not in FAILING or not error["name"]:
                     continue
                 key = (stub["site"], stub["class"], error["name"])
-                entry = drifts.setdefault(key, {
-                    "test_file": rel, "site": stub["site"], "class": stub["class"],
-                    "attribute": error["name"], "methods": [], "tests": [],
-                })
+                entry = drifts.setdefault(
+                    key,
+                    {
+                        "test_file": rel,
+                        "site": stub["site"],
+                        "class": stub["class"],
+                        "attribute": error["name"],
+                        "methods": [],
+                        "tests": [],
+                    },
+                )
                 if error["method"] not in entry["methods"]:
                     entry["methods"].append(error["method"])
                 entry["tests"].append(error["test"])
@@ -211,8 +218,12 @@ def summarize(result: dict[str, Any]) -> dict[str, Any]:
         stubs += len(record.get("stubs", []))
         errors += sum(len(s["attribute_errors"]) for s in record.get("stubs", []))
     return {
-        "files": len(result["files"]), "file_status": statuses, "tests": outcomes,
-        "stubs_created": stubs, "attribute_errors": errors, "wall_s": result.get("wall_s"),
+        "files": len(result["files"]),
+        "file_status": statuses,
+        "tests": outcomes,
+        "stubs_created": stubs,
+        "attribute_errors": errors,
+        "wall_s": result.get("wall_s"),
     }
 
 
@@ -227,13 +238,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tests", type=Path, help="a vLLM release's tests/ folder")
     parser.add_argument("--python", help="interpreter of a venv with the vLLM under test")
     parser.add_argument("--json", type=Path, required=True, help="where to write the run")
-    parser.add_argument("--files", nargs="*", default=(), help="only these files (substring "
-                        "or fnmatch pattern on tests/...)")
+    parser.add_argument(
+        "--files",
+        nargs="*",
+        default=(),
+        help="only these files (substring or fnmatch pattern on tests/...)",
+    )
     parser.add_argument("--timeout-per-file", type=float, default=300.0)
     parser.add_argument("--workdir", type=Path, help="keep per-file JSON and logs here")
-    parser.add_argument("--compare-audit", type=Path, metavar="AUDIT.json",
-                        help="audit-stubs --format json output to judge; without --tests, "
-                        "--json is an earlier run to compare with")
+    parser.add_argument(
+        "--compare-audit",
+        type=Path,
+        metavar="AUDIT.json",
+        help="audit-stubs --format json output to judge; without --tests, "
+        "--json is an earlier run to compare with",
+    )
     args = parser.parse_args(argv)
     try:
         if args.tests is not None:
@@ -281,9 +300,13 @@ def _report_text(report: dict[str, Any]) -> str:
     ]
     for label in ("named_by_errors", "named_only_by_notes", "missed"):
         for d in report[label]:
-            lines.append(f"  {label}: {d['site']} {d['class']}.{d['attribute']} "
-                         f"(in {', '.join(d['methods'])})")
+            lines.append(
+                f"  {label}: {d['site']} {d['class']}.{d['attribute']} "
+                f"(in {', '.join(d['methods'])})"
+            )
     for f in report["false_alarms"]:
-        lines.append(f"  false alarm: {f['stub_location']} {f['kind']} "
-                     f"{f['class']}.{f['method']}: {f['name']}")
+        lines.append(
+            f"  false alarm: {f['stub_location']} {f['kind']} "
+            f"{f['class']}.{f['method']}: {f['name']}"
+        )
     return "\n".join(lines)

@@ -53,7 +53,7 @@ def _preimport(tests: Path) -> list[str]:
         try:
             importlib.import_module(name)
             done.append(name)
-        except BaseException:  # noqa: BLE001 - a missing optional module only costs time
+        except BaseException:
             pass
     return done
 
@@ -82,7 +82,7 @@ def _run_child(root: Path, rel: str, out: Path, log: Path, extra: list[str]) -> 
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(int(rc))
-    except BaseException:  # noqa: BLE001 - the child must never fall back into the parent loop
+    except BaseException:
         import traceback
 
         traceback.print_exc()
@@ -135,14 +135,19 @@ def main(argv: list[str] | None = None) -> int:
             _run_child(root, rel, out, log, list(spec.get("pytest_args", [])))
         status, rc = _wait(pid, t0 + float(spec["timeout"]))
         record: dict[str, object] = {
-            "status": status, "rc": rc, "wall_s": round(time.monotonic() - t0, 2),
+            "status": status,
+            "rc": rc,
+            "wall_s": round(time.monotonic() - t0, 2),
             "log": str(log),
         }
         if out.is_file():
             record.update(json.loads(out.read_text(encoding="utf-8")))
         results[rel] = record
-        print(f"[judge] {n + 1}/{len(spec['files'])} {rel}: {status} rc={rc} "
-              f"{record['wall_s']}s", file=sys.stderr, flush=True)
+        print(
+            f"[judge] {n + 1}/{len(spec['files'])} {rel}: {status} rc={rc} {record['wall_s']}s",
+            file=sys.stderr,
+            flush=True,
+        )
     summary = {
         "python": sys.executable,
         "vllm_version": getattr(vllm, "__version__", None),

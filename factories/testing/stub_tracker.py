@@ -106,7 +106,7 @@ def _install_rewrite() -> None:
     hook._should_rewrite = should_rewrite
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _calls_object_new(fn: str, root: str) -> bool:
     """Helper modules (not named ``test_*``) that build stubs are rewritten as well."""
     if not os.path.abspath(fn).startswith(os.path.abspath(root) + os.sep):
