@@ -25,6 +25,9 @@ from factories.errors import JudgeError
 
 REPO = Path(__file__).resolve().parents[2]
 FAILING = ("failed", "error", "timeout")
+# AttributeErrors raised while *printing* a stub (pytest's failure report, a log line calling
+# repr on an nn.Module stub that never ran __init__) are not drifts of the code under test
+PRINTING = ("__repr__", "__str__", "extra_repr", "__format__")
 
 
 def stub_files(tests: Path, patterns: Sequence[str] = ()) -> list[str]:
@@ -43,6 +46,34 @@ def stub_files(tests: Path, patterns: Sequence[str] = ()) -> list[str]:
         if "object.__new__(" in text and path.name != "conftest.py":
             found.append(rel)
     return found
+
+
+def collect_workdir(workdir: Path) -> dict[str, Any]:
+    """The run so far, from a runner's work folder (a run still going or one cut short).
+
+    Files whose child has not written its JSON yet are left out, so the counts are partial.
+    """
+    spec = _load(workdir / "spec.json")
+    files: dict[str, Any] = {}
+    for n, rel in enumerate(spec["files"]):
+        out = workdir / "per-file" / f"{n:04d}.json"
+        if out.is_file():
+            files[rel] = {"status": "ran", **_load(out)}
+    result = {"files": files, "partial": f"{len(files)} of {len(spec['files'])} files"}
+    _relative_sites(result, Path(spec["tests"]))
+    return result
+
+
+def _relative_sites(result: dict[str, Any], tests: Path) -> None:
+    """Stub sites as ``tests/...:line``, the form ``audit-stubs`` uses."""
+    root = tests.resolve().parent
+    for record in result["files"].values():
+        for stub in record.get("stubs", []):
+            path, _, line = stub["site"].rpartition(":")
+            try:
+                stub["site"] = f"{Path(path).resolve().relative_to(root).as_posix()}:{line}"
+            except ValueError:
+                pass
 
 
 def run_tests(
@@ -85,14 +116,7 @@ def run_tests(
         raise JudgeError(f"the runner failed (exit {proc.returncode}); see {workdir}")
     result = json.loads(Path(spec["result"]).read_text(encoding="utf-8"))
     result["wall_s"] = round(time.monotonic() - started, 1)
-    root = tests.resolve().parent
-    for record in result["files"].values():
-        for stub in record.get("stubs", []):
-            path, _, line = stub["site"].rpartition(":")
-            try:
-                stub["site"] = f"{Path(path).resolve().relative_to(root).as_posix()}:{line}"
-            except ValueError:
-                pass
+    _relative_sites(result, tests)
     result["tests_root"] = str(tests)
     return result
 
@@ -111,6 +135,8 @@ def observed_drifts(result: dict[str, Any]) -> list[dict[str, Any]]:
         for stub in record.get("stubs", []):
             for error in stub["attribute_errors"]:
                 if error["outcome"] not in FAILING or not error["name"]:
+                    continue
+                if _bare(error["method"]) in PRINTING:
                     continue
                 key = (stub["site"], stub["class"], error["name"])
                 entry = drifts.setdefault(
@@ -245,7 +271,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only these files (substring or fnmatch pattern on tests/...)",
     )
     parser.add_argument("--timeout-per-file", type=float, default=300.0)
-    parser.add_argument("--workdir", type=Path, help="keep per-file JSON and logs here")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        help="keep per-file JSON and logs here; without --tests, collect the run so far "
+        "from this folder into --json",
+    )
     parser.add_argument(
         "--compare-audit",
         type=Path,
@@ -264,6 +295,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             workdir = args.workdir or Path(tempfile.mkdtemp(prefix="judge-stubs-"))
             workdir.mkdir(parents=True, exist_ok=True)
             result = run_tests(args.tests, args.python, files, args.timeout_per_file, workdir)
+            result["summary"] = summarize(result)
+            args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+        elif args.workdir is not None:
+            result = collect_workdir(args.workdir)
             result["summary"] = summarize(result)
             args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
         else:
