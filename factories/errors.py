@@ -148,3 +148,10 @@ __all__ = [
     "ToleranceFileError",
     "UnsupportedDtypeError",
 ]
+
+
+# ---------------------------------------------------------------- judging by running
+
+
+class JudgeError(GuardError):
+    """``tools/judge_stubs_by_running.py`` cannot run: a bad folder, interpreter or JSON file."""
