@@ -15,7 +15,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from factories.analysis import judge
+
+#: Tests of this project's tools, never of the vLLM under test: they run with --selfcheck (CI),
+#: not in a developer's plain ``pytest contracts/``.
+pytestmark = pytest.mark.selfcheck
 
 REPO = Path(__file__).resolve().parents[2]
 
