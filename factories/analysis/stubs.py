@@ -94,6 +94,16 @@ class _Track:
     patched: list[str] = attrs.field(factory=list)  # "Cls.method" replaced by the test
     raising: list[str] = attrs.field(factory=list)  # those of ``patched`` that always raise
 
+    def then(self, cont: _Track) -> _Track:
+        """This track followed by ``cont`` (the stub continuing in a caller or a fixture user)."""
+        return _Track(
+            events=self.events + cont.events,
+            escapes=self.escapes or cont.escapes,
+            opaque=self.opaque or cont.opaque,
+            patched=self.patched + cont.patched,
+            raising=self.raising + cont.raising,
+        )
+
 
 def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     """Nodes of ``scope`` in source order, nested defs included (closures may use the stub)."""
@@ -667,15 +677,7 @@ class StubExtractor:
                     sub = _Track()
                     conts = self.follow_names(func, {name}, param, sub, depth + 1)
                     for cont in conts:
-                        out.append(
-                            _Track(
-                                events=track.events + cont.events,
-                                escapes=track.escapes or cont.escapes,
-                                opaque=track.opaque or cont.opaque,
-                                patched=track.patched + cont.patched,
-                                raising=track.raising + cont.raising,
-                            )
-                        )
+                        out.append(track.then(cont))
         return out
 
     def follow_return(
@@ -704,15 +706,7 @@ class StubExtractor:
             else:
                 continuations = self.follow_element(call, position, depth + 1)
             for cont in continuations:
-                out.append(
-                    _Track(
-                        events=track.events + cont.events,
-                        escapes=track.escapes or cont.escapes,
-                        opaque=track.opaque or cont.opaque,
-                        patched=track.patched + cont.patched,
-                        raising=track.raising + cont.raising,
-                    )
-                )
+                out.append(track.then(cont))
         return out
 
 
