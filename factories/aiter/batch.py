@@ -71,6 +71,48 @@ class PsPlan:
         """Rows of splitData/splitLse as ``mla_prefill_ps_fwd`` allocates them."""
         return self.reduce_partial_map.numel() * self.settings.qlen_granularity
 
+    def prefill_args(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        split_data: torch.Tensor,
+        split_lse: torch.Tensor,
+        output: torch.Tensor,
+        scales: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
+        *,
+        softmax_scale: float,
+        kv_page_indices: torch.Tensor | None = None,
+    ) -> tuple[object, ...]:
+        """``mla_prefill_ps_asm_fwd``'s positional arguments for this plan, in AITER's order.
+
+        The twin of :meth:`reduce_args`: the plan's indptrs (on ``q``'s device), its work
+        buffers, ``max_seqlen_q`` and ``is_causal`` come from the plan, so a test spells only
+        its tensors. ``kv_page_indices`` defaults to the identity page table (page i holds
+        kv row i), ``scales`` are the q/k/v scale tensors.
+        """
+        device = q.device
+        if kv_page_indices is None:
+            pages = int(self.kv_indptr[-1])
+            kv_page_indices = torch.arange(pages, dtype=torch.int32, device=device)
+        return (
+            q,
+            k,
+            v,
+            self.qo_indptr.to(device),
+            self.kv_indptr.to(device),
+            kv_page_indices,
+            self.work_indptr,
+            self.work_info,
+            max(self.q_lens),
+            softmax_scale,
+            self.settings.is_causal,
+            split_data,
+            split_lse,
+            output,
+            *scales,
+        )
+
     def reduce_args(
         self,
         split_data: torch.Tensor,

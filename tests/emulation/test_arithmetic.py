@@ -25,6 +25,7 @@ import pytest
 import torch
 
 import factories.aiter.emulation as aiter
+from factories.accuracy.cases import SOFTMAX_SCALE
 from factories.aiter.batch import plan_batch
 from factories.aiter.emulation import (
     ARITHMETIC_VARIANTS,
@@ -100,23 +101,9 @@ def _run_crafted(x: Crafted, arithmetic: KernelArithmetic | str | None) -> torch
     ctx = kernel_arithmetic(arithmetic) if arithmetic is not None else contextlib.nullcontext()
     with ctx, emulated_cu_count(1):
         aiter.mla_prefill_ps_asm_fwd(
-            q8,
-            k8,
-            v8,
-            plan.qo_indptr,
-            plan.kv_indptr,
-            torch.arange(n, dtype=torch.int32),
-            plan.work_indptr,
-            plan.work_info,
-            1,
-            x.scale,
-            True,
-            split_o,
-            split_l,
-            out,
-            one,
-            one,
-            one,
+            *plan.prefill_args(
+                q8, k8, v8, split_o, split_l, out, (one, one, one), softmax_scale=x.scale
+            )
         )
     assert torch.isfinite(out).all()
     assert (out == out[..., :1]).all()
@@ -159,23 +146,9 @@ def _run_split(arithmetic: KernelArithmetic | str | None, seed: int = 0) -> Pipe
     ctx = kernel_arithmetic(arithmetic) if arithmetic is not None else contextlib.nullcontext()
     with ctx, emulated_cu_count(8):
         aiter.mla_prefill_ps_asm_fwd(
-            q8,
-            k8,
-            v8,
-            plan.qo_indptr,
-            plan.kv_indptr,
-            torch.arange(n, dtype=torch.int32),
-            plan.work_indptr,
-            plan.work_info,
-            n,
-            192**-0.5,
-            True,
-            split_o,
-            split_l,
-            out,
-            one,
-            one,
-            one,
+            *plan.prefill_args(
+                q8, k8, v8, split_o, split_l, out, (one, one, one), softmax_scale=SOFTMAX_SCALE
+            )
         )
         aiter.mla_reduce_v1(*plan.reduce_args(split_o, split_l, out, final_lse))
     reduced = torch.zeros(n, dtype=torch.bool)

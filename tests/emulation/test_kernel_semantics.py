@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import factories.aiter.emulation as aiter
+from factories.accuracy.cases import SOFTMAX_SCALE
 from factories.aiter.batch import plan_batch
 from factories.aiter.emulation import PlannerSettings, emulated_cu_count
 
@@ -46,25 +47,12 @@ def _run_worked_example(device: str):
     split_l = torch.full((rows, 1), SENTINEL, device=device)
     out = torch.full((1000, 1, 128), SENTINEL, dtype=torch.bfloat16, device=device)
     one = torch.ones(1, device=device)
-    ind = plan.qo_indptr.to(device)
+    q, k = _fp8(1000, 1, 192, device=device), _fp8(1000, 1, 192, device=device)
+    v = _fp8(1000, 1, 128, device=device)
     aiter.mla_prefill_ps_asm_fwd(
-        _fp8(1000, 1, 192, device=device),
-        _fp8(1000, 1, 192, device=device),
-        _fp8(1000, 1, 128, device=device),
-        ind,
-        ind,
-        torch.arange(1000, dtype=torch.int32, device=device),
-        plan.work_indptr,
-        plan.work_info,
-        1000,
-        192**-0.5,
-        True,
-        split_o,
-        split_l,
-        out,
-        one,
-        one,
-        one,
+        *plan.prefill_args(
+            q, k, v, split_o, split_l, out, (one, one, one), softmax_scale=SOFTMAX_SCALE
+        )
     )
     return plan, split_o, split_l, out
 

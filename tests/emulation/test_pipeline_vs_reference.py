@@ -124,26 +124,20 @@ def run_pipeline(plan: PsPlan, x: Inputs, device: str) -> Result:
     split_l = torch.full((plan.partial_rows, heads), nan, device=device)
     out = torch.full((total_q, heads, 128), nan, dtype=torch.bfloat16, device=device)
     final_lse = torch.full((total_q, heads), nan, device=device)
-    qo, kv = plan.qo_indptr.to(device), plan.kv_indptr.to(device)
+    scales = (x.q_scale, x.k_scale, x.v_scale)
     with emulated_cu_count(plan.cu_count):
         aiter.mla_prefill_ps_asm_fwd(
-            x.q,
-            x.k,
-            x.v,
-            qo,
-            kv,
-            x.pages,
-            plan.work_indptr,
-            plan.work_info,
-            max(plan.q_lens),
-            SOFTMAX_SCALE,
-            plan.settings.is_causal,
-            split_o,
-            split_l,
-            out,
-            x.q_scale,
-            x.k_scale,
-            x.v_scale,
+            *plan.prefill_args(
+                x.q,
+                x.k,
+                x.v,
+                split_o,
+                split_l,
+                out,
+                scales,
+                softmax_scale=SOFTMAX_SCALE,
+                kv_page_indices=x.pages,
+            )
         )
         aiter.mla_reduce_v1(*plan.reduce_args(split_o, split_l, out, final_lse))
     return Result(out, final_lse)
