@@ -12,6 +12,11 @@ FP8 prefill contract (a new ``self`` read, a dropped ``mla_reduce_v1`` positiona
 ``kvlen_granularity=64``, no CU term in the reservation) must fail with a message naming the
 patched vLLM file:line. ``--selfcheck`` also runs the green scenarios with ``--selfcheck`` (the
 self-proofs use the pinned source, so a refactor of the vLLM under test cannot turn them red).
+``--tests`` also runs ``pytest tests/ --vllm-src TMP`` on the green scenarios (minutes each).
+``--audit`` also runs ``audit-stubs`` on the patched tree: the release's own ``tests/`` against
+it and this project's stub specs; it must stay green on the refactors and fail on the one edit
+that is stub drift (``e-new-self-read``), naming vLLM's FP8 test. The other red edits are not
+stub drift, so the audit is expected green there: they are the contracts' to catch.
 
 Prints a table scenario -> expected -> observed; exit 1 if any differs, 2 on bad input.
 """
@@ -107,34 +112,58 @@ SCENARIOS: dict[str, tuple[str, tuple[Mutation, ...]]] = {
 }
 
 
-def run_scenario(
-    py: str, root: Path, mutations: tuple[Mutation, ...], targets: list[str], extra: list[str]
-) -> tuple[int, str, float]:
-    with mutated_tree(root, *mutations, data_files=True) as tree:
-        cmd = [py, "-m", "pytest", *targets, "--vllm-src", str(tree), "-q", "--tb=short"]
-        cmd += ["-p", "no:cacheprovider", *extra]
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
-        wall = time.perf_counter() - start
-        output = proc.stdout + proc.stderr
-        # a message naming the patched vLLM file:line (the temporary tree, then gone)
-        located = re.findall(re.escape(str(tree)) + r"/(vllm/[\w/]+\.py):(\d+)", output)
+#: the one scenario that is stub drift: the audit must fail on it (see the module docstring)
+AUDIT_RED = frozenset({"e-new-self-read"})
+FP8_TEST = "tests/kernels/attention/test_rocm_aiter_mla_fp8_prefill.py"
+
+
+def run_pytest(py: str, tree: Path, targets: list[str], extra: list[str]) -> tuple[int, str, float]:
+    cmd = [py, "-m", "pytest", *targets, "--vllm-src", str(tree), "-q", "--tb=short"]
+    cmd += ["-p", "no:cacheprovider", *extra]
+    status, output, wall = _run(cmd)
+    located = re.findall(re.escape(str(tree)) + r"/(vllm/[\w/]+\.py):(\d+)", output)
     where = sorted(
         {f"{f}:{n}" for f, n in located}, key=lambda s: (s.split(":")[0], int(s.split(":")[1]))
     )
     failed = re.findall(r"^FAILED (\S+)", output, flags=re.M)
-    tail = proc.stdout.strip().splitlines()
-    summary = tail[-1].strip("= ") if tail else (proc.stderr.strip().splitlines() or [""])[-1]
+    tail = output.strip().splitlines()
+    summary = next((line.strip("= ") for line in reversed(tail) if " in " in line), "")
     detail = (
         f"{summary}; fails: {', '.join(f.split('::', 1)[1] for f in failed[:4])}"
         if failed
-        else summary
+        else summary or (tail[-1] if tail else "")
     )
-    if proc.returncode != 0 and where:
+    if status != 0 and where:
         short = (w.removeprefix("vllm/v1/attention/backends/mla/") for w in where[:3])
         detail += f"; names {', '.join(short)}"
-    return proc.returncode, detail, wall
+    return status, detail, wall
+
+
+def run_audit(py: str, tree: Path) -> tuple[int, str, float]:
+    """``audit-stubs`` on the release's own tests against the patched tree, then on our specs;
+    the worse exit status of the two."""
+    total, statuses, details = 0.0, [], []
+    for paths in ([str(tree / "tests")], []):
+        cmd = [py, "-m", "factories.cli", "--vllm-src", str(tree), *paths]
+        status, output, wall = _run(cmd)
+        total += wall
+        statuses.append(status)
+        errors = re.findall(r"^(\S+?):\d+: error: (.*)$", output, flags=re.M)
+        what = "tests/" if paths else "specs"
+        details.append(
+            f"{what}: "
+            + ("; ".join(f"{f.removeprefix(str(tree) + '/')}: {m}" for f, m in errors[:2]))
+            if errors
+            else f"{what}: exit {status}, no errors"
+        )
+    return max(statuses), "; ".join(details), total
+
+
+def _run(cmd: list[str]) -> tuple[int, str, float]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, env=env)
+    return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
 
 
 def main() -> int:
@@ -148,6 +177,10 @@ def main() -> int:
     parser.add_argument(
         "--selfcheck", action="store_true", help="green scenarios with --selfcheck too"
     )
+    parser.add_argument(
+        "--tests", action="store_true", help="green scenarios through pytest tests/ too"
+    )
+    parser.add_argument("--audit", action="store_true", help="audit-stubs on each patched tree")
     parser.add_argument("--only", nargs="+", choices=sorted(SCENARIOS), help="run these only")
     args = parser.parse_args()
     try:
@@ -158,25 +191,36 @@ def main() -> int:
     rows = []
     for name in args.only or SCENARIOS:
         expected, mutations = SCENARIOS[name]
-        runs = [("plain", [])]
+        runs = [("plain", expected, args.targets, [])]
         if args.selfcheck and expected == "green":
-            runs.append(("--selfcheck", ["--selfcheck"]))
-        for mode, extra in runs:
-            try:
-                status, detail, wall = run_scenario(
-                    args.python, root, mutations, args.targets, extra
-                )
-            except GuardError as exc:  # an edit that no longer applies to the pinned source
-                status, detail, wall = 2, f"edit does not apply: {exc}", 0.0
-            observed = "green" if status == 0 else "red" if status == 1 else f"exit {status}"
-            located = "names " in detail
-            ok = observed == expected and (expected == "green" or located)
-            rows.append((name, mode, expected, observed, ok, wall, detail))
-            print(
-                f"[edits] {name} ({mode}): {observed} in {wall:.0f} s - "
-                f"{'ok' if ok else 'DIFFERS'}",
-                file=sys.stderr,
-            )
+            runs.append(("--selfcheck", expected, args.targets, ["--selfcheck"]))
+        if args.tests and expected == "green":
+            runs.append(("tests/", expected, ["tests"], []))
+        if args.audit:
+            runs.append(("audit", "red" if name in AUDIT_RED else "green", [], []))
+        try:
+            with mutated_tree(
+                root, *mutations, packages=("vllm", "tests"), data_files=True
+            ) as tree:
+                for mode, want, targets, extra in runs:
+                    status, detail, wall = (
+                        run_audit(args.python, tree)
+                        if mode == "audit"
+                        else run_pytest(args.python, tree, targets, extra)
+                    )
+                    observed = (
+                        "green" if status == 0 else "red" if status == 1 else f"exit {status}"
+                    )
+                    located = ("names " in detail) if mode != "audit" else (FP8_TEST in detail)
+                    ok = observed == want and (want == "green" or located)
+                    rows.append((name, mode, want, observed, ok, wall, detail))
+                    print(
+                        f"[edits] {name} ({mode}): {observed} in {wall:.0f} s - "
+                        f"{'ok' if ok else 'DIFFERS'}",
+                        file=sys.stderr,
+                    )
+        except GuardError as exc:  # an edit that no longer applies to the pinned source
+            rows.append((name, "-", expected, "exit 2", False, 0.0, f"edit does not apply: {exc}"))
     print(
         f"\nvLLM {args.version} (pinned source, patched in a temporary copy); "
         f"pytest {' '.join(args.targets)} --vllm-src TMP\n"

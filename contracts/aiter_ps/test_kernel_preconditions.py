@@ -177,9 +177,9 @@ def test_reduce_rejects_fp32_output():
 
 
 def test_reduce_rejects_a_group_larger_than_max_splits():
-    args = list(_reduce_args(16))
+    args = list(_reduce_args(1))  # one head: 300 slots of 256 rows stay small
     n = 300  # > 256 CUs and num_kv_splits = 0
-    args[0], args[1] = torch.zeros(256 * n, 16, 128), torch.zeros(256 * n, 16)
+    args[0], args[1] = torch.zeros(256 * n, 1, 128), torch.zeros(256 * n, 1)
     args[2] = torch.tensor([0, n], dtype=torch.int32)
     args[4] = torch.arange(n, dtype=torch.int32) * 256
     with pytest.raises(PreconditionError, match="max_splits"):

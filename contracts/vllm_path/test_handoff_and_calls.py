@@ -145,7 +145,7 @@ def test_static_binding_catches_an_extra_positional(mutant_tree):
 
 def run_spied(emulated_aiter, device, impl_cls=None, builder_cls=None, plan_batch=None):
     spy, calls = spy_module(emulated_aiter)
-    batch = make_prefill_batch([600, 33], num_decodes=1, device=device)
+    batch = make_prefill_batch([300, 33], num_decodes=1, device=device)
     with aiter_module_installed(spy):
         plan_batch(16, batch, Limits.for_batch(batch), builder_cls=builder_cls)
         impl = make_impl(16, spy, impl_cls=impl_cls)

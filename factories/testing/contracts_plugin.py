@@ -10,6 +10,7 @@ means; ``contracts/conftest.py`` holds the fixtures.
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -79,6 +80,23 @@ def pytest_collection_modifyitems(config, items):
     if proofs:
         config.hook.pytest_deselected(items=proofs)
         items[:] = kept
+
+
+def pytest_collection_finish(session):
+    """Move what collection imported (torch, Hypothesis, the test modules) out of the cyclic
+    garbage collector's reach: it lives until the process ends, yet every full collection
+    walks it again. Measured on ``pytest contracts/``: 16 full collections, 1.95 s."""
+    gc.freeze()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """Same for what a session-scoped fixture builds (above all the vLLM import of the first
+    ``aiter_mla``): it lives until the session ends, so freezing it loses nothing."""
+    result = yield
+    if fixturedef.scope == "session":
+        gc.freeze()
+    return result
 
 
 def pytest_terminal_summary(terminalreporter, config):
