@@ -54,6 +54,10 @@ class AttributeAccess:
     # Whether the read happens on every run of the analysed call that the test's known values
     # select: False behind a branch, loop or handler the analysis cannot decide.
     certain: bool = True
+    # When not certain: the undecided blocks (ids of ``if`` arms and loop bodies) the read sits
+    # in, each on the straight line from the block's entry; None when something else (a
+    # handler, an exit, a short-circuit) also makes it uncertain.  See ``_provisioned``.
+    blocks: tuple[int, ...] | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen(order=True)
@@ -124,9 +128,20 @@ class _Recorder:
     params: list[ParamAccess] = attrs.field(factory=list)
     calls: list[CallSite] = attrs.field(factory=list)
 
-    def extend(self, other: _Recorder) -> None:
+    def extend(self, other: _Recorder, prefix: tuple[int, ...] | None = ()) -> None:
+        """Add a callee's accesses, its reads' blocks placed after the caller's ``prefix``."""
         for field in attrs.fields(_Recorder):
-            getattr(self, field.name).extend(getattr(other, field.name))
+            items = getattr(other, field.name)
+            if field.name in ("reads", "required") and prefix != ():
+                items = [_placed(a, prefix) for a in items]
+            getattr(self, field.name).extend(items)
+
+
+def _placed(access: AttributeAccess, prefix: tuple[int, ...] | None) -> AttributeAccess:
+    if access.certain and not prefix:
+        return access
+    blocks = None if prefix is None or access.blocks is None else prefix + access.blocks
+    return attrs.evolve(access, blocks=blocks)
 
 
 def _meet(a: State, b: State) -> State:
@@ -135,6 +150,36 @@ def _meet(a: State, b: State) -> State:
     if b is None:
         return a
     return a & b
+
+
+def _provisioned(
+    required: Sequence[AttributeAccess],
+    reads: Sequence[AttributeAccess],
+    provided: frozenset[str],
+) -> list[AttributeAccess]:
+    """Required reads made certain because the test prepared the block they sit in.
+
+    A test that sets stub fields which the call reads only inside one undecided block (an
+    ``if`` arm, a loop body) means that block to run: why else set them.  A read on that
+    block's straight line (from its entry, before any further undecided split, exit or jump)
+    is then as certain as the block itself.  A block is *provisioned* when some field the
+    test set is read inside it and nowhere outside it on the call's path; a read is certain
+    when every block it sits in is provisioned."""
+    if not provided:
+        return list(required)
+    inside: dict[str, frozenset[int]] = {}
+    for access in reads:
+        if access.name not in provided:
+            continue
+        blocks = frozenset(access.blocks or ()) if not access.certain else frozenset()
+        inside[access.name] = inside.get(access.name, blocks) & blocks
+    ready = frozenset().union(*inside.values())
+    return [
+        attrs.evolve(a, certain=True)
+        if not a.certain and a.blocks and set(a.blocks) <= ready
+        else a
+        for a in required
+    ]
 
 
 def _first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ...]:
@@ -166,6 +211,7 @@ class ReadSetAnalyzer:
         self.detached = False
         self._raises_cache: dict[int, bool] = {}
         self.patched_functions: frozenset[str] = frozenset()
+        self._blocks: dict[tuple[int, int], int] = {}  # (id of the AST node, arm) -> block id
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)
@@ -185,12 +231,16 @@ class ReadSetAnalyzer:
         constants: Mapping[str, object] | None = None,
         replaced: frozenset[tuple[str, str]] = frozenset(),
         call: CallShape | None = None,
+        provided: Iterable[str] = (),
     ) -> MethodReport:
         """One call of ``method`` on an instance whose ``__dict__`` holds ``initial``.
 
         ``constants`` are literal values of some of those attributes (a stub's
         ``impl._fp8_prefill_enabled = False``): branches they decide are pruned, so a stub that
-        switches a feature off is not asked for the feature's fields.
+        switches a feature off is not asked for the feature's fields.  ``provided`` are the
+        fields the test itself set (not class defaults, not earlier calls' writes): a block
+        that alone reads some of them is the one the test prepared the stub for (see
+        ``_provisioned``).
         """
         member = self.method_member(cls, method)
         node = member.node
@@ -207,13 +257,14 @@ class ReadSetAnalyzer:
         else:
             state = start
         after = state if state is not None else start
+        required = _provisioned(recorder.required, recorder.reads, frozenset(provided))
         return MethodReport(
             class_name=cls.name,
             method=method,
             signature=Signature.of(node, bound=bound),
             location=Location(member.owner.path, node.lineno),
             initial=start,
-            required=_first_by_name(recorder.required),
+            required=_first_by_name(required),
             writes=_first_by_name(recorder.writes),
             reads=_first_by_name(recorder.reads),
             param_accesses=tuple(dict.fromkeys(recorder.params)),
@@ -271,7 +322,10 @@ class ReadSetAnalyzer:
         params: dict[str, object] | None = None,
         after: ClassInfo | None = None,
         certain: bool = True,
+        chain: tuple[int, ...] | None = (),
     ) -> State:
+        """Walk ``member`` (or ``body``) from ``state``; ``certain``/``chain`` are the
+        caller's placement of this call (see ``AttributeAccess``)."""
         node = body or member.node
         consts = consts or {}
         if self._is_replaced(cls, member, after):
@@ -301,7 +355,7 @@ class ReadSetAnalyzer:
         )
         if memo_key in self._memo:
             sub, out, raised = self._memo[memo_key]
-            recorder.extend(sub)
+            recorder.extend(sub, chain)
             self.last_raised = raised
             return out
         sub = _Recorder()
@@ -309,9 +363,10 @@ class ReadSetAnalyzer:
             self, cls, member.owner, node, aliases, stack + (key_name,), sub, consts, params or {}
         )
         walker.certain = certain
+        walker.chain = ()  # relative to this call; the caller's chain is prefixed below
         out = walker.run(state)
         self._memo[memo_key] = (sub, out, walker.raised)
-        recorder.extend(sub)
+        recorder.extend(sub, chain)
         self.last_raised = walker.raised
         return out
 
@@ -350,9 +405,13 @@ class _Walker:
         self.shadowed: set[str] = set()
         # Whether the statement being walked runs on every run of the call (see ``guarded``),
         # and how many ``return``s the walk has met: a continuation after an undecided branch
-        # that may return is reached on some runs only.
-        self.certain = True
+        # that may return is reached on some runs only.  ``chain``: the undecided blocks the
+        # statement sits in, on each one's straight line (None: uncertain for another reason);
+        # ``jumps`` counts ``break``/``continue``, which leave that straight line too.
+        self._certain = True
+        self.chain: tuple[int, ...] | None = ()
         self.exits = 0
+        self.jumps = 0
         self.raised = False  # met a ``raise`` here or in a method this one calls
         self.ended = False  # the current statement called something that always raises
         self.returned: State = None  # meet of the states at each ``return``
@@ -366,21 +425,41 @@ class _Walker:
             n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         } | set(self.local_imports)
 
+    @property
+    def certain(self) -> bool:
+        return self._certain
+
+    @certain.setter
+    def certain(self, value: bool) -> None:
+        self._certain = value
+        self.chain = () if value else None
+
+    def block_id(self, node: ast.AST, arm: int) -> int:
+        ids = self.analyzer._blocks
+        return ids.setdefault((id(node), arm), len(ids))
+
     @contextlib.contextmanager
-    def guarded(self, keep_exits: bool = False) -> Iterator[None]:
+    def guarded(self, keep_exits: bool = False, loop: ast.AST | None = None) -> Iterator[None]:
         """Walk a part that runs on some runs only (an undecided branch, a loop body, a
         handler, a nested def): its reads are not certain.  After it, the walk is certain
         again unless that part may have returned (then the rest runs on some runs only);
-        ``keep_exits`` for a nested def, whose ``return`` ends the def, not this call."""
-        was, exits = self.certain, self.exits
+        ``keep_exits`` for a nested def, whose ``return`` ends the def, not this call.
+        ``loop``: the part is that loop's body, a block a test may provision."""
+        was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
         self.certain = False
+        if loop is not None and chain is not None:
+            self.chain = chain + (self.block_id(loop, 0),)
         try:
             yield
         finally:
             returned = self.exits > exits
             if keep_exits:
                 self.exits = exits
+            if keep_exits or loop is not None:
+                self.jumps = jumps  # a ``break``/``continue`` ends that loop's body only
+            jumped = self.jumps > jumps
             self.certain = was and not returned
+            self.chain = chain if not (returned or jumped) else None
 
     def loc(self, node: ast.AST) -> Location:
         return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
@@ -413,13 +492,14 @@ class _Walker:
         make it certainly (relative to the arm) -- ``if c: f(self.x) else: g(self.x)`` needs
         ``x`` whichever way the test goes.  Each arm starts from the same known values; a
         name either arm rebinds is unknown after the branch."""
-        was, exits = self.certain, self.exits
+        was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
         consts, names = dict(self.consts), dict(self.name_consts)
         marks: list[tuple[int, int]] = []
         states: list[State] = []
         changed: set[tuple[str, str]] = set()
-        for arm, arm_in in ((body, body_in), (orelse, orelse_in)):
+        for number, (arm, arm_in) in enumerate(((body, body_in), (orelse, orelse_in))):
             self.certain = was
+            self.chain = None if chain is None else chain + (self.block_id(arm, number),)
             self.consts, self.name_consts = dict(consts), dict(names)
             marks.append((len(self.rec.reads), len(self.rec.required)))
             states.append(self.block(arm, arm_in))
@@ -448,6 +528,7 @@ class _Walker:
                 if accesses[i].certain and accesses[i].name not in both:
                     accesses[i] = attrs.evolve(accesses[i], certain=False)
         self.certain = was and self.exits == exits
+        self.chain = chain if self.exits == exits and self.jumps == jumps else None
         return _meet(states[0], states[1])
 
     def end_path(self) -> None:
@@ -489,13 +570,15 @@ class _Walker:
         if isinstance(node, (ast.For, ast.AsyncFor)):
             state = self.expr(node.iter, state)
             state = self.store(node.target, state, None)
-            with self.guarded():
+            with self.guarded(loop=node):
                 self.block(node.body, state)
+            with self.guarded():
                 return _meet(state, self.block(node.orelse, state))
         if isinstance(node, ast.While):
             state = self.expr(node.test, state)
-            with self.guarded():
+            with self.guarded(loop=node):
                 self.block(node.body, state)
+            with self.guarded():
                 return _meet(state, self.block(node.orelse, state))
         if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             body_state = self.block(node.body, state)
@@ -526,6 +609,7 @@ class _Walker:
                 self.exits += 1
             return None
         if isinstance(node, (ast.Break, ast.Continue)):
+            self.jumps += 1
             return None
         if isinstance(node, ast.Match):
             state = self.expr(node.subject, state)
@@ -572,6 +656,7 @@ class _Walker:
                         body=member.setter,
                         consts=self.consts,
                         certain=self.certain,
+                        chain=self.chain,
                     )
                     return out if out is not None else state
                 return state
@@ -634,7 +719,7 @@ class _Walker:
         return ".".join([root] + list(reversed(parts)))
 
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
-        access = AttributeAccess(name, self.loc(node), self.qualname, self.certain)
+        access = AttributeAccess(name, self.loc(node), self.qualname, self.certain, self.chain)
         self.rec.reads.append(access)
         if name in state or name in _OBJECT_ATTRIBUTES:
             return state
@@ -652,6 +737,7 @@ class _Walker:
                 self.rec,
                 consts=self.consts,
                 certain=self.certain,
+                chain=self.chain,
             )
             return out if out is not None else state
         return state
@@ -704,6 +790,7 @@ class _Walker:
             params=shape.bind_literals(callee, bound=True),
             after=after,
             certain=self.certain,
+            chain=self.chain,
         )
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
@@ -871,7 +958,7 @@ class _Walker:
         out = self.expr(first, state)
         current, previous = out, first
         is_and = isinstance(node.op, ast.And)
-        was = self.certain
+        was, chain = self.certain, self.chain
         for value in rest:
             verdict = self.truth(previous)
             if verdict is (not is_and):
@@ -881,7 +968,7 @@ class _Walker:
             current = current | self.guards(previous)[0 if is_and else 1]
             current = self.expr(value, current)
             previous = value
-        self.certain = was
+        self.certain, self.chain = was, chain
         return out
 
     def call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
