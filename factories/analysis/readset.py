@@ -487,22 +487,32 @@ class _Walker:
         body_in: frozenset[str],
         orelse: Sequence[ast.stmt],
         orelse_in: frozenset[str],
+        new_guard: bool = False,
     ) -> State:
         """An undecided ``if``: either arm may run, so a read is certain only when both arms
         make it certainly (relative to the arm) -- ``if c: f(self.x) else: g(self.x)`` needs
         ``x`` whichever way the test goes.  Each arm starts from the same known values; a
-        name either arm rebinds is unknown after the branch."""
+        name either arm rebinds is unknown after the branch.
+
+        ``new_guard``: the condition reads a field the stub lacks, so the test was written
+        before this branch existed (or never meant to decide it) and the stub already fails
+        there.  When one arm leaves the call (``return``, ``break``, ``continue``) and the
+        other goes on, the test's path is the one that goes on: the code it was written for
+        lies past the guard (``if engine in self._invalid_engines: return`` added later)."""
         was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
         consts, names = dict(self.consts), dict(self.name_consts)
         marks: list[tuple[int, int]] = []
         states: list[State] = []
+        left: list[bool] = []  # whether each arm may leave the call or the loop body
         changed: set[tuple[str, str]] = set()
         for number, (arm, arm_in) in enumerate(((body, body_in), (orelse, orelse_in))):
             self.certain = was
             self.chain = None if chain is None else chain + (self.block_id(arm, number),)
             self.consts, self.name_consts = dict(consts), dict(names)
             marks.append((len(self.rec.reads), len(self.rec.required)))
+            before = self.exits + self.jumps
             states.append(self.block(arm, arm_in))
+            left.append(states[-1] is None or self.exits + self.jumps > before)
             self.ended = False
             changed |= {
                 ("c", k)
@@ -517,6 +527,17 @@ class _Walker:
         marks.append((len(self.rec.reads), len(self.rec.required)))
         self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
         self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
+        if new_guard and left[0] != left[1] and states[left.index(False)] is not None:
+            stays = left.index(False)
+            if states[1 - stays] is None:  # the leaving arm always leaves
+                self.exits, self.jumps = exits, jumps
+                self.certain, self.chain = was, chain
+                for which in (0, 1):  # the other arm's reads are not on the test's path
+                    accesses = self.rec.reads if which == 0 else self.rec.required
+                    for i in range(marks[1 - stays][which], marks[2 - stays][which]):
+                        if accesses[i].certain:
+                            accesses[i] = attrs.evolve(accesses[i], certain=False)
+                return states[stays]
         for which in (0, 1):
             accesses = self.rec.reads if which == 0 else self.rec.required
             first = range(marks[0][which], marks[1][which])
@@ -530,6 +551,15 @@ class _Walker:
         self.certain = was and self.exits == exits
         self.chain = chain if self.exits == exits and self.jumps == jumps else None
         return _meet(states[0], states[1])
+
+    def placed(self, since: int) -> bool:
+        """Whether a required read recorded since ``since`` sits where the walk is now: as
+        certain, or in the same undecided blocks (the stub fails at that read whenever the
+        walk gets here)."""
+        new = self.rec.required[since:]
+        if self.certain:
+            return any(a.certain for a in new)
+        return self.chain is not None and any(a.blocks == self.chain for a in new)
 
     def end_path(self) -> None:
         """A call that raises on every run: the rest of this path is not reached."""
@@ -561,12 +591,15 @@ class _Walker:
                     state = self.expr(target, state)
             return state
         if isinstance(node, ast.If):
+            before = len(self.rec.required)
             verdict, when_true, when_false = self.branch(node.test, state)
             if verdict is True:
                 return self.block(node.body, when_true)
             if verdict is False:
                 return self.block(node.orelse, when_false)
-            return self.both_arms(node.body, when_true, node.orelse, when_false)
+            return self.both_arms(
+                node.body, when_true, node.orelse, when_false, self.placed(before)
+            )
         if isinstance(node, (ast.For, ast.AsyncFor)):
             state = self.expr(node.iter, state)
             state = self.store(node.target, state, None)
