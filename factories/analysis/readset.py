@@ -986,8 +986,12 @@ class _Walker:
     def bool_op(self, node: ast.BoolOp, state: frozenset[str]) -> frozenset[str]:
         """``a and b``/``a or b`` as Python runs it: an operand runs only when the ones before
         it did not decide the result, so an operand after a known-false ``and`` (known-true
-        ``or``) operand is not read; only the first operand's writes are certain."""
+        ``or``) operand is not read; only the first operand's writes are certain.  An
+        operand after one that reads a field the stub lacks runs as surely as that one: the
+        stub fails there already, and the condition was written with both in mind
+        (``self.owns_indexer or meta.epoch != self.index_epoch``, both new)."""
         first, *rest = node.values
+        since = len(self.rec.required)
         out = self.expr(first, state)
         current, previous = out, first
         is_and = isinstance(node.op, ast.And)
@@ -996,8 +1000,9 @@ class _Walker:
             verdict = self.truth(previous)
             if verdict is (not is_and):
                 break
-            if verdict is None:
+            if verdict is None and not self.placed(since):
                 self.certain = False  # this operand runs on some runs only
+            since = len(self.rec.required)
             current = current | self.guards(previous)[0 if is_and else 1]
             current = self.expr(value, current)
             previous = value
