@@ -31,7 +31,7 @@ from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Membe
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape, Signature
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
-from factories.analysis.values import Obj, compare, enum_member, truthy
+from factories.analysis.values import Obj, compare, enum_member, length_of, truthy
 from factories.errors import MethodNotFound, SourceError
 
 _BUILTINS = frozenset(dir(builtins))
@@ -705,8 +705,13 @@ class _Walker:
         if isinstance(target, ast.Name):
             self.name_consts.pop(target.id, None)
             value_known = self.known(value) if value is not None else ()
-            if value_known and isinstance(value_known[0], Obj) and self.certain:
-                self.name_consts[target.id] = value_known[0]  # ``meta = attn_metadata.prefill``
+            if (
+                value_known
+                and self.certain
+                and (isinstance(value_known[0], Obj) or _sized(value) is not None)
+            ):
+                # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``
+                self.name_consts[target.id] = value_known[0]
             path = self.param_path(value) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path
@@ -906,6 +911,10 @@ class _Walker:
             return (self.consts[node.attr],)  # type: ignore[attr-defined]
         if isinstance(node, ast.Name) and node.id in self.name_consts:
             return (self.name_consts[node.id],)
+        sized = _sized(node)
+        if sized is not None:
+            owner = self.known(sized)
+            return length_of(owner[0]) if owner else ()
         if isinstance(node, ast.Attribute):
             owner = self.known(node.value)
             if owner and isinstance(owner[0], Obj):
@@ -1137,6 +1146,37 @@ class _Walker:
         for part in reversed(suffix):
             text += part if part == "()" else f".{part}"
         return text
+
+
+def _sized(node: ast.expr | None) -> ast.expr | None:
+    """``x`` of ``len(x)``, ``x.shape[0]`` or ``x.size(0)``: the expressions whose value is
+    the length of ``x``."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return node.args[0]
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "shape"
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == 0
+    ):
+        return node.value.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == 0
+    ):
+        return node.func.value
+    return None
 
 
 def _as_load(node: ast.expr) -> ast.expr:
