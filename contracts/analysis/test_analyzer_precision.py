@@ -602,6 +602,11 @@ SELECTED = """
                 return self.fresh
             return None
 
+        def both_prepared(self, flag):
+            if flag.on:
+                return self.prefix + self.fresh
+            return self.other
+
         def new_guard(self, req):
             if req in self.invalid:
                 return None
@@ -687,6 +692,12 @@ SELECTED_CASES = {
         "impl.prefix = 'p'\n    impl.provisioned(obj)",
         set(),
         {("provisioned", "fresh")},
+    ),
+    "both-arms-provisioned-single-out-neither": (
+        "impl.prefix = 'p'\n    impl.other = 1\n    impl.both_prepared(obj)",
+        "impl.prefix = 'p'\n    impl.both_prepared(obj)",
+        set(),
+        {("both_prepared", "fresh")},
     ),
     # a guard on a field the stub lacks was added after the test: its path goes past it
     "guard-on-a-missing-field": (

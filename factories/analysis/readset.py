@@ -156,6 +156,7 @@ def _provisioned(
     required: Sequence[AttributeAccess],
     reads: Sequence[AttributeAccess],
     provided: frozenset[str],
+    siblings: Mapping[int, int],
 ) -> list[AttributeAccess]:
     """Required reads made certain because the test prepared the block they sit in.
 
@@ -164,7 +165,8 @@ def _provisioned(
     block's straight line (from its entry, before any further undecided split, exit or jump)
     is then as certain as the block itself.  A block is *provisioned* when some field the
     test set is read inside it and nowhere outside it on the call's path; a read is certain
-    when every block it sits in is provisioned."""
+    when every block it sits in is provisioned.  ``siblings`` pairs the two arms of an
+    ``if``."""
     if not provided:
         return list(required)
     inside: dict[str, frozenset[int]] = {}
@@ -174,6 +176,9 @@ def _provisioned(
         blocks = frozenset(access.blocks or ()) if not access.certain else frozenset()
         inside[access.name] = inside.get(access.name, blocks) & blocks
     ready = frozenset().union(*inside.values())
+    # Both arms of one ``if`` prepared: the test (or a helper shared by tests) set up for
+    # either way, so neither is singled out.
+    ready = frozenset(b for b in ready if siblings.get(b) not in ready)
     return [
         attrs.evolve(a, certain=True)
         if not a.certain and a.blocks and set(a.blocks) <= ready
@@ -212,6 +217,7 @@ class ReadSetAnalyzer:
         self._raises_cache: dict[int, bool] = {}
         self.patched_functions: frozenset[str] = frozenset()
         self._blocks: dict[tuple[int, int], int] = {}  # (id of the AST node, arm) -> block id
+        self._siblings: dict[int, int] = {}  # the other arm of an ``if`` arm's block
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)
@@ -257,7 +263,9 @@ class ReadSetAnalyzer:
         else:
             state = start
         after = state if state is not None else start
-        required = _provisioned(recorder.required, recorder.reads, frozenset(provided))
+        required = _provisioned(
+            recorder.required, recorder.reads, frozenset(provided), self._siblings
+        )
         return MethodReport(
             class_name=cls.name,
             method=method,
@@ -505,9 +513,11 @@ class _Walker:
         states: list[State] = []
         left: list[bool] = []  # whether each arm may leave the call or the loop body
         changed: set[tuple[str, str]] = set()
+        ids = (self.block_id(body, 0), self.block_id(orelse, 1))
+        self.analyzer._siblings.update({ids[0]: ids[1], ids[1]: ids[0]})
         for number, (arm, arm_in) in enumerate(((body, body_in), (orelse, orelse_in))):
             self.certain = was
-            self.chain = None if chain is None else chain + (self.block_id(arm, number),)
+            self.chain = None if chain is None else chain + (ids[number],)
             self.consts, self.name_consts = dict(consts), dict(names)
             marks.append((len(self.rec.reads), len(self.rec.required)))
             before = self.exits + self.jumps
