@@ -604,8 +604,10 @@ SELECTED = """
 
         def both_prepared(self, flag):
             if flag.on:
-                return self.prefix + self.fresh
-            return self.other
+                out = self.prefix + self.fresh
+            else:
+                out = self.other
+            return out
 
         def new_guard(self, req):
             if req in self.invalid:
