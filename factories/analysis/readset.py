@@ -16,6 +16,11 @@ branch they protect, an assertion's message (evaluated only when the test alread
 read, and the attributes every object has (``__dict__``, ``__class__``) are never missing.
 ``self.m(...)`` is followed into ``m`` through the MRO, ``super().m(...)`` past the defining
 class, properties into their getters and setters.
+
+Where the test's values do not decide a branch, its set-up can still say which way it goes: a
+block that alone reads fields the test set is one it prepared (``_provisioned``), and a
+condition that reads a field the stub lacks is a guard written after the test (``both_arms``).
+Reads record the undecided blocks they sit in for the first.
 """
 
 from __future__ import annotations
