@@ -447,7 +447,9 @@ class _Walker:
         self._certain = value
         self.chain = () if value else None
 
-    def block_id(self, node: ast.AST, arm: int) -> int:
+    def block_id(self, node: object, arm: int) -> int:
+        """A stable id for one arm (0, 1) of an ``if`` (keyed by its statement list) or a
+        loop's body (0, keyed by the loop), shared by every walk of that code."""
         ids = self.analyzer._blocks
         return ids.setdefault((id(node), arm), len(ids))
 
