@@ -578,6 +578,50 @@ SELECTED = """
                 return self.shared + 1
             else:
                 return self.shared - 1
+
+        def provisioned(self, flag):
+            if flag.on:
+                return self.prefix + self.fresh
+            return None
+
+        def read_before(self, flag):
+            self.prefix.strip()
+            if flag.on:
+                return self.prefix + self.fresh
+            return None
+
+        def provisioned_loop(self, items):
+            for item in items:
+                self.sink.append(item + self.offset)
+
+        def provisioned_then_exit(self, flag):
+            if flag.on:
+                head = self.prefix
+                if flag.early:
+                    return head
+                return self.fresh
+            return None
+
+        def both_prepared(self, flag):
+            if flag.on:
+                out = self.prefix + self.fresh
+            else:
+                out = self.other
+            return out
+
+        def new_guard(self, req):
+            if req in self.invalid:
+                return None
+            return self.after
+
+        def either(self):
+            return self.owns or self.epoch
+
+        def sized(self, idx):
+            num_reqs = idx.shape[0]
+            if not num_reqs:
+                return None
+            return self.table
 """
 
 SELECTED_CASES = {
@@ -632,6 +676,50 @@ SELECTED_CASES = {
         set(),
         {("every_arm", "shared")},
     ),
+    # the test set a field only one undecided block reads: it means that block to run
+    "provisioned-if-arm": (
+        "impl.prefix = 'p'\n    impl.read_before(obj)",
+        "impl.prefix = 'p'\n    impl.provisioned(obj)",
+        set(),
+        {("provisioned", "fresh")},
+    ),
+    "provisioned-loop-body": (
+        "impl.provisioned_loop(obj)",
+        "impl.sink = []\n    impl.provisioned_loop(obj)",
+        set(),
+        {("provisioned_loop", "offset")},
+    ),
+    "provisioned-block-ends-at-an-undecided-exit": (
+        "impl.prefix = 'p'\n    impl.provisioned_then_exit(obj)",
+        "impl.prefix = 'p'\n    impl.provisioned(obj)",
+        set(),
+        {("provisioned", "fresh")},
+    ),
+    "both-arms-provisioned-single-out-neither": (
+        "impl.prefix = 'p'\n    impl.other = 1\n    impl.both_prepared(obj)",
+        "impl.prefix = 'p'\n    impl.both_prepared(obj)",
+        set(),
+        {("both_prepared", "fresh")},
+    ),
+    # a guard on a field the stub lacks was added after the test: its path goes past it
+    "guard-on-a-missing-field": (
+        "impl.invalid = set()\n    impl.new_guard(obj)",
+        "impl.new_guard(obj)",
+        set(),
+        {("new_guard", "invalid"), ("new_guard", "after")},
+    ),
+    "operand-after-a-missing-field": (
+        "impl.owns = obj\n    impl.either()",
+        "impl.either()",
+        set(),
+        {("either", "owns"), ("either", "epoch")},
+    ),
+    "array-length": (
+        "impl.sized(torch.zeros(0, 4))",
+        "impl.sized(torch.tensor([3, 5]))",
+        set(),
+        {("sized", "table")},
+    ),
     "cancellable-task": (
         "asyncio.create_task(impl.task())",
         "asyncio.run(impl.task())",
@@ -649,6 +737,7 @@ def test_what_the_test_states_selects_the_path(tmp_path, case):
         from types import SimpleNamespace
         from unittest.mock import Mock
         import pytest
+        import torch
         import vllm.mod as mod
         from vllm.mod import Impl, Kind
 

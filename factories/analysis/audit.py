@@ -450,6 +450,7 @@ class StubAuditor:
         state: frozenset[str] = frozenset()
         constants: dict[str, object] = {}
         maybe_written: frozenset[str] = frozenset()
+        provided: set[str] = set()  # set by the test itself (for ``_provisioned`` blocks)
         replaced, functions, raising = self._replaced_methods(stub, cls)
         self.analyzer.patched_functions = functions
         self.analyzer.raising = raising
@@ -467,6 +468,7 @@ class StubAuditor:
                 if event.must_exist and event.name not in state:
                     out.extend(self._patch_of_missing_name(cls, event))
                 state = state | {event.name}
+                provided.add(event.name)
                 if event.has_value:
                     constants[event.name] = event.value
                 else:
@@ -512,7 +514,7 @@ class StubAuditor:
             self.analyzer.expect_raise = event.expect_raise
             self.analyzer.detached = event.detached
             report = self.analyzer.analyze(
-                cls, event.name, state, known, replaced, call=event.shape
+                cls, event.name, state, known, replaced, call=event.shape, provided=provided
             )
             self.analyzer.expect_raise = self.analyzer.detached = False
             maybe_written |= report.written_names

@@ -16,6 +16,11 @@ branch they protect, an assertion's message (evaluated only when the test alread
 read, and the attributes every object has (``__dict__``, ``__class__``) are never missing.
 ``self.m(...)`` is followed into ``m`` through the MRO, ``super().m(...)`` past the defining
 class, properties into their getters and setters.
+
+Where the test's values do not decide a branch, its set-up can still say which way it goes: a
+block that alone reads fields the test set is one it prepared (``_provisioned``), and a
+condition that reads a field the stub lacks is a guard written after the test (``both_arms``).
+Reads record the undecided blocks they sit in for the first.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Membe
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape, Signature
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
-from factories.analysis.values import Obj, compare, enum_member, truthy
+from factories.analysis.values import Obj, compare, enum_member, length_of, truthy
 from factories.errors import MethodNotFound, SourceError
 
 _BUILTINS = frozenset(dir(builtins))
@@ -54,6 +59,10 @@ class AttributeAccess:
     # Whether the read happens on every run of the analysed call that the test's known values
     # select: False behind a branch, loop or handler the analysis cannot decide.
     certain: bool = True
+    # When not certain: the undecided blocks (ids of ``if`` arms and loop bodies) the read sits
+    # in, each on the straight line from the block's entry; None when something else (a
+    # handler, an exit, a short-circuit) also makes it uncertain.  See ``_provisioned``.
+    blocks: tuple[int, ...] | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen(order=True)
@@ -124,9 +133,20 @@ class _Recorder:
     params: list[ParamAccess] = attrs.field(factory=list)
     calls: list[CallSite] = attrs.field(factory=list)
 
-    def extend(self, other: _Recorder) -> None:
+    def extend(self, other: _Recorder, prefix: tuple[int, ...] | None = ()) -> None:
+        """Add a callee's accesses, its reads' blocks placed after the caller's ``prefix``."""
         for field in attrs.fields(_Recorder):
-            getattr(self, field.name).extend(getattr(other, field.name))
+            items = getattr(other, field.name)
+            if field.name in ("reads", "required") and prefix != ():
+                items = [_placed(a, prefix) for a in items]
+            getattr(self, field.name).extend(items)
+
+
+def _placed(access: AttributeAccess, prefix: tuple[int, ...] | None) -> AttributeAccess:
+    if access.certain and not prefix:
+        return access
+    blocks = None if prefix is None or access.blocks is None else prefix + access.blocks
+    return attrs.evolve(access, blocks=blocks)
 
 
 def _meet(a: State, b: State) -> State:
@@ -135,6 +155,41 @@ def _meet(a: State, b: State) -> State:
     if b is None:
         return a
     return a & b
+
+
+def _provisioned(
+    required: Sequence[AttributeAccess],
+    reads: Sequence[AttributeAccess],
+    provided: frozenset[str],
+    siblings: Mapping[int, int],
+) -> list[AttributeAccess]:
+    """Required reads made certain because the test prepared the block they sit in.
+
+    A test that sets stub fields which the call reads only inside one undecided block (an
+    ``if`` arm, a loop body) means that block to run: why else set them.  A read on that
+    block's straight line (from its entry, before any further undecided split, exit or jump)
+    is then as certain as the block itself.  A block is *provisioned* when some field the
+    test set is read inside it and nowhere outside it on the call's path; a read is certain
+    when every block it sits in is provisioned.  ``siblings`` pairs the two arms of an
+    ``if``."""
+    if not provided:
+        return list(required)
+    inside: dict[str, frozenset[int]] = {}
+    for access in reads:
+        if access.name not in provided:
+            continue
+        blocks = frozenset(access.blocks or ()) if not access.certain else frozenset()
+        inside[access.name] = inside.get(access.name, blocks) & blocks
+    ready = frozenset().union(*inside.values())
+    # Both arms of one ``if`` prepared: the test (or a helper shared by tests) set up for
+    # either way, so neither is singled out.
+    ready = frozenset(b for b in ready if siblings.get(b) not in ready)
+    return [
+        attrs.evolve(a, certain=True)
+        if not a.certain and a.blocks and set(a.blocks) <= ready
+        else a
+        for a in required
+    ]
 
 
 def _first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ...]:
@@ -166,6 +221,8 @@ class ReadSetAnalyzer:
         self.detached = False
         self._raises_cache: dict[int, bool] = {}
         self.patched_functions: frozenset[str] = frozenset()
+        self._blocks: dict[tuple[int, int], int] = {}  # (id of the AST node, arm) -> block id
+        self._siblings: dict[int, int] = {}  # the other arm of an ``if`` arm's block
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)
@@ -185,12 +242,16 @@ class ReadSetAnalyzer:
         constants: Mapping[str, object] | None = None,
         replaced: frozenset[tuple[str, str]] = frozenset(),
         call: CallShape | None = None,
+        provided: Iterable[str] = (),
     ) -> MethodReport:
         """One call of ``method`` on an instance whose ``__dict__`` holds ``initial``.
 
         ``constants`` are literal values of some of those attributes (a stub's
         ``impl._fp8_prefill_enabled = False``): branches they decide are pruned, so a stub that
-        switches a feature off is not asked for the feature's fields.
+        switches a feature off is not asked for the feature's fields.  ``provided`` are the
+        fields the test itself set (not class defaults, not earlier calls' writes): a block
+        that alone reads some of them is the one the test prepared the stub for (see
+        ``_provisioned``).
         """
         member = self.method_member(cls, method)
         node = member.node
@@ -207,13 +268,16 @@ class ReadSetAnalyzer:
         else:
             state = start
         after = state if state is not None else start
+        required = _provisioned(
+            recorder.required, recorder.reads, frozenset(provided), self._siblings
+        )
         return MethodReport(
             class_name=cls.name,
             method=method,
             signature=Signature.of(node, bound=bound),
             location=Location(member.owner.path, node.lineno),
             initial=start,
-            required=_first_by_name(recorder.required),
+            required=_first_by_name(required),
             writes=_first_by_name(recorder.writes),
             reads=_first_by_name(recorder.reads),
             param_accesses=tuple(dict.fromkeys(recorder.params)),
@@ -271,7 +335,10 @@ class ReadSetAnalyzer:
         params: dict[str, object] | None = None,
         after: ClassInfo | None = None,
         certain: bool = True,
+        chain: tuple[int, ...] | None = (),
     ) -> State:
+        """Walk ``member`` (or ``body``) from ``state``; ``certain``/``chain`` are the
+        caller's placement of this call (see ``AttributeAccess``)."""
         node = body or member.node
         consts = consts or {}
         if self._is_replaced(cls, member, after):
@@ -301,7 +368,7 @@ class ReadSetAnalyzer:
         )
         if memo_key in self._memo:
             sub, out, raised = self._memo[memo_key]
-            recorder.extend(sub)
+            recorder.extend(sub, chain)
             self.last_raised = raised
             return out
         sub = _Recorder()
@@ -309,9 +376,10 @@ class ReadSetAnalyzer:
             self, cls, member.owner, node, aliases, stack + (key_name,), sub, consts, params or {}
         )
         walker.certain = certain
+        walker.chain = ()  # relative to this call; the caller's chain is prefixed below
         out = walker.run(state)
         self._memo[memo_key] = (sub, out, walker.raised)
-        recorder.extend(sub)
+        recorder.extend(sub, chain)
         self.last_raised = walker.raised
         return out
 
@@ -350,9 +418,13 @@ class _Walker:
         self.shadowed: set[str] = set()
         # Whether the statement being walked runs on every run of the call (see ``guarded``),
         # and how many ``return``s the walk has met: a continuation after an undecided branch
-        # that may return is reached on some runs only.
-        self.certain = True
+        # that may return is reached on some runs only.  ``chain``: the undecided blocks the
+        # statement sits in, on each one's straight line (None: uncertain for another reason);
+        # ``jumps`` counts ``break``/``continue``, which leave that straight line too.
+        self._certain = True
+        self.chain: tuple[int, ...] | None = ()
         self.exits = 0
+        self.jumps = 0
         self.raised = False  # met a ``raise`` here or in a method this one calls
         self.ended = False  # the current statement called something that always raises
         self.returned: State = None  # meet of the states at each ``return``
@@ -366,21 +438,43 @@ class _Walker:
             n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
         } | set(self.local_imports)
 
+    @property
+    def certain(self) -> bool:
+        return self._certain
+
+    @certain.setter
+    def certain(self, value: bool) -> None:
+        self._certain = value
+        self.chain = () if value else None
+
+    def block_id(self, node: object, arm: int) -> int:
+        """A stable id for one arm (0, 1) of an ``if`` (keyed by its statement list) or a
+        loop's body (0, keyed by the loop), shared by every walk of that code."""
+        ids = self.analyzer._blocks
+        return ids.setdefault((id(node), arm), len(ids))
+
     @contextlib.contextmanager
-    def guarded(self, keep_exits: bool = False) -> Iterator[None]:
+    def guarded(self, keep_exits: bool = False, loop: ast.AST | None = None) -> Iterator[None]:
         """Walk a part that runs on some runs only (an undecided branch, a loop body, a
         handler, a nested def): its reads are not certain.  After it, the walk is certain
         again unless that part may have returned (then the rest runs on some runs only);
-        ``keep_exits`` for a nested def, whose ``return`` ends the def, not this call."""
-        was, exits = self.certain, self.exits
+        ``keep_exits`` for a nested def, whose ``return`` ends the def, not this call.
+        ``loop``: the part is that loop's body, a block a test may provision."""
+        was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
         self.certain = False
+        if loop is not None and chain is not None:
+            self.chain = chain + (self.block_id(loop, 0),)
         try:
             yield
         finally:
             returned = self.exits > exits
             if keep_exits:
                 self.exits = exits
+            if keep_exits or loop is not None:
+                self.jumps = jumps  # a ``break``/``continue`` ends that loop's body only
+            jumped = self.jumps > jumps
             self.certain = was and not returned
+            self.chain = chain if not (returned or jumped) else None
 
     def loc(self, node: ast.AST) -> Location:
         return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
@@ -408,21 +502,34 @@ class _Walker:
         body_in: frozenset[str],
         orelse: Sequence[ast.stmt],
         orelse_in: frozenset[str],
+        new_guard: bool = False,
     ) -> State:
         """An undecided ``if``: either arm may run, so a read is certain only when both arms
         make it certainly (relative to the arm) -- ``if c: f(self.x) else: g(self.x)`` needs
         ``x`` whichever way the test goes.  Each arm starts from the same known values; a
-        name either arm rebinds is unknown after the branch."""
-        was, exits = self.certain, self.exits
+        name either arm rebinds is unknown after the branch.
+
+        ``new_guard``: the condition reads a field the stub lacks, so the test was written
+        before this branch existed (or never meant to decide it) and the stub already fails
+        there.  When one arm leaves the call (``return``, ``break``, ``continue``) and the
+        other goes on, the test's path is the one that goes on: the code it was written for
+        lies past the guard (``if engine in self._invalid_engines: return`` added later)."""
+        was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
         consts, names = dict(self.consts), dict(self.name_consts)
         marks: list[tuple[int, int]] = []
         states: list[State] = []
+        left: list[bool] = []  # whether each arm may leave the call or the loop body
         changed: set[tuple[str, str]] = set()
-        for arm, arm_in in ((body, body_in), (orelse, orelse_in)):
+        ids = (self.block_id(body, 0), self.block_id(orelse, 1))
+        self.analyzer._siblings.update({ids[0]: ids[1], ids[1]: ids[0]})
+        for number, (arm, arm_in) in enumerate(((body, body_in), (orelse, orelse_in))):
             self.certain = was
+            self.chain = None if chain is None else chain + (ids[number],)
             self.consts, self.name_consts = dict(consts), dict(names)
             marks.append((len(self.rec.reads), len(self.rec.required)))
+            before = self.exits + self.jumps
             states.append(self.block(arm, arm_in))
+            left.append(states[-1] is None or self.exits + self.jumps > before)
             self.ended = False
             changed |= {
                 ("c", k)
@@ -437,6 +544,17 @@ class _Walker:
         marks.append((len(self.rec.reads), len(self.rec.required)))
         self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
         self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
+        if new_guard and left[0] != left[1] and states[left.index(False)] is not None:
+            stays = left.index(False)
+            if states[1 - stays] is None:  # the leaving arm always leaves
+                self.exits, self.jumps = exits, jumps
+                self.certain, self.chain = was, chain
+                for which in (0, 1):  # the other arm's reads are not on the test's path
+                    accesses = self.rec.reads if which == 0 else self.rec.required
+                    for i in range(marks[1 - stays][which], marks[2 - stays][which]):
+                        if accesses[i].certain:
+                            accesses[i] = attrs.evolve(accesses[i], certain=False)
+                return states[stays]
         for which in (0, 1):
             accesses = self.rec.reads if which == 0 else self.rec.required
             first = range(marks[0][which], marks[1][which])
@@ -448,7 +566,17 @@ class _Walker:
                 if accesses[i].certain and accesses[i].name not in both:
                     accesses[i] = attrs.evolve(accesses[i], certain=False)
         self.certain = was and self.exits == exits
+        self.chain = chain if self.exits == exits and self.jumps == jumps else None
         return _meet(states[0], states[1])
+
+    def placed(self, since: int) -> bool:
+        """Whether a required read recorded since ``since`` sits where the walk is now: as
+        certain, or in the same undecided blocks (the stub fails at that read whenever the
+        walk gets here)."""
+        new = self.rec.required[since:]
+        if self.certain:
+            return any(a.certain for a in new)
+        return self.chain is not None and any(a.blocks == self.chain for a in new)
 
     def end_path(self) -> None:
         """A call that raises on every run: the rest of this path is not reached."""
@@ -480,22 +608,27 @@ class _Walker:
                     state = self.expr(target, state)
             return state
         if isinstance(node, ast.If):
+            before = len(self.rec.required)
             verdict, when_true, when_false = self.branch(node.test, state)
             if verdict is True:
                 return self.block(node.body, when_true)
             if verdict is False:
                 return self.block(node.orelse, when_false)
-            return self.both_arms(node.body, when_true, node.orelse, when_false)
+            return self.both_arms(
+                node.body, when_true, node.orelse, when_false, self.placed(before)
+            )
         if isinstance(node, (ast.For, ast.AsyncFor)):
             state = self.expr(node.iter, state)
             state = self.store(node.target, state, None)
-            with self.guarded():
+            with self.guarded(loop=node):
                 self.block(node.body, state)
+            with self.guarded():
                 return _meet(state, self.block(node.orelse, state))
         if isinstance(node, ast.While):
             state = self.expr(node.test, state)
-            with self.guarded():
+            with self.guarded(loop=node):
                 self.block(node.body, state)
+            with self.guarded():
                 return _meet(state, self.block(node.orelse, state))
         if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             body_state = self.block(node.body, state)
@@ -526,6 +659,7 @@ class _Walker:
                 self.exits += 1
             return None
         if isinstance(node, (ast.Break, ast.Continue)):
+            self.jumps += 1
             return None
         if isinstance(node, ast.Match):
             state = self.expr(node.subject, state)
@@ -572,6 +706,7 @@ class _Walker:
                         body=member.setter,
                         consts=self.consts,
                         certain=self.certain,
+                        chain=self.chain,
                     )
                     return out if out is not None else state
                 return state
@@ -587,8 +722,13 @@ class _Walker:
         if isinstance(target, ast.Name):
             self.name_consts.pop(target.id, None)
             value_known = self.known(value) if value is not None else ()
-            if value_known and isinstance(value_known[0], Obj) and self.certain:
-                self.name_consts[target.id] = value_known[0]  # ``meta = attn_metadata.prefill``
+            if (
+                value_known
+                and self.certain
+                and (isinstance(value_known[0], Obj) or _sized(value) is not None)
+            ):
+                # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``
+                self.name_consts[target.id] = value_known[0]
             path = self.param_path(value) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path
@@ -634,7 +774,7 @@ class _Walker:
         return ".".join([root] + list(reversed(parts)))
 
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
-        access = AttributeAccess(name, self.loc(node), self.qualname, self.certain)
+        access = AttributeAccess(name, self.loc(node), self.qualname, self.certain, self.chain)
         self.rec.reads.append(access)
         if name in state or name in _OBJECT_ATTRIBUTES:
             return state
@@ -652,6 +792,7 @@ class _Walker:
                 self.rec,
                 consts=self.consts,
                 certain=self.certain,
+                chain=self.chain,
             )
             return out if out is not None else state
         return state
@@ -704,6 +845,7 @@ class _Walker:
             params=shape.bind_literals(callee, bound=True),
             after=after,
             certain=self.certain,
+            chain=self.chain,
         )
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
@@ -786,6 +928,10 @@ class _Walker:
             return (self.consts[node.attr],)  # type: ignore[attr-defined]
         if isinstance(node, ast.Name) and node.id in self.name_consts:
             return (self.name_consts[node.id],)
+        sized = _sized(node)
+        if sized is not None:
+            owner = self.known(sized)
+            return length_of(owner[0]) if owner else ()
         if isinstance(node, ast.Attribute):
             owner = self.known(node.value)
             if owner and isinstance(owner[0], Obj):
@@ -866,22 +1012,27 @@ class _Walker:
     def bool_op(self, node: ast.BoolOp, state: frozenset[str]) -> frozenset[str]:
         """``a and b``/``a or b`` as Python runs it: an operand runs only when the ones before
         it did not decide the result, so an operand after a known-false ``and`` (known-true
-        ``or``) operand is not read; only the first operand's writes are certain."""
+        ``or``) operand is not read; only the first operand's writes are certain.  An
+        operand after one that reads a field the stub lacks runs as surely as that one: the
+        stub fails there already, and the condition was written with both in mind
+        (``self.owns_indexer or meta.epoch != self.index_epoch``, both new)."""
         first, *rest = node.values
+        since = len(self.rec.required)
         out = self.expr(first, state)
         current, previous = out, first
         is_and = isinstance(node.op, ast.And)
-        was = self.certain
+        was, chain = self.certain, self.chain
         for value in rest:
             verdict = self.truth(previous)
             if verdict is (not is_and):
                 break
-            if verdict is None:
+            if verdict is None and not self.placed(since):
                 self.certain = False  # this operand runs on some runs only
+            since = len(self.rec.required)
             current = current | self.guards(previous)[0 if is_and else 1]
             current = self.expr(value, current)
             previous = value
-        self.certain = was
+        self.certain, self.chain = was, chain
         return out
 
     def call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
@@ -1012,6 +1163,37 @@ class _Walker:
         for part in reversed(suffix):
             text += part if part == "()" else f".{part}"
         return text
+
+
+def _sized(node: ast.expr | None) -> ast.expr | None:
+    """``x`` of ``len(x)``, ``x.shape[0]`` or ``x.size(0)``: the expressions whose value is
+    the length of ``x``."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return node.args[0]
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "shape"
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == 0
+    ):
+        return node.value.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == 0
+    ):
+        return node.func.value
+    return None
 
 
 def _as_load(node: ast.expr) -> ast.expr:

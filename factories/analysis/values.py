@@ -9,7 +9,9 @@ the other shapes tests use to select a path, each known only as far as the test'
   keyword arguments are its known attributes (dataclasses, namespaces and mocks store them so);
   its truth is known for namespaces, mocks and container literals, not for other classes (a
   tensor has no truth value); a mock whose ``side_effect`` is an exception ``raises`` when
-  called.
+  called; its ``length`` (``len(x)``, ``x.shape[0]``, ``x.size(0)``) is known for container
+  displays and for arrays built from one or with a literal size (``torch.tensor([3, 5])``,
+  ``torch.zeros(4, 8)``, ``np.arange(3)``), so ``if not idx.shape[0]: return`` is decided.
 - ``EnumMember``: ``AttentionType.DECODER``, compared by its ``Class.MEMBER`` text, since the
   test and the vLLM module may import the class under different paths.
 
@@ -44,6 +46,9 @@ _EXCEPTIONS = frozenset(
     and issubclass(getattr(builtins, name), BaseException)
 )
 _MAX_DEPTH = 4
+# Array constructors whose first dimension is their data's length or a literal size argument.
+_FROM_DATA = frozenset({"tensor", "as_tensor", "array", "asarray"})
+_FROM_SIZE = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
 
 
 @attrs.frozen
@@ -53,6 +58,7 @@ class Obj:
     fields: tuple[tuple[str, object], ...] = ()
     truthy: bool | None = None
     raises: bool = False
+    length: int | None = None  # the first dimension, where the test's text states it
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
         for key, value in self.fields:
@@ -136,9 +142,11 @@ def test_value(
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
         if any(isinstance(e, ast.Starred) for e in node.elts):
             return (Obj(),)
-        return (Obj(truthy=bool(node.elts)),)
+        return (Obj(truthy=bool(node.elts), length=len(node.elts)),)
     if isinstance(node, ast.Dict):
-        return (Obj(truthy=bool(node.keys)) if None not in node.keys else Obj(),)
+        if None in node.keys:
+            return (Obj(),)
+        return (Obj(truthy=bool(node.keys), length=len(node.keys)),)
     if isinstance(node, (ast.Lambda, ast.JoinedStr)):
         return (Obj(truthy=True),)
     if isinstance(node, ast.Call):
@@ -152,8 +160,42 @@ def test_value(
                 fields.append((kw.arg, value[0]))
         if name in _NAMESPACES:
             return (Obj(tuple(fields), True, raises_when_called(node, resolve)),)
+        length = _array_length(name, node, resolve, depth)
+        if length is not None:
+            return (Obj(length=length),)
         if name[:1].isupper() and not is_exception_name(name):
             return (Obj(tuple(fields)),)  # a constructed object: not None, truth unknown
+    return ()
+
+
+def _array_length(
+    name: str, node: ast.Call, resolve: Callable[[ast.Name], ast.expr | None], depth: int
+) -> int | None:
+    """The first dimension of ``torch.tensor([...])``, ``torch.zeros(n, ...)``,
+    ``torch.full((n, m), v)``, ``torch.arange(n)`` (and numpy's), when the text states it."""
+    if not node.args or not isinstance(node.func, (ast.Attribute, ast.Name)):
+        return None
+    first = node.args[0]
+    if name in _FROM_DATA:
+        data = test_value(first, resolve, depth + 1)
+        return data[0].length if data and isinstance(data[0], Obj) else None
+    if name in _FROM_SIZE:
+        if isinstance(first, (ast.Tuple, ast.List)) and first.elts:
+            first = first.elts[0]
+        size = test_value(first, resolve, depth + 1)
+        ok = size and type(size[0]) is int and size[0] >= 0
+        return size[0] if ok else None  # type: ignore[return-value]
+    if name == "arange" and len(node.args) == 1:
+        size = test_value(first, resolve, depth + 1)
+        ok = size and type(size[0]) is int
+        return max(size[0], 0) if ok else None  # type: ignore[arg-type,call-overload]
+    return None
+
+
+def length_of(value: object) -> tuple[int] | tuple[()]:
+    """``(len(value),)`` when the test's text states it."""
+    if isinstance(value, Obj) and value.length is not None:
+        return (value.length,)
     return ()
 
 
