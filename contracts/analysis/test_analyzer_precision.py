@@ -1166,3 +1166,35 @@ def test_getattr_call_with_a_parametrized_method_name(tmp_path):
     assert {(f.method, f.name, f.tests) for f in result.errors} == {
         ("one", "first", ("test_step",))
     }
+
+
+def test_stub_class_from_a_parametrize_list_is_each_case_class(tmp_path):
+    """0.34.0's ``object.__new__(engine_type)`` over ``parametrize("engine_type", [A, B])``
+    (unresolved before): each case is audited on its own class, and names its case."""
+    result = audit(
+        tmp_path,
+        """
+        class Plain:
+            def shutdown(self):
+                return self.group
+
+        class Careful:
+            group = None
+
+            def shutdown(self):
+                return self.group
+        """,
+        """
+        import pytest
+        from vllm.mod import Careful, Plain
+
+        @pytest.mark.parametrize("engine_type", [Plain, Careful], ids=["plain", "careful"])
+        def test_shutdown(engine_type):
+            engine = object.__new__(engine_type)
+            engine.shutdown()
+        """,
+    )
+    assert {(f.class_name, f.name, f.tests) for f in result.errors} == {
+        ("Plain", "group", ("test_shutdown[plain]",))
+    }
+    assert FindingKind.UNRESOLVED_STUB not in {f.kind for f in result.findings}

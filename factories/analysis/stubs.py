@@ -270,28 +270,64 @@ class StubExtractor:
             if not is_object_new(node):
                 continue
             assert isinstance(node, ast.Call)
-            class_expr = self.class_of(node)
-            dynamic = ast.unparse(node.args[0]) in _SELF_CLASS and class_expr not in _SELF_CLASS
-            base = Stub(
-                class_expr=class_expr,
-                location=self.loc(node),
-                module=self.module,
-                local_imports=self.scope_imports(node),
-            )
-            self._base = base
-            for track in self.follow_value(node, 0, dynamic):
-                found.append(
-                    attrs.evolve(
-                        base,
-                        class_expr=track.class_expr or class_expr,
-                        events=tuple(track.events),
-                        escapes=track.escapes,
-                        opaque=track.opaque,
-                        patched=tuple(sorted(set(track.patched))),
-                        raising=tuple(sorted(set(track.raising))),
-                    )
-                )
+            by_case = self.parametrized_classes(node)
+            if by_case is None:
+                found.extend(self._stubs_at(node, self.class_of(node)))
+                continue
+            func, cases = by_case
+            for case, class_expr in cases:
+                self._bound[id(func)] = case
+                try:
+                    found.extend(self._stubs_at(node, class_expr))
+                finally:
+                    del self._bound[id(func)]
         return found
+
+    def _stubs_at(self, node: ast.Call, class_expr: str) -> list[Stub]:
+        dynamic = ast.unparse(node.args[0]) in _SELF_CLASS and class_expr not in _SELF_CLASS
+        base = Stub(
+            class_expr=class_expr,
+            location=self.loc(node),
+            module=self.module,
+            local_imports=self.scope_imports(node),
+        )
+        self._base = base
+        return [
+            attrs.evolve(
+                base,
+                class_expr=track.class_expr or class_expr,
+                events=tuple(track.events),
+                escapes=track.escapes,
+                opaque=track.opaque,
+                patched=tuple(sorted(set(track.patched))),
+                raising=tuple(sorted(set(track.raising))),
+            )
+            for track in self.follow_value(node, 0, dynamic)
+        ]
+
+    def parametrized_classes(self, call: ast.Call) -> tuple[ast.AST, list[tuple]] | None:
+        """``object.__new__(engine_type)`` in a test parametrized over classes
+        (``@pytest.mark.parametrize("engine_type", [NCCLEngine, SparseEngine])``): each case
+        with the class expression it binds; None when the class is not such a parameter."""
+        arg = call.args[0]
+        func = self.enclosing_scope(call)
+        if not isinstance(arg, ast.Name) or not isinstance(
+            func, (ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
+            return None
+        if not _is_parameter(func, arg.id) or id(func) in self._bound:
+            return None
+        cases = [c for c in self.param_cases(func) if arg.id in c[1]]
+        if not cases:
+            return None
+        out = []
+        for case in cases:
+            value = case[1][arg.id]
+            text = ast.unparse(value) if isinstance(value, (ast.Name, ast.Attribute)) else ""
+            if not text or not all(part.isidentifier() for part in text.split(".")):
+                return None
+            out.append((case, text))
+        return func, out
 
     def class_of(self, call: ast.Call) -> str:
         """The class expression of ``object.__new__(X)``; ``cls`` in a classmethod (and
