@@ -1198,3 +1198,55 @@ def test_stub_class_from_a_parametrize_list_is_each_case_class(tmp_path):
         ("Plain", "group", ("test_shutdown[plain]",))
     }
     assert FindingKind.UNRESOLVED_STUB not in {f.kind for f in result.findings}
+
+
+@pytest.mark.parametrize(
+    "test, expected",
+    [
+        # the module named by a literal
+        (
+            """
+            import importlib
+
+            def test_it():
+                mod = importlib.import_module("vllm.mod")
+                s = object.__new__(mod.Real)
+                s.run()
+            """,
+            {("Real", "run", "needed", ("test_it",))},
+        ),
+        # by an f-string of a parametrize value, one stub per case
+        (
+            """
+            import pytest
+            from importlib import import_module
+
+            @pytest.mark.parametrize("name", ["mod"])
+            def test_it(name):
+                s = object.__new__(import_module(f"vllm.{name}").Real)
+                s.run()
+            """,
+            {("Real", "run", "needed", ("test_it[mod]",))},
+        ),
+        # a module the test does not state: listed as unresolved, no finding
+        (
+            """
+            import importlib
+
+            def test_it(name):
+                mod = importlib.import_module(name)
+                s = object.__new__(mod.Real)
+                s.run()
+            """,
+            set(),
+        ),
+    ],
+    ids=["literal", "parametrized-f-string", "unknown"],
+)
+def test_stub_class_from_import_module(tmp_path, test, expected):
+    """0.34.0's ``importlib.import_module(f"vllm.models.{model}.nvidia.flashinfer_sparse")``
+    and ``import_module(mtp_module).Qwen4ExpMultiTokenPredictor``."""
+    result = audit(tmp_path, RECALL_SOURCE, test)
+    assert {(f.class_name, f.method, f.name, f.tests) for f in result.errors} == expected
+    unresolved = FindingKind.UNRESOLVED_STUB in {f.kind for f in result.findings}
+    assert unresolved is (not expected)

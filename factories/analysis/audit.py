@@ -253,7 +253,7 @@ class StubAuditor:
         The source-change trigger's reverse index (``factories.analysis.trigger``)."""
         with self.tree.recording() as asked:
             try:
-                target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+                target = self._class_of(stub)
                 if isinstance(target, Missing):
                     asked.add(target.module.name)
                 if isinstance(target, ClassInfo):
@@ -354,7 +354,7 @@ class StubAuditor:
             sites.add(stub.location)
             silenced_at.setdefault(stub.location, self._silenced(stub, stub.location))
             try:
-                target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+                target = self._class_of(stub)
                 if isinstance(target, ClassInfo):
                     found, usage = self._audit_class(stub, target)
                 else:
@@ -436,7 +436,7 @@ class StubAuditor:
 
     def audit_stub(self, stub: Stub, target=None) -> list[Finding]:
         if target is None:
-            target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+            target = self._class_of(stub)
         if isinstance(target, Missing):
             close = target.close_names()
             return [
@@ -638,6 +638,16 @@ class StubAuditor:
             if raises:
                 raising.add(function)
         return frozenset(methods), frozenset(functions), frozenset(raising)
+
+    def _class_of(self, stub: Stub):
+        """What the stub's class expression names: through the test module's imports, or,
+        for a full dotted path (``importlib.import_module("vllm.x.y").Cls``), in the tree."""
+        target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+        if target is None and stub.class_expr.startswith("vllm."):
+            found = self._resolve_absolute(stub.class_expr)
+            if found is not None:
+                return found
+        return target
 
     def _runs_own_method(self, stub: Stub, cls: ClassInfo, event: StubEvent) -> bool:
         """Whether ``Via.m(stub)`` runs what ``stub.m()`` would: ``Via`` is a class of the

@@ -272,7 +272,8 @@ class StubExtractor:
             assert isinstance(node, ast.Call)
             by_case = self.parametrized_classes(node)
             if by_case is None:
-                found.extend(self._stubs_at(node, self.class_of(node)))
+                imported = self.imported_class(node.args[0])
+                found.extend(self._stubs_at(node, imported or self.class_of(node)))
                 continue
             func, cases = by_case
             for case, class_expr in cases:
@@ -311,9 +312,11 @@ class StubExtractor:
         with the class expression it binds; None when the class is not such a parameter."""
         arg = call.args[0]
         func = self.enclosing_scope(call)
-        if not isinstance(arg, ast.Name) or not isinstance(
-            func, (ast.FunctionDef, ast.AsyncFunctionDef)
-        ):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if isinstance(arg, ast.Attribute) and id(func) not in self._bound:
+            return self._imported_by_case(func, arg)
+        if not isinstance(arg, ast.Name):
             return None
         if not _is_parameter(func, arg.id) or id(func) in self._bound:
             return None
@@ -328,6 +331,65 @@ class StubExtractor:
                 return None
             out.append((case, text))
         return func, out
+
+    def _imported_by_case(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.Attribute
+    ) -> tuple[ast.AST, list[tuple]] | None:
+        """``import_module(f"vllm.models.{model}.x").Cls`` under each parametrize case."""
+        cases = self.param_cases(func)
+        if not cases or self.imported_class(arg) is not None:
+            return None  # not parametrized, or the module does not depend on the case
+        out = []
+        for case in cases:
+            self._bound[id(func)] = case
+            try:
+                text = self.imported_class(arg)
+            finally:
+                del self._bound[id(func)]
+            if text is None:
+                return None
+            out.append((case, text))
+        return func, out
+
+    def imported_class(self, expr: ast.expr) -> str | None:
+        """``mod.Cls`` with ``mod = importlib.import_module("vllm.x.y")`` (or
+        ``import_module(name).Cls``), the module's name a literal or an f-string of values the
+        test states: the dotted ``vllm.x.y.Cls``.  None for any other expression."""
+        if not isinstance(expr, ast.Attribute):
+            return None
+        head = expr.value
+        if isinstance(head, ast.Name):
+            head = self._resolve_local(head)
+        if not (
+            isinstance(head, ast.Call)
+            and _callee(head.func) == "import_module"
+            and len(head.args) == 1
+        ):
+            return None
+        module = self.text_of(head.args[0])
+        if module is None or not all(p.isidentifier() for p in module.split(".")):
+            return None
+        return f"{module}.{expr.attr}"
+
+    def text_of(self, node: ast.expr | None) -> str | None:
+        """A string the test states: a literal, an f-string of known values, or a name bound
+        to one (a parametrize value of the case being followed included)."""
+        if isinstance(node, ast.Name):
+            return self.text_of(self._resolve_local(node))
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    parts.append(str(part.value))
+                elif isinstance(part, ast.FormattedValue) and part.format_spec is None:
+                    known = self.value_of(part.value)
+                    if not known or not isinstance(known[0], (str, int)):
+                        return None
+                    parts.append(str(known[0]))
+                else:
+                    return None
+            return "".join(parts)
+        return str_literal(node)
 
     def class_of(self, call: ast.Call) -> str:
         """The class expression of ``object.__new__(X)``; ``cls`` in a classmethod (and
@@ -1193,6 +1255,10 @@ def _relative_file(importer: Path, target: str) -> Path | None:
     for _ in range(len(target) - len(rest) - 1):
         base = base.parent
     return base.joinpath(*rest.split(".")).with_suffix(".py") if rest else base / "__init__.py"
+
+
+def _callee(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _module_alias(tree: ast.Module, name: str) -> ast.expr | None:
