@@ -23,10 +23,11 @@ REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "bench_history.py"
 
 # 1.0 -> 1.1: Worker.step starts reading self.b, so 1.1's test adds ``w.b`` (a repair the
-# audit names); Worker.hidden is reached through getattr (the audit cannot see the call) and
-# its test adds ``h.c`` (a repair the audit misses); test_old is renamed test_new and adds
-# ``r.z`` (not matched: a new stub, no repair); the helper ``_make``'s stub gets ``m.b`` in the
-# test that used it at 1.0 (a repair, named) and ``m.q`` only in a new test (an extension).
+# audit names); Worker.hidden is called through a bound method kept in a local (the audit
+# cannot see the call) and its test adds ``h.c`` (a repair the audit misses); test_old is
+# renamed test_new and adds ``r.z`` (not matched: a new stub, no repair); the helper
+# ``_make``'s stub gets ``m.b`` in the test that used it at 1.0 (a repair, named) and ``m.q``
+# only in a new test (an extension).
 SOURCE = {
     "1.0": """
         class Worker:
@@ -57,7 +58,8 @@ TESTS = {
         def test_hidden():
             h = object.__new__(Worker)
             h.a = 1
-            assert getattr(h, "hidden")() == 1
+            bound = h.hidden
+            assert bound() == 1
 
         def test_old():
             r = object.__new__(Worker)
@@ -86,7 +88,8 @@ TESTS = {
             h = object.__new__(Worker)
             h.a = 1
             h.c = 2
-            assert getattr(h, "hidden")() == 3
+            bound = h.hidden
+            assert bound() == 3
 
         def test_new():
             r = object.__new__(Worker)

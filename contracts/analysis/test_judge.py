@@ -179,3 +179,44 @@ def test_runner_and_comparison(tmp_path, monkeypatch):
     assert [d["attribute"] for d in report["named_by_errors"]] == ["missing_field"]
     assert [d["attribute"] for d in report["named_only_by_notes"]] == ["_generate_draft"]
     assert report["missed"] == [] and report["observed_drifts"] == 2
+
+
+@pytest.mark.parametrize(
+    "tests, passed, false_alarm",
+    [
+        ((), "test_copy[False]", True),  # a finding naming no test: any passing call counts
+        (("test_copy[True]",), "test_copy[False]", False),  # another case passed
+        (("test_copy[True]",), "test_copy[True]", True),  # the named case passed
+        (("test_copy",), "test_copy[False]", True),  # a test named without its case: all
+        (("TestW::test_copy",), "test_copy", False),  # a same-named test of another class
+    ],
+)
+def test_a_finding_naming_its_tests_is_judged_by_them(tests, passed, false_alarm):
+    """An error on a call path is contradicted only by a passing test on that path."""
+    site = "tests/test_fake.py:7"
+    result = {
+        "files": {
+            "tests/test_fake.py": {
+                "tests": {f"tests/test_fake.py::{passed}": {"outcome": "passed"}},
+                "stubs": [
+                    {
+                        "site": site,
+                        "class": "fakepkg.Worker",
+                        "methods": {"Worker.copy": {"tests": [f"tests/test_fake.py::{passed}"]}},
+                        "attribute_errors": [],
+                    }
+                ],
+            }
+        }
+    }
+    finding = {
+        "kind": "missing-attribute",
+        "severity": "error",
+        "class": "Worker",
+        "method": "copy",
+        "name": "is_writer",
+        "stub_location": site,
+        "tests": list(tests),
+    }
+    report = judge.compare(result, [finding])
+    assert bool(report["false_alarms"]) is false_alarm

@@ -14,6 +14,7 @@ import ast
 import difflib
 import fnmatch
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -194,12 +195,45 @@ class StubAuditor:
         self.tree = SourceTree(vllm_src)
         self.index = ClassIndex(self.tree)
         self.analyzer = ReadSetAnalyzer(self.index)
+        self._exports: dict[Path, tuple[str, list]] = {}
 
     # -- test files ---------------------------------------------------------------------
 
     def extract(self, path: Path) -> list[Stub]:
         module = self.tree.load(self.tree.module_name_for(path), path)
-        return StubExtractor(module).stubs()
+        extractor = StubExtractor(module)
+        found = extractor.stubs()
+        if extractor.exports:
+            self._exports[path] = (module.name, extractor.exports)
+        return found
+
+    def imported_uses(self, files: Sequence[Path], exporters: Iterable[Path]) -> list[Stub]:
+        """Stubs that helpers of the ``exporters`` (``tests/.../utils.py``) return, followed
+        into the other test ``files`` that import and call those helpers."""
+        exports = [(p, *self._exports[p]) for p in exporters if p in self._exports]
+        if not exports:
+            return []
+        names = {name for _, _, found in exports for name, _, _ in found}
+        out: list[Stub] = []
+        for path in files:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue  # reported where the file is audited
+            if not any(name in text for name in names):
+                continue
+            try:
+                module = self.tree.load(self.tree.module_name_for(path), path)
+            except SourceError:
+                continue  # reported where the file is audited
+            extractor = StubExtractor(module)
+            for exporter, source, found in exports:
+                if exporter == path:
+                    continue  # its own callers were followed when it was extracted
+                for name, base, track in found:
+                    if name in text:
+                        out.extend(extractor.imported_uses(source, name, base, track))
+        return out
 
     def _stubs_of(self, path: Path, explicit: bool) -> list[Stub]:
         """The stubs of one test file.  Files named explicitly are always parsed; files found
@@ -219,7 +253,7 @@ class StubAuditor:
         The source-change trigger's reverse index (``factories.analysis.trigger``)."""
         with self.tree.recording() as asked:
             try:
-                target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+                target = self._class_of(stub)
                 if isinstance(target, Missing):
                     asked.add(target.module.name)
                 if isinstance(target, ClassInfo):
@@ -286,6 +320,10 @@ class StubAuditor:
             if found:
                 with_stubs += 1
             stubs.extend(found)
+        # Helpers shared between test modules live in modules that are not tests themselves
+        # (``utils.py``, ``common.py``); a test module's own helpers serve its own tests.
+        shared = [p for p in files if p in self._exports and not p.name.startswith("test_")]
+        stubs.extend(self.imported_uses(files, shared))
         result = self.audit_stubs(stubs, n_read, with_stubs, allowlist, unreadable)
         audited = tuple(p for p in files if not any(e.path == p for e in unreadable))
         return attrs.evolve(result, files=audited)
@@ -316,7 +354,7 @@ class StubAuditor:
             sites.add(stub.location)
             silenced_at.setdefault(stub.location, self._silenced(stub, stub.location))
             try:
-                target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+                target = self._class_of(stub)
                 if isinstance(target, ClassInfo):
                     found, usage = self._audit_class(stub, target)
                 else:
@@ -338,7 +376,10 @@ class StubAuditor:
                 if self._is_silenced(stub, silenced_at[stub.location], finding):
                     suppressed += 1
                     continue
-                findings.setdefault(_dedup_key(finding), finding)
+                key = _dedup_key(finding)
+                if key in findings:
+                    finding = _merged_tests(findings[key], finding)
+                findings[key] = finding
         for site, uses in usages.items():
             for finding in _stale_fields({site: uses}):
                 if is_suppressed(silenced_at.get(site), finding):
@@ -395,7 +436,7 @@ class StubAuditor:
 
     def audit_stub(self, stub: Stub, target=None) -> list[Finding]:
         if target is None:
-            target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+            target = self._class_of(stub)
         if isinstance(target, Missing):
             close = target.close_names()
             return [
@@ -476,7 +517,9 @@ class StubAuditor:
                 if i < last_call_index:
                     set_at.setdefault(event.name, event.location)
                 continue
-            if event.name in state:
+            if event.via is not None and not self._runs_own_method(stub, cls, event):
+                continue  # ``Other.m(stub)``: not a method of the stub's class
+            if event.name in state and event.via is None:
                 reads.add(event.name)  # calls a callable the test put on the object
                 continue
             member = self.index.lookup(cls, event.name)
@@ -533,7 +576,7 @@ class StubAuditor:
                         vllm_side=f"def {event.name}{report.signature}",
                     )
                 )
-            out.extend(self._missing_reads(stub, cls, event.name, report))
+            out.extend(self._missing_reads(stub, cls, event, report))
             reads |= report.read_names
             state = report.state_after
             for name in report.written_names:
@@ -561,12 +604,25 @@ class StubAuditor:
         methods: set[tuple[str, str]] = set()
         functions: set[str] = set()
         raising: set = set()
+        scope, imports = _calling_scope(stub)
         for dotted in stub.patched:
             owner, _, method = dotted.rpartition(".")
             raises = dotted in stub.raising
-            target = self.index.resolve(stub.module, owner, stub.local_imports)
+            target = self.index.resolve(scope, owner, imports)
             if not isinstance(target, ClassInfo) and owner.rpartition(".")[2] in in_mro:
                 target = self._resolve_absolute(owner)
+            if target is None and _CLASS_OF_CLASS.search(owner):
+                # ``Cls.__mro__[1]``, ``obj.__class__.__bases__[0]``: a class of the stub's
+                # hierarchy picked by position.  Where the position is not readable, every
+                # definition of the method in the MRO counts as replaced: the audit must not
+                # follow a body the test may have patched out.
+                picked = self._class_by_position(stub, owner)
+                owners = [picked] if picked is not None else self.index.mro(cls)[0]
+                for klass in owners:
+                    methods.add((klass.qualname, method))
+                    if raises:
+                        raising.add((klass.qualname, method))
+                continue
             if isinstance(target, ClassInfo):
                 methods.add((target.qualname, method))
                 if raises:
@@ -584,6 +640,51 @@ class StubAuditor:
             if raises:
                 raising.add(function)
         return frozenset(methods), frozenset(functions), frozenset(raising)
+
+    def _class_of(self, stub: Stub):
+        """What the stub's class expression names: through the test module's imports, or,
+        for a full dotted path (``importlib.import_module("vllm.x.y").Cls``), in the tree."""
+        target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+        if target is None and stub.class_expr.startswith("vllm."):
+            found = self._resolve_absolute(stub.class_expr)
+            if found is not None:
+                return found
+        return target
+
+    def _runs_own_method(self, stub: Stub, cls: ClassInfo, event: StubEvent) -> bool:
+        """Whether ``Via.m(stub)`` runs what ``stub.m()`` would: ``Via`` is a class of the
+        stub's MRO and finds the same plain method ``m`` (or, like the stub, none)."""
+        scope, imports = _calling_scope(stub)
+        via = self.index.resolve(scope, event.via or "", imports)
+        if not isinstance(via, ClassInfo):
+            return False
+        if via.qualname not in {k.qualname for k in self.index.mro(cls)[0]}:
+            return False
+        own, named = self.index.lookup(cls, event.name), self.index.lookup(via, event.name)
+        if own is None or named is None:
+            return own is named
+        if own.kind is not MemberKind.METHOD:
+            return False  # a staticmethod takes the stub as a plain argument
+        return own.owner.qualname == named.owner.qualname and own.node is named.node
+
+    def _class_by_position(self, stub: Stub, owner: str) -> ClassInfo | None:
+        """``Cls.__mro__[i]`` / ``Cls.__bases__[i]`` with ``Cls`` a class of the tree and the
+        position within the in-tree classes, else None."""
+        match = _CLASS_OF_CLASS.fullmatch(owner)
+        if match is None:
+            return None
+        head, which, position = match.group(1), match.group(2), int(match.group(3))
+        scope, imports = _calling_scope(stub)
+        base = self.index.resolve(scope, head, imports)
+        if not isinstance(base, ClassInfo):
+            return None
+        if which == "__mro__":
+            chain, external = self.index.mro(base)
+        else:
+            chain, external = self.index.bases(base)
+            if external:
+                return None
+        return chain[position] if position < len(chain) else None
 
     def _patch_of_missing_name(self, cls: ClassInfo, event: StubEvent) -> list[Finding]:
         """``monkeypatch.setattr(stub, "n", v)`` raises AttributeError when the stub has no
@@ -620,10 +721,11 @@ class StubAuditor:
         return None
 
     def _missing_reads(
-        self, stub: Stub, cls: ClassInfo, method: str, report: MethodReport
+        self, stub: Stub, cls: ClassInfo, event: StubEvent, report: MethodReport
     ) -> Iterable[Finding]:
         if stub.opaque:
             return
+        method = event.name
         for access in report.required:
             where = "" if access.certain else " on a path the test may not take"
             yield Finding(
@@ -639,10 +741,22 @@ class StubAuditor:
                 stub_location=stub.location,
                 stub_side="not set",
                 vllm_side=f"read in {access.method}",
+                tests=(event.test,) if event.test else (),
             )
 
 
+# ``X.__mro__[1]``, ``X.__class__.__bases__[0]``: a class chosen by its place in a hierarchy.
+_CLASS_OF_CLASS = re.compile(r"(.+?)\.(__mro__|__bases__)\[(\d+)\]")
+
 _OBJECT_NAMES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+
+
+def _calling_scope(stub: Stub) -> tuple:
+    """The module (and its function-local imports) whose names the test's calls and patches
+    on ``stub`` use: another test module's, for a stub a helper returned to it."""
+    if stub.scope_module is not None:
+        return stub.scope_module, {}
+    return stub.module, stub.local_imports
 
 
 def _did_you_mean(close: Sequence[str]) -> str:
@@ -653,7 +767,20 @@ def _did_you_mean(close: Sequence[str]) -> str:
 def _at_call(cls: ClassInfo, event: StubEvent, **fields: object) -> Finding:
     """A finding about the stub's call ``event`` on ``cls``: the class, the method and the
     stub side's location are the call's; ``fields`` say what is wrong with it."""
-    return Finding(class_name=cls.name, method=event.name, stub_location=event.location, **fields)
+    return Finding(
+        class_name=cls.name,
+        method=event.name,
+        stub_location=event.location,
+        tests=(event.test,) if event.test else (),
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _merged_tests(kept: Finding, again: Finding) -> Finding:
+    """One finding met again on another test's path: it names both tests.  A call outside
+    any test function names none, and then neither does the finding (not attributed)."""
+    tests = tuple(dict.fromkeys(kept.tests + again.tests)) if kept.tests and again.tests else ()
+    return kept if tests == kept.tests else attrs.evolve(kept, tests=tests)
 
 
 @attrs.frozen

@@ -88,6 +88,10 @@ class Finding:
     stub_location: Location | None
     stub_side: str = ""
     vllm_side: str = ""
+    # The pytest tests (``test_x``, ``TestCls::test_x[case]``) whose calls the finding is
+    # about, where the stub's calls run in tests: the same drift found on several tests' paths
+    # is one finding naming them all.  Not part of the finding's identity.
+    tests: tuple[str, ...] = attrs.field(default=(), eq=False)
 
     @property
     def severity(self) -> Severity:
@@ -110,6 +114,7 @@ class Finding:
             "stub_location": str(self.stub_location) if self.stub_location else None,
             "stub": self.stub_side,
             "vllm": self.vllm_side,
+            "tests": list(self.tests),
         }
 
 

@@ -179,6 +179,16 @@ def _raised(result: dict[str, Any]) -> dict[tuple[str, str], set[str]]:
     return raised
 
 
+def _is_named_test(nodeid: str, tests: Sequence[str]) -> bool:
+    """Whether the pytest ``nodeid`` (``tests/x.py::Cls::test_y[case]``) is one of a finding's
+    ``tests`` (``Cls::test_y[case]``, or ``Cls::test_y`` for every case); a finding naming no
+    test is about any test that makes the call."""
+    if not tests:
+        return True
+    name = nodeid.partition("::")[2]
+    return any(t == name or ("[" not in t and name.partition("[")[0] == t) for t in tests)
+
+
 def _names(finding: dict[str, Any], drift: dict[str, Any]) -> str | None:
     """'exact' when the finding is on the drift's stub site, 'file' on its class in that file."""
     if finding.get("name") != drift["attribute"] or not finding.get("stub_location"):
@@ -205,6 +215,8 @@ def compare(result: dict[str, Any], audit: list[dict[str, Any]]) -> dict[str, An
     for finding in errors:
         site = finding.get("stub_location")
         passed = calls.get((site, finding.get("method")), set())
+        # a finding that names the tests on whose path it lies is judged by those tests only
+        passed = {t for t in passed if _is_named_test(t, finding.get("tests") or ())}
         # a test that expected the AttributeError (pytest.raises) proves the finding right
         if passed - raised.get((site, finding.get("name")), set()):
             false_alarms.append(finding)

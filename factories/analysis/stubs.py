@@ -32,6 +32,8 @@ _INSPECTING = frozenset(
     {"isinstance", "type", "id", "repr", "str", "print", "hasattr", "callable", "len", "vars"}
 )
 _MAX_HELPER_DEPTH = 4
+# ``object.__new__(X)`` spellings whose class is the one the enclosing method runs on.
+_SELF_CLASS = frozenset({"cls", "type(self)", "self.__class__"})
 _CALLED_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 
 
@@ -63,6 +65,12 @@ class StubEvent:
     # A coroutine call handed to ``asyncio.create_task``/``ensure_future``: the test may cancel
     # the task at any ``await``.
     detached: bool = False
+    # The pytest test the call runs in (``Class::test_x[case]``, the case id where the test is
+    # parametrized with values the analysis bound): a finding about the call names it.
+    test: str | None = None
+    # ``Cls.method(stub, ...)`` (or a module alias of ``Cls.method``): the class the test
+    # names; the call runs that class's method, the stub being ``self``.
+    via: str | None = None
 
 
 @attrs.frozen
@@ -80,6 +88,10 @@ class Stub:
     # The subset of ``patched`` whose replacement raises on every call (``Mock(side_effect=
     # SomeError)``, a local ``def`` that ends in ``raise``): a call to it ends the path.
     raising: tuple[str, ...] = ()
+    # The test module that made the calls, where it is not ``module`` (a helper of
+    # ``tests/.../utils.py`` returned the stub to a test of another module): the names of its
+    # patches and of ``Cls.method(stub)`` calls resolve there.
+    scope_module: ModuleInfo | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def calls(self) -> tuple[StubEvent, ...]:
@@ -93,6 +105,40 @@ class _Track:
     opaque: bool = False
     patched: list[str] = attrs.field(factory=list)  # "Cls.method" replaced by the test
     raising: list[str] = attrs.field(factory=list)  # those of ``patched`` that always raise
+    # ``object.__new__(cls)``: the class is whichever class the classmethod is called on.
+    dynamic_class: bool = False
+    # That class, when a caller names it (``Sub.fresh()``); None: the defining class.
+    class_expr: str | None = None
+
+    def signature(self) -> tuple:
+        """What the audit reads of this track, the parametrize case it names left out."""
+        return (
+            tuple(
+                (
+                    e.kind,
+                    e.name,
+                    e.location,
+                    e.shape,
+                    e.shape.positional_literals if e.shape else None,
+                    e.shape.keyword_literals if e.shape else None,
+                    repr(e.value),
+                    e.has_value,
+                    e.expect_raise,
+                    e.must_exist,
+                    e.detached,
+                    e.via,
+                )
+                for e in self.events
+            ),
+            self.escapes,
+            self.opaque,
+            tuple(self.patched),
+            tuple(self.raising),
+            self.class_expr,
+        )
+
+    def copy(self) -> _Track:
+        return self.then(_Track())
 
     def then(self, cont: _Track) -> _Track:
         """This track followed by ``cont`` (the stub continuing in a caller or a fixture user)."""
@@ -102,6 +148,8 @@ class _Track:
             opaque=self.opaque or cont.opaque,
             patched=self.patched + cont.patched,
             raising=self.raising + cont.raising,
+            dynamic_class=self.dynamic_class,
+            class_expr=self.class_expr or cont.class_expr,
         )
 
 
@@ -156,6 +204,13 @@ class StubExtractor:
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
         self._patch_cache: dict[tuple, list[tuple[str, bool]]] = {}
         self._may_patch_cache: dict[int, bool] = {}
+        self._cases_cache: dict[int, list[tuple[str | None, dict[str, ast.expr]]]] = {}
+        # The parametrize case each test function is being followed under (by ``id``).
+        self._bound: dict[int, tuple[str | None, dict[str, ast.expr]]] = {}
+        # Stubs that a module-level function returns, for callers in other test modules:
+        # (function name, the stub as created, its track up to the ``return``).
+        self.exports: list[tuple[str, Stub, _Track]] = []
+        self._base: Stub | None = None
 
     def _index(self, needle: str) -> list[ast.stmt]:
         """Top-level statements whose source contains ``needle``, with parent links built."""
@@ -215,32 +270,133 @@ class StubExtractor:
             if not is_object_new(node):
                 continue
             assert isinstance(node, ast.Call)
-            class_expr = self.class_of(node)
-            base = Stub(
-                class_expr=class_expr,
-                location=self.loc(node),
-                module=self.module,
-                local_imports=self.scope_imports(node),
-            )
-            for track in self.follow_value(node, 0):
-                found.append(
-                    attrs.evolve(
-                        base,
-                        events=tuple(track.events),
-                        escapes=track.escapes,
-                        opaque=track.opaque,
-                        patched=tuple(sorted(set(track.patched))),
-                        raising=tuple(sorted(set(track.raising))),
-                    )
-                )
+            by_case = self.parametrized_classes(node)
+            if by_case is None:
+                imported = self.imported_class(node.args[0])
+                found.extend(self._stubs_at(node, imported or self.class_of(node)))
+                continue
+            func, cases = by_case
+            for case, class_expr in cases:
+                self._bound[id(func)] = case
+                try:
+                    found.extend(self._stubs_at(node, class_expr))
+                finally:
+                    del self._bound[id(func)]
         return found
+
+    def _stubs_at(self, node: ast.Call, class_expr: str) -> list[Stub]:
+        dynamic = ast.unparse(node.args[0]) in _SELF_CLASS and class_expr not in _SELF_CLASS
+        base = Stub(
+            class_expr=class_expr,
+            location=self.loc(node),
+            module=self.module,
+            local_imports=self.scope_imports(node),
+        )
+        self._base = base
+        return [
+            attrs.evolve(
+                base,
+                class_expr=track.class_expr or class_expr,
+                events=tuple(track.events),
+                escapes=track.escapes,
+                opaque=track.opaque,
+                patched=tuple(sorted(set(track.patched))),
+                raising=tuple(sorted(set(track.raising))),
+            )
+            for track in self.follow_value(node, 0, dynamic)
+        ]
+
+    def parametrized_classes(self, call: ast.Call) -> tuple[ast.AST, list[tuple]] | None:
+        """``object.__new__(engine_type)`` in a test parametrized over classes
+        (``@pytest.mark.parametrize("engine_type", [NCCLEngine, SparseEngine])``): each case
+        with the class expression it binds; None when the class is not such a parameter."""
+        arg = call.args[0]
+        func = self.enclosing_scope(call)
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if isinstance(arg, ast.Attribute) and id(func) not in self._bound:
+            return self._imported_by_case(func, arg)
+        if not isinstance(arg, ast.Name):
+            return None
+        if not _is_parameter(func, arg.id) or id(func) in self._bound:
+            return None
+        cases = [c for c in self.param_cases(func) if arg.id in c[1]]
+        if not cases:
+            return None
+        out = []
+        for case in cases:
+            value = case[1][arg.id]
+            text = ast.unparse(value) if isinstance(value, (ast.Name, ast.Attribute)) else ""
+            if not text or not all(part.isidentifier() for part in text.split(".")):
+                return None
+            out.append((case, text))
+        return func, out
+
+    def _imported_by_case(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.Attribute
+    ) -> tuple[ast.AST, list[tuple]] | None:
+        """``import_module(f"vllm.models.{model}.x").Cls`` under each parametrize case."""
+        cases = self.param_cases(func)
+        if not cases or self.imported_class(arg) is not None:
+            return None  # not parametrized, or the module does not depend on the case
+        out = []
+        for case in cases:
+            self._bound[id(func)] = case
+            try:
+                text = self.imported_class(arg)
+            finally:
+                del self._bound[id(func)]
+            if text is None:
+                return None
+            out.append((case, text))
+        return func, out
+
+    def imported_class(self, expr: ast.expr) -> str | None:
+        """``mod.Cls`` with ``mod = importlib.import_module("vllm.x.y")`` (or
+        ``import_module(name).Cls``), the module's name a literal or an f-string of values the
+        test states: the dotted ``vllm.x.y.Cls``.  None for any other expression."""
+        if not isinstance(expr, ast.Attribute):
+            return None
+        head = expr.value
+        if isinstance(head, ast.Name):
+            head = self._resolve_local(head)
+        if not (
+            isinstance(head, ast.Call)
+            and _callee(head.func) == "import_module"
+            and len(head.args) == 1
+        ):
+            return None
+        module = self.text_of(head.args[0])
+        if module is None or not all(p.isidentifier() for p in module.split(".")):
+            return None
+        return f"{module}.{expr.attr}"
+
+    def text_of(self, node: ast.expr | None) -> str | None:
+        """A string the test states: a literal, an f-string of known values, or a name bound
+        to one (a parametrize value of the case being followed included)."""
+        if isinstance(node, ast.Name):
+            return self.text_of(self._resolve_local(node))
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    parts.append(str(part.value))
+                elif isinstance(part, ast.FormattedValue) and part.format_spec is None:
+                    known = self.value_of(part.value)
+                    if not known or not isinstance(known[0], (str, int)):
+                        return None
+                    parts.append(str(known[0]))
+                else:
+                    return None
+            return "".join(parts)
+        return str_literal(node)
 
     def class_of(self, call: ast.Call) -> str:
         """The class expression of ``object.__new__(X)``; ``cls`` in a classmethod (and
         ``type(self)``/``self.__class__`` in a method) is the class that defines it."""
         expr = call.args[0]
         text = ast.unparse(expr)
-        if text not in ("cls", "type(self)", "self.__class__"):
+        if text not in _SELF_CLASS:
             return text
         current = self.parents.get(call)
         while current is not None and not isinstance(current, ast.ClassDef):
@@ -249,11 +405,12 @@ class StubExtractor:
 
     # -- following the object -------------------------------------------------------------
 
-    def follow_value(self, value: ast.AST, depth: int) -> list[_Track]:
-        """Tracks of the object produced by expression ``value`` (a creation or helper call)."""
+    def follow_value(self, value: ast.AST, depth: int, dynamic: bool = False) -> list[_Track]:
+        """Tracks of the object produced by expression ``value`` (a creation or helper call);
+        ``dynamic``: created as ``object.__new__(cls)``, so its class is the caller's choice."""
         parent = self.parents.get(value)
         scope = self.enclosing_scope(value)
-        track = _Track()
+        track = _Track(dynamic_class=dynamic)
         if isinstance(parent, ast.Attribute) and parent.value is value:
             self.chained_use(parent, track)
             return [track]
@@ -297,7 +454,48 @@ class StubExtractor:
     ) -> list[_Track]:
         """Events on ``names`` in ``scope`` after ``start``.  ``follow_returns=False`` inside a
         helper the stub was passed to: the caller goes on following its own name, so a
-        ``return`` of the parameter ends the helper's part instead of fanning out to callers."""
+        ``return`` of the parameter ends the helper's part instead of fanning out to callers.
+
+        A test parametrized with values written out (``@pytest.mark.parametrize("n", [0, 1])``)
+        is followed once per case, each parameter bound to its value: the values decide the
+        path as literals do, and each case's findings name that case."""
+        cases = self.param_cases(scope) if follow_returns and id(scope) not in self._bound else []
+        if not cases:
+            return self._follow_names(scope, names, start, track, depth, follow_returns)
+        per_case: list[list[_Track]] = []
+        for case in cases:
+            self._bound[id(scope)] = case
+            try:
+                per_case.append(
+                    self._follow_names(scope, names, start, track.copy(), depth, follow_returns)
+                )
+            finally:
+                del self._bound[id(scope)]
+        first = [t.signature() for t in per_case[0]]
+        if all([t.signature() for t in tracks] == first for tracks in per_case[1:]):
+            # The values changed nothing the audit sees: one track for the whole test.
+            return self._follow_names(scope, names, start, track, depth, follow_returns)
+        return [t for tracks in per_case for t in tracks]
+
+    def param_cases(self, func: ast.AST) -> list[tuple[str | None, dict[str, ast.expr]]]:
+        """``(pytest id, {parameter: value expression})`` for each case of a test whose
+        ``parametrize`` decorators spell their argument names and value lists out; ``[]`` when
+        it has none, one cannot be read, or the cases are too many to follow one by one."""
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return []
+        if id(func) not in self._cases_cache:
+            self._cases_cache[id(func)] = _param_cases(func)
+        return self._cases_cache[id(func)]
+
+    def _follow_names(
+        self,
+        scope: ast.AST,
+        names: set[str],
+        start: ast.stmt | ast.arg,
+        track: _Track,
+        depth: int,
+        follow_returns: bool,
+    ) -> list[_Track]:
         start_key = (start.lineno, start.col_offset)
         end_line = getattr(start, "end_lineno", start.lineno)
         names = set(names)
@@ -361,7 +559,38 @@ class StubExtractor:
                 and node.targets[0].id == name.id
             ):
                 bound = node.value
+        if bound is None:
+            bound = self._parameter_value(name)
         return bound
+
+    def _parameter_value(self, name: ast.Name) -> ast.expr | None:
+        """The value a parametrize case binds to ``name``, a parameter of an enclosing test."""
+        current = self.parents.get(name)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                case = self._bound.get(id(current))
+                if case is not None and name.id in case[1] and _is_parameter(current, name.id):
+                    return case[1][name.id]
+            current = self.parents.get(current)
+        return None
+
+    def test_of(self, node: ast.AST) -> str | None:
+        """The pytest test ``node`` runs in: ``test_x``, ``TestCls::test_x``, with ``[id]``
+        when it is followed under one parametrize case; None outside a test function."""
+        current = self.parents.get(node)
+        found: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+        owner: ast.ClassDef | None = None
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found, owner = current, None
+            elif isinstance(current, ast.ClassDef) and found is not None and owner is None:
+                owner = current
+            current = self.parents.get(current)
+        if found is None or not found.name.startswith("test"):
+            return None
+        name = f"{owner.name}::{found.name}" if owner is not None else found.name
+        case = self._bound.get(id(found))
+        return f"{name}[{case[0]}]" if case is not None and case[0] is not None else name
 
     def replacement_raises(self, patch: ast.Call, replacement: ast.expr | None) -> bool:
         """Whether a patch installs something that raises on every call: a mock whose
@@ -468,6 +697,7 @@ class StubExtractor:
                     self.shape_of(node),
                     expect_raise=self.expects_raise(node),
                     detached=self.is_detached(node),
+                    test=self.test_of(node),
                 )
             )
             return
@@ -599,9 +829,13 @@ class StubExtractor:
             return parent.elts.index(node)
         if isinstance(parent, ast.Call):
             fname = getattr(parent.func, "id", getattr(parent.func, "attr", ""))
+            if fname == "getattr" and self.dynamic_call(parent, node, track):
+                return False
             if fname in _INSPECTING or fname in ("setattr", "object", "getattr", "__setattr__"):
                 return False
             if isinstance(parent.func, ast.Attribute) and parent.func.attr == "update":
+                return False
+            if self.unbound_call(parent, node, track):
                 return False
             if self.follow_helper(parent, node, track, depth):
                 return False
@@ -609,6 +843,88 @@ class StubExtractor:
             return False
         track.escapes = True
         return False
+
+    def dynamic_call(self, lookup: ast.Call, arg: ast.Name, track: _Track) -> bool:
+        """``getattr(stub, name)(...)`` where the test states ``name`` (a literal, or a
+        parametrize value of the case being followed): a call of that method."""
+        call = self.parents.get(lookup)
+        if not (
+            isinstance(call, ast.Call)
+            and call.func is lookup
+            and len(lookup.args) >= 2
+            and lookup.args[0] is arg
+        ):
+            return False
+        known = self.value_of(lookup.args[1])
+        if not known or not isinstance(known[0], str) or not known[0].isidentifier():
+            return False
+        track.events.append(
+            StubEvent(
+                EventKind.CALL,
+                known[0],
+                self.loc(call),
+                self.shape_of(call),
+                expect_raise=self.expects_raise(call),
+                detached=self.is_detached(call),
+                test=self.test_of(call),
+            )
+        )
+        return True
+
+    def unbound_call(self, call: ast.Call, arg: ast.Name, track: _Track) -> bool:
+        """``Worker.start(stub, ...)`` or ``_real_start(stub, ...)`` with a module-level
+        ``_real_start = Worker.start``: a call of the method on the stub (as ``self``).  The
+        stub still counts as handed out (the audit keeps the call only where ``Worker`` is a
+        class of the stub's hierarchy with the same method)."""
+        if not call.args or call.args[0] is not arg:
+            return False
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        target = self.unbound_target(call.func)
+        if target is None:
+            return False
+        owner, method = target
+        shape = self.shape_of(call)
+        shape = attrs.evolve(
+            shape,
+            n_positional=shape.n_positional - 1,
+            positional_literals=shape.positional_literals[1:],
+        )
+        track.events.append(
+            StubEvent(
+                EventKind.CALL,
+                method,
+                self.loc(call),
+                shape,
+                expect_raise=self.expects_raise(call),
+                detached=self.is_detached(call),
+                test=self.test_of(call),
+                via=owner,
+            )
+        )
+        track.escapes = True
+        return True
+
+    def unbound_target(self, func: ast.expr) -> tuple[str, str] | None:
+        """``(class expression, method)`` for a callee spelled ``Cls.method``/``mod.Cls.method``
+        (a capitalised class name), or a module-level name bound to one."""
+        if isinstance(func, ast.Name):
+            bound = _module_alias(self.module.tree, func.id)
+            return self.unbound_target(bound) if isinstance(bound, ast.Attribute) else None
+        if not isinstance(func, ast.Attribute):
+            return None
+        owner = func.value
+        parts = []
+        while isinstance(owner, ast.Attribute):
+            parts.append(owner.attr)
+            owner = owner.value
+        if not isinstance(owner, ast.Name):
+            return None
+        parts.append(owner.id)
+        last = parts[0]
+        if not last[:1].isupper() or last.isupper():
+            return None
+        return ".".join(reversed(parts)), func.attr
 
     def follow_helper(self, call: ast.Call, arg: ast.Name, track: _Track, depth: int) -> bool:
         """``helper(stub)`` for a function of this module: the helper's sets and calls on its
@@ -653,6 +969,7 @@ class StubExtractor:
                     self.shape_of(parent),
                     expect_raise=self.expects_raise(parent),
                     detached=self.is_detached(parent),
+                    test=self.test_of(parent),
                 )
             )
 
@@ -689,25 +1006,121 @@ class StubExtractor:
         is_function = isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
         if not is_function or depth >= _MAX_HELPER_DEPTH:
             return [track]
-        callers = [
-            n
-            for stmt in self._index(scope.name + "(")
-            for n in ast.walk(stmt)
-            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == scope.name
-        ]
+        callers = self.callers(scope)
+        if (
+            position is None
+            and self._base is not None
+            and self.parents.get(scope) is self.module.tree
+        ):
+            self.exports.append((scope.name, self._base, track.copy()))
         out: list[_Track] = []
         if position is None and _is_fixture(scope):
             out.extend(self.follow_fixture(scope, track, depth))
         if not callers:
             return out or [track]
-        for call in callers:
+        for call, named_class in callers:
             if position is None:
                 continuations = self.follow_value(call, depth + 1)
             else:
                 continuations = self.follow_element(call, position, depth + 1)
             for cont in continuations:
+                if track.dynamic_class and named_class is not None:
+                    cont.class_expr = named_class
                 out.append(track.then(cont))
         return out
+
+    def imported_uses(self, module: str, function: str, base: Stub, track: _Track) -> list[Stub]:
+        """The stub ``function`` of test module ``module`` returns, followed into this
+        module's calls of it (``from .utils import make_worker``)."""
+        source = Path(base.location.path).resolve()
+        local = [
+            name
+            for name, target in self.module.imports.items()
+            if target.name == function
+            and (
+                target.module == module or _relative_file(self.module.path, target.module) == source
+            )
+        ]
+        out: list[Stub] = []
+        self._base = None  # a helper returning it again is not exported a second time
+        for name in local:
+            for stmt in self._index(name + "("):
+                for call in ast.walk(stmt):
+                    if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == name):
+                        continue
+                    for cont in self.follow_value(call, 1):
+                        both = track.then(cont)
+                        out.append(
+                            attrs.evolve(
+                                base,
+                                class_expr=both.class_expr or base.class_expr,
+                                events=tuple(both.events),
+                                escapes=both.escapes,
+                                opaque=both.opaque,
+                                patched=tuple(sorted(set(both.patched))),
+                                raising=tuple(sorted(set(both.raising))),
+                                scope_module=self.module,
+                            )
+                        )
+        return out
+
+    def callers(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> list[tuple[ast.Call, str | None]]:
+        """The calls of ``func`` in this module, each with the class a method call names.
+
+        A module-level function is called by name.  A method of a module-level class ``C``
+        (a classmethod building the stub, a test class's helper) is called as ``C.m()`` or
+        ``Sub.m()`` for a same-module subclass ``Sub`` (named: the call's class), or as
+        ``self.m()``/``cls.m()`` inside ``C`` or such a subclass (the class is not named)."""
+        owner = self.parents.get(func)
+        if isinstance(owner, ast.ClassDef) and self.parents.get(owner) is self.module.tree:
+            family = self._subclasses(owner.name)
+            out: list[tuple[ast.Call, str | None]] = []
+            for stmt in self._index("." + func.name + "("):
+                for n in ast.walk(stmt):
+                    if not (
+                        isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Attribute)
+                        and n.func.attr == func.name
+                        and isinstance(n.func.value, ast.Name)
+                    ):
+                        continue
+                    receiver = n.func.value.id
+                    if receiver in family:
+                        out.append((n, receiver))
+                    elif receiver in ("self", "cls") and self._enclosing_class(n) in family:
+                        out.append((n, None))
+            return out
+        if owner is not self.module.tree:
+            return []
+        return [
+            (n, None)
+            for stmt in self._index(func.name + "(")
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == func.name
+        ]
+
+    def _subclasses(self, name: str) -> frozenset[str]:
+        """``name`` and the module-level classes of this module that derive from it here."""
+        family = {name}
+        grew = True
+        while grew:
+            grew = False
+            for cls_name, node in self.module.classes.items():
+                if cls_name in family:
+                    continue
+                bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
+                if bases & family:
+                    family.add(cls_name)
+                    grew = True
+        return frozenset(family)
+
+    def _enclosing_class(self, node: ast.AST) -> str | None:
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, ast.ClassDef):
+            current = self.parents.get(current)
+        return current.name if isinstance(current, ast.ClassDef) else None
 
 
 def _bound_parameter(
@@ -727,6 +1140,141 @@ def _bound_parameter(
                 if param.arg == kw.arg:
                     return param
     return None
+
+
+_MAX_CASES = 16
+
+
+def _param_cases(
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> list[tuple[str | None, dict[str, ast.expr]]]:
+    """The parametrize cases of ``func`` in pytest's order and with pytest's ids: the
+    decorator nearest the ``def`` varies slowest and its id part comes first."""
+    decorators = [
+        d
+        for d in func.decorator_list
+        if isinstance(d, ast.Call) and getattr(d.func, "attr", None) == "parametrize"
+    ]
+    if not decorators:
+        return []
+    cases: list[tuple[str | None, dict[str, ast.expr]]] = [("", {})]
+    for deco in reversed(decorators):
+        values = _parametrize_values(deco)
+        if not values:
+            return []
+        cases = [
+            (_joined_id(cid, vid), {**bound, **more})
+            for cid, bound in cases
+            for vid, more in values
+        ]
+        if len(cases) > _MAX_CASES:
+            return []
+    used = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)}
+    if not any(name in used for name in cases[0][1]):
+        return []
+    return cases
+
+
+def _joined_id(head: str | None, tail: str | None) -> str | None:
+    """pytest's ``a-b`` id of a case; None when a part's id is not known from the text."""
+    if head is None or tail is None:
+        return None
+    return f"{head}-{tail}" if head else tail
+
+
+def _parametrize_values(deco: ast.Call) -> list[tuple[str | None, dict[str, ast.expr]]]:
+    """``(id, {name: value})`` per value of one ``parametrize(names, values[, ids=...])``."""
+    if len(deco.args) < 2:
+        return []
+    first, listed = deco.args[0], deco.args[1]
+    if str_literal(first) is not None:
+        names = [n.strip() for n in str_literal(first).split(",") if n.strip()]  # type: ignore[union-attr]
+    elif isinstance(first, (ast.List, ast.Tuple)) and all(str_literal(e) for e in first.elts):
+        names = [str_literal(e) for e in first.elts]  # type: ignore[misc]
+    else:
+        return []
+    if not names or not isinstance(listed, (ast.List, ast.Tuple)):
+        return []
+    ids: list[str] | None = None
+    for kw in deco.keywords:
+        if kw.arg == "ids":
+            if isinstance(kw.value, (ast.List, ast.Tuple)) and all(
+                str_literal(e) is not None for e in kw.value.elts
+            ):
+                ids = [str_literal(e) for e in kw.value.elts]  # type: ignore[misc]
+            else:
+                return []  # ids from a function: the case ids cannot be spelled
+    out: list[tuple[str | None, dict[str, ast.expr]]] = []
+    for index, elt in enumerate(listed.elts):
+        explicit = None
+        if isinstance(elt, ast.Call) and getattr(elt.func, "attr", None) == "param":
+            explicit = next((str_literal(k.value) for k in elt.keywords if k.arg == "id"), None)
+            parts = list(elt.args)
+        elif len(names) == 1:
+            parts = [elt]
+        elif isinstance(elt, (ast.Tuple, ast.List)):
+            parts = list(elt.elts)
+        else:
+            return []
+        if len(parts) != len(names) or any(isinstance(p, ast.Starred) for p in parts):
+            return []
+        case_id: str | None
+        if ids is not None and index < len(ids):
+            case_id = ids[index]
+        elif explicit is not None:
+            case_id = explicit
+        else:
+            id_parts = [_id_part(p) for p in parts]
+            case_id = None if None in id_parts else "-".join(id_parts)  # type: ignore[arg-type]
+        out.append((case_id, dict(zip(names, parts))))
+    return out
+
+
+def _id_part(value: ast.expr) -> str | None:
+    """pytest's id for one parameter value where the text settles it (a plain literal), else
+    None: an enum member's or an object's id depends on its runtime type."""
+    if isinstance(value, ast.Constant) and isinstance(
+        value.value, (bool, int, float, str, type(None))
+    ):
+        return str(value.value)
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        if isinstance(value.operand, ast.Constant) and isinstance(
+            value.operand.value, (int, float)
+        ):
+            return str(-value.operand.value)
+    return None
+
+
+def _relative_file(importer: Path, target: str) -> Path | None:
+    """The file a relative ``from .mod import x`` in ``importer`` names (a test file outside
+    the audited tree has no dotted name to resolve it by)."""
+    if not target.startswith("."):
+        return None
+    rest = target.lstrip(".")
+    base = Path(importer).resolve().parent
+    for _ in range(len(target) - len(rest) - 1):
+        base = base.parent
+    return base.joinpath(*rest.split(".")).with_suffix(".py") if rest else base / "__init__.py"
+
+
+def _callee(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _module_alias(tree: ast.Module, name: str) -> ast.expr | None:
+    """The value of the one top-level ``name = value`` assignment, if there is exactly one."""
+    found = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def _is_parameter(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    args = func.args
+    return any(a.arg == name for a in args.posonlyargs + args.args + args.kwonlyargs)
 
 
 def _dotted_patch_target(call: ast.Call) -> str | None:

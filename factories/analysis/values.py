@@ -136,6 +136,12 @@ def test_value(
     if isinstance(node, ast.Name):
         bound = resolve(node)
         return test_value(bound, resolve, depth + 1) if bound is not None else ()
+    if isinstance(node, ast.IfExp):  # ``[copy] if has_copies else []``
+        condition = test_value(node.test, resolve, depth + 1)
+        taken = truthy(condition[0]) if condition else None
+        if taken is None:
+            return ()
+        return test_value(node.body if taken else node.orelse, resolve, depth + 1)
     member = enum_member(node)
     if member is not None:
         return (member,)
