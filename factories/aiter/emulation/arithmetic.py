@@ -100,6 +100,8 @@ DEFAULT_ARITHMETIC = KernelArithmetic()
 #: Named candidate arithmetics. Names are stable (tools and tolerance files refer to them).
 #: ``p8-unscaled`` is the assumed gfx950 arithmetic (docs/TOLERANCES.md §2, the kill matrix's
 #: ``gfx950-p8`` base); its ``-rowsum-p8`` and ``-exp`` siblings are the error model's variants.
+#: The three ``-reduce-truncate`` P8 presets complete the envelope AITER's sources allow (l over
+#: fp32 P; P unscaled, lazily rescaled or row-scaled; reduce store RNE or truncating).
 ARITHMETIC_VARIANTS: dict[str, KernelArithmetic] = {
     "fp32-p": DEFAULT_ARITHMETIC,
     "fp32-p-reduce-truncate": KernelArithmetic(reduce_store="truncate"),
@@ -109,8 +111,10 @@ ARITHMETIC_VARIANTS: dict[str, KernelArithmetic] = {
     "p8-unscaled-reduce-truncate": _p8(reduce_store="truncate"),
     "p8-lazy-rescale": _p8(p_scaling="lazy-rescale"),
     "p8-lazy-rescale-rowsum-p8": _p8(p_scaling="lazy-rescale", row_sum="rounded"),
+    "p8-lazy-rescale-reduce-truncate": _p8(p_scaling="lazy-rescale", reduce_store="truncate"),
     "p8-row-max": _p8(p_scaling="row-max"),
     "p8-row-max-rowsum-p8": _p8(p_scaling="row-max", row_sum="rounded"),
+    "p8-row-max-reduce-truncate": _p8(p_scaling="row-max", reduce_store="truncate"),
 }
 
 
