@@ -52,6 +52,7 @@ import attrs
 import numpy as np
 import torch
 
+from factories.accuracy.tolerance import Tolerance
 from factories.aiter.batch import PsPlan, plan_batch
 from factories.aiter.emulation.arithmetic import (
     ARITHMETIC_VARIANTS,
@@ -516,6 +517,42 @@ def report(ev: Evidence) -> list[str]:
     return lines
 
 
+def tolerance_mismatch(identified: str | None, tolerance: Tolerance) -> str | None:
+    """Why the bounds ``tolerance`` do not fit a kernel fingerprinted as ``identified`` (None:
+    they do). Bounds derived for one variant fit that variant only; bounds derived for the
+    envelope fit each of its members (``tolerance.variants``)."""
+    where = "factories/accuracy/tolerances.json"
+    fix = (
+        "re-derive them for what was found: python tools/calibrate_tolerance.py --backend aiter "
+        "(docs/TOLERANCES.md, 'First run on MI355')"
+    )
+    if identified is None:
+        return (
+            f"the kernel's arithmetic matches no candidate variant (see the fingerprint in the "
+            f"terminal summary), so the {tolerance.backend} bounds in {where} (derived for "
+            f"{tolerance.variant or '?'}) rest on an arithmetic the kernel does not compute"
+        )
+    members = tolerance.variants if tolerance.variant == "envelope" else (tolerance.variant,)
+    if identified in members:
+        return None
+    return (
+        f"the kernel computes {identified}, but the {tolerance.backend} bounds in {where} were "
+        f"derived for {tolerance.variant or '?'} ({', '.join(members)}): {fix}"
+    )
+
+
+def summary_lines(ev: Evidence, tolerance: Tolerance) -> list[str]:
+    """What the suite prints in its terminal summary: the evidence, the verdict, the bounds'
+    variant and whether they fit."""
+    bad = tolerance_mismatch(ev.identified(), tolerance)
+    return [
+        *report(ev),
+        f"bounds ({tolerance.backend}) derived for: {tolerance.variant or '?'} "
+        f"[{', '.join(tolerance.variants)}]",
+        "fits the kernel" if bad is None else f"MISMATCH: {bad}",
+    ]
+
+
 __all__: Sequence[str] = (
     "DECISIVE_RATIO",
     "FINGERPRINT_VARIANTS",
@@ -526,4 +563,6 @@ __all__: Sequence[str] = (
     "probe_batch",
     "report",
     "run_kernels",
+    "summary_lines",
+    "tolerance_mismatch",
 )
