@@ -46,6 +46,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         help="the emulated backend's arithmetic (default fp32-p, the shipped emulation)",
     )
     p.add_argument("--seed", type=int, default=0, help="observation seed (default 0)")
+    p.add_argument(
+        "--device",
+        default="cpu",
+        help="where the emulated backend runs (cpu, cuda); the candidates run on the CPU",
+    )
     args = p.parse_args(argv)
     if args.list_variants:
         if args.backend or args.variant:
@@ -63,6 +68,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
             )
         if args.variant not in FINGERPRINT_VARIANTS:
             raise BadInput(f"unknown --variant {args.variant!r}; see --list-variants")
+    if args.device not in ("cpu", "cuda"):
+        raise BadInput(f"--device must be cpu or cuda, got {args.device!r}")
+    if args.device != "cpu" and args.backend != "emulated":
+        raise BadInput("--device places the emulation: use it with --backend emulated")
     if args.seed < 0:
         raise BadInput(f"--seed must be >= 0, got {args.seed}")
     return args
@@ -82,6 +91,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list_variants:
         print("\n".join(fp.FINGERPRINT_VARIANTS))
         return 0
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            print("fingerprint_kernel: --device cuda: no CUDA device here", file=sys.stderr)
+            return 3
     if args.backend == "aiter":
         from factories.aiter.backend import real_aiter_unusable_reason
 
@@ -93,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.backend,
         variant=args.variant or "fp32-p",
         seed=args.seed,
+        device=args.device,
         progress=lambda m: print(m, file=sys.stderr, flush=True),
     )
     print("\n".join(fp.report(ev)))

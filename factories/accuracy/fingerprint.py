@@ -289,13 +289,20 @@ def _emulated_on_own_plan(cu_count: int, seed: int, arithmetic: KernelArithmetic
     return _CACHE[key]
 
 
-def _emulated(plan: PsPlan, batch: ProbeBatch, arithmetic: KernelArithmetic) -> dict[str, float]:
+def _emulated(
+    plan: PsPlan,
+    batch: ProbeBatch,
+    arithmetic: KernelArithmetic,
+    device: str | torch.device = "cpu",
+) -> dict[str, float]:
+    """The emulation under ``arithmetic`` on ``device`` (its plan and inputs moved there)."""
     import factories.aiter.emulation as emulation
 
+    on = attrs.evolve(plan, buffers=tuple(b.to(device) for b in plan.buffers))
+    ob = attrs.evolve(batch, q=batch.q.to(device), k=batch.k.to(device), v=batch.v.to(device))
     cpu = attrs.evolve(plan, buffers=tuple(b.cpu() for b in plan.buffers))
-    cb = attrs.evolve(batch, q=batch.q.cpu(), k=batch.k.cpu(), v=batch.v.cpu())
     with emulated_cu_count(plan.cu_count), kernel_arithmetic(arithmetic):
-        return observe(cpu, run_kernels(emulation, cpu, cb))
+        return observe(cpu, run_kernels(emulation, on, ob))
 
 
 @attrs.frozen
@@ -380,9 +387,11 @@ def fingerprint(
     cu_count: int = DEFAULT_CU,
     candidates: dict[str, KernelArithmetic] | None = None,
     progress: Callable[[str], None] | None = None,
+    device: str = "cpu",
 ) -> Evidence:
-    """Run the probes on ``backend`` (``emulated`` under ``variant``, or ``aiter``: the real
-    package, gfx950 only) and every candidate of the emulation on the same plan."""
+    """Run the probes on ``backend`` (``emulated`` under ``variant``, on ``device``; or
+    ``aiter``: the real package, gfx950 only) and every candidate of the emulation (on the CPU)
+    on the same plan."""
     candidates = dict(FINGERPRINT_VARIANTS if candidates is None else candidates)
     if backend == "aiter":
         from factories.aiter.backend import select_backend
@@ -416,6 +425,8 @@ def fingerprint(
             return _emulated_on_own_plan(cu_count, s, arith)
 
         def run_backend(s: int, batch: ProbeBatch) -> dict[str, float]:
+            if device != "cpu":
+                return _emulated(plan, batch, arithmetic, device)
             return run_candidate(s, batch, arithmetic)
 
     else:
@@ -455,7 +466,7 @@ def fingerprint(
     )
     return Evidence(
         seed=seed,
-        backend=backend,
+        backend=backend if backend == "aiter" or device == "cpu" else f"{backend} on {device}",
         observed=observed,
         expected=expected,
         noise=noise,
