@@ -824,11 +824,19 @@ def soak(
     return 1 if failed else 0
 
 
-def gpu_model_check(file: Path, *, seed0: int, out: Path | None = None) -> int:
+def gpu_model_check(
+    file: Path,
+    *,
+    seed0: int,
+    out: Path | None = None,
+    device: str = "cuda",
+    cases: Sequence[AccuracyCase] = GPU_CASES,
+) -> int:
     """The models alone (no vLLM, no pipeline) at the suite's GPU-sized cases on a CUDA/ROCm
     device, judged with the file's bounds: do the bounds derived on the CPU matrix hold at
     16k-65k keys per row? Inputs are drawn on the device (seeded), not through make_qkv, so the
-    values differ from the suite's; the distribution is the same."""
+    values differ from the suite's; the distribution is the same. ``device``/``cases``: the
+    same check elsewhere (e.g. a 16k-key row with a few heads on the CPU)."""
     import torch
 
     from factories.accuracy.error_model import (
@@ -849,18 +857,18 @@ def gpu_model_check(file: Path, *, seed0: int, out: Path | None = None) -> int:
     torch.backends.cuda.matmul.allow_tf32 = False
     result: dict[str, Any] = {"digest": data["digest"]["value"], "machine": machine(), "cases": {}}
     bad = []
-    for case in GPU_CASES:
+    for case in cases:
         t0 = time.monotonic()
-        gen = torch.Generator(device="cuda").manual_seed(seed0)
+        gen = torch.Generator(device=device).manual_seed(seed0)
         q, k, v = (
-            torch.randn(case.total_tokens, case.heads, d, generator=gen, device="cuda")
+            torch.randn(case.total_tokens, case.heads, d, generator=gen, device=device)
             .to(torch.bfloat16)
             .to(torch.float8_e4m3fn)
             for d in (QK_HEAD_DIM, QK_HEAD_DIM, V_HEAD_DIM)
         )
         g, gl = causal_reference(q, k, v, case.lens, SOFTMAX_SCALE)
         entry = {}
-        keys = torch.from_numpy(causal_key_counts(case.lens)).to("cuda")
+        keys = torch.from_numpy(causal_key_counts(case.lens)).to(device)
         for model in models:
             t = file_tols[model.backend]
             mo = model_attention(q, k, v, case.lens, SOFTMAX_SCALE, model, block_elements=1 << 26)
@@ -875,7 +883,8 @@ def gpu_model_check(file: Path, *, seed0: int, out: Path | None = None) -> int:
                 "stats": st.as_dict(),
             }
             del mo, ob, lb
-            torch.cuda.empty_cache()
+            if device != "cpu":
+                torch.cuda.empty_cache()
         result["cases"][case.id] = {"seconds": round(time.monotonic() - t0, 1), "models": entry}
         worst = {
             m: max(v["out_ratio"], v["stat_ratio"], v["lse_all_rows_ratio"])
@@ -890,7 +899,8 @@ def gpu_model_check(file: Path, *, seed0: int, out: Path | None = None) -> int:
         )
         bad += [f"{case.id} {m}" for m, w in worst.items() if w > 1.0]
         del q, k, v, g, gl
-        torch.cuda.empty_cache()
+        if device != "cpu":
+            torch.cuda.empty_cache()
     print(json.dumps(result, indent=1))
     if out:
         Path(out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
