@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.backend,
         variant=args.variant or "fp32-p",
         seed=args.seed,
-        device=args.device,
+        emulate_on=args.device,
         progress=lambda m: print(m, file=sys.stderr, flush=True),
     )
     print("\n".join(fp.report(ev)))

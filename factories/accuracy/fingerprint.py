@@ -387,9 +387,9 @@ def fingerprint(
     cu_count: int = DEFAULT_CU,
     candidates: dict[str, KernelArithmetic] | None = None,
     progress: Callable[[str], None] | None = None,
-    device: str = "cpu",
+    emulate_on: str = "cpu",
 ) -> Evidence:
-    """Run the probes on ``backend`` (``emulated`` under ``variant``, on ``device``; or
+    """Run the probes on ``backend`` (``emulated`` under ``variant``, on ``emulate_on``; or
     ``aiter``: the real package, gfx950 only) and every candidate of the emulation (on the CPU)
     on the same plan."""
     candidates = dict(FINGERPRINT_VARIANTS if candidates is None else candidates)
@@ -425,8 +425,8 @@ def fingerprint(
             return _emulated_on_own_plan(cu_count, s, arith)
 
         def run_backend(s: int, batch: ProbeBatch) -> dict[str, float]:
-            if device != "cpu":
-                return _emulated(plan, batch, arithmetic, device)
+            if emulate_on != "cpu":
+                return _emulated(plan, batch, arithmetic, emulate_on)
             return run_candidate(s, batch, arithmetic)
 
     else:
@@ -466,7 +466,7 @@ def fingerprint(
     )
     return Evidence(
         seed=seed,
-        backend=backend if backend == "aiter" or device == "cpu" else f"{backend} on {device}",
+        backend=backend if emulate_on == "cpu" else f"{backend} on {emulate_on}",
         observed=observed,
         expected=expected,
         noise=noise,
