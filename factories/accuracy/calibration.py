@@ -462,7 +462,11 @@ def draw(data: dict[str, Any], png: Path) -> None:
     for backend, color in (("gfx950", "tab:red"), ("emulated", "tab:blue")):
         atol = tol[backend]["out_atol"]
         ax1.axhline(
-            atol, color=color, ls="--", label=f"derived {backend} atol {atol:.3g} (rtol 2^-8)"
+            atol,
+            color=color,
+            ls="--",
+            label=f"derived {backend} atol {atol:.3g} "
+            f"(rtol 2^{math.log2(tol[backend]['out_rtol']):.0f})",
         )
     ax1.set_yscale("log")
     ax1.set_ylim(1e-9 * 0.8, 1.0)
