@@ -1,12 +1,13 @@
 """Which arithmetic does a ``mla_prefill_ps_asm_fwd`` + ``mla_reduce_v1`` pair compute?
 
 Why: the gfx950 bounds rest on an arithmetic that AITER's sources leave open (docs/TOLERANCES.md
-§2, issue 11): is P rounded to e4m3fn at all, unscaled in [0, 1], lazily rescaled (up to 2^8) or
-scaled per row to 448; does the row sum ``l`` see the rounding; does the reduce's bf16 store round
-to nearest even or truncate. A first run on MI355 that only says "pass" or "fail" cannot tell
-which, so this module runs *crafted probes* through the two kernels and compares what they
-return with what every candidate arithmetic (:data:`FINGERPRINT_VARIANTS`, run by the emulation
-on the same plan and the same inputs) returns. ``tools/fingerprint_kernel.py`` is its CLI.
+section 2, issue 11): is P rounded to e4m3fn at all, unscaled in [0, 1], lazily rescaled (up to
+2^8) or scaled per row to 448; does the row sum ``l`` see the rounding; does the reduce's bf16
+store round to nearest even or truncate. A first run on MI355 that only says "pass" or "fail"
+cannot tell which, so this module runs *crafted probes* through the two kernels and compares what
+they return with what every candidate arithmetic (:data:`FINGERPRINT_VARIANTS`, run by the
+emulation on the same plan and the same inputs) returns. ``tools/fingerprint_kernel.py`` is its
+CLI.
 
 The probes (one request each, one query row that sees every key; 16 heads as replicates; the
 softmax scale ``fl32(ln 2)`` makes ``P = 2^(c - c_max)`` for fp8 key coefficients ``c``). Every

@@ -106,7 +106,7 @@ def test_emulated_bound_is_ten_times_tighter_than_the_seed():
     # gfx950: derived from the fp8-P error model (factories/accuracy/tolerances.json,
     # docs/TOLERANCES.md), with the aggregate statistic on top; both backends check it.
     # Its rtol is the store's largest relative error over the variants it was derived for:
-    # half a bf16 step (RNE), a whole one if any of them truncates (docs/TOLERANCES.md §3).
+    # half a bf16 step (RNE), a whole one if any of them truncates (docs/TOLERANCES.md section 3).
     from factories.aiter.emulation import ARITHMETIC_VARIANTS
 
     truncates = any(

@@ -2,10 +2,10 @@
 
 Why: with ``l`` summed over fp32 P the LSE of a correct kernel errs by up to ``(n - 1) u_fp32``
 relative for a row of ``n`` keys (Higham's bound of an n-term fp32 sum), and a kernel whose ``l``
-sums the rounded P drifts faster (docs/TOLERANCES.md §6b: 0.21 at 65k keys). A constant derived
-from rows of <= 5k keys either fails the 16k-65k rows or is far too loose for short ones, so the
-bound is ``lse_atol + lse_per_key * (n - 1)``: ``lse_atol`` from rows within one 128-key step,
-``lse_per_key`` fitted to longer rows, never below Higham's slope.
+sums the rounded P drifts faster (docs/TOLERANCES.md section 6b: 0.21 at 65k keys). A constant
+derived from rows of <= 5k keys either fails the 16k-65k rows or is far too loose for short ones,
+so the bound is ``lse_atol + lse_per_key * (n - 1)``: ``lse_atol`` from rows within one 128-key
+step, ``lse_per_key`` fitted to longer rows, never below Higham's slope.
 """
 
 from __future__ import annotations
