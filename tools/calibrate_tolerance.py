@@ -64,6 +64,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="emulated",
         help="emulated (default) or aiter (real kernels, gfx950 only)",
     )
+    p.add_argument(
+        "--variant",
+        help="gfx950 arithmetic the bounds are derived for: a name of "
+        "tools/fingerprint_kernel.py --list-variants, or 'envelope' (every arithmetic AITER's "
+        "sources allow). Default: the fingerprint of the real kernel with --backend aiter, "
+        "otherwise envelope",
+    )
     p.add_argument("--file", help="tolerance file (default factories/accuracy/tolerances.json)")
     p.add_argument("--png", help="plot path (default docs/tolerances.png)")
     p.add_argument("--dry-run", action="store_true", help="sweep and print, write nothing")
@@ -96,6 +103,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.backend not in ("emulated", "aiter"):
         raise BadInput(f"--backend must be emulated or aiter, got {args.backend!r}")
+    if args.variant is not None and args.variant != cal.ENVELOPE:
+        from factories.aiter.emulation import ARITHMETIC_VARIANTS
+
+        if args.variant not in ARITHMETIC_VARIANTS:
+            raise BadInput(
+                f"unknown --variant {args.variant!r}; give 'envelope' or one of "
+                f"{', '.join(ARITHMETIC_VARIANTS)}"
+            )
     if args.cases:
         unknown = [c for c in args.cases if c not in cal.MATRIX]
         if unknown:
@@ -157,6 +172,21 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             case_ids=args.cases,
             out=soak_out,
         )
+    variant = args.variant
+    if variant is None and args.backend == "aiter":
+        from factories.accuracy.fingerprint import fingerprint, report
+
+        ev = fingerprint("aiter", progress=cal.log)
+        for line in report(ev):
+            cal.log(line)
+        variant = ev.identified()
+        if variant is None:
+            cal.log(
+                "[calibrate] the fingerprint identified no variant (see above): pass --variant "
+                "NAME or --variant envelope to derive the bounds anyway"
+            )
+            return 1
+    variant = variant or cal.ENVELOPE
     case_ids = args.cases or (cal.QUICK_CASES if args.quick else cal.DEFAULT_CASES)
     per_case = args.seeds or (cal.QUICK_SEEDS if args.quick else cal.DEFAULT_SEEDS)
     return cal.calibrate(
@@ -167,6 +197,7 @@ def run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         png=png,
         dry_run=args.dry_run,
         command=" ".join([cal.TOOL_NAME, *argv]),
+        variant=variant,
     )
 
 

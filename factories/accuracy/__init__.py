@@ -12,6 +12,8 @@ What the accuracy suite (``tests/accuracy``), the calibration and the GPU kernel
 - :mod:`~factories.accuracy.run`: :func:`run_fp8_prefill` through vLLM's three methods and
   :func:`check_fp8_prefill` of what it observed.
 - :mod:`~factories.accuracy.calibration`: derives the bounds (``tools/calibrate_tolerance.py``).
+- :mod:`~factories.accuracy.fingerprint`: crafted probes that name the kernel pair's arithmetic
+  among the candidate variants (``tools/fingerprint_kernel.py``).
 
 The names below are re-exported because the suite, the tools and ``factories.mutation`` import
 them from here. Module import touches neither vLLM nor typeguard (the GPU runner runs where

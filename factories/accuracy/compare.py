@@ -77,6 +77,9 @@ class AccuracyReport:
     problems: tuple[str, ...]
     #: The error statistic of out vs ref, when the bound has statistic bounds.
     stats: ErrorStats | None = None
+    #: Per row, the largest |final_lse - ref| over heads on merged rows (NaN elsewhere): what a
+    #: calibration fits a key-count-dependent LSE bound to.
+    lse_row_err: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -111,10 +114,12 @@ def check_outputs(
     final_lse: torch.Tensor | None = None,
     ref_lse: torch.Tensor | None = None,
     lse_rows: np.ndarray | None = None,
+    lse_keys: np.ndarray | None = None,
     extra_problems: Sequence[str] = (),
 ) -> AccuracyReport:
     """Every row of ``out`` [T, H, Dv] against ``ref_out``; ``final_lse`` [T, H] (columns already
     aligned with ``ref_lse``) on ``lse_rows`` only, and NaN (untouched) everywhere else.
+    ``lse_keys [T]``: each row's key count, for a bound that grows with it (``lse_per_key``).
 
     Buffers must have been poisoned with NaN before the run: a NaN row is an unwritten row.
     """
@@ -140,6 +145,7 @@ def check_outputs(
         problems += tolerance.stats.violations(stats)
     lse_cmp = None
     n_lse = 0
+    row_err = None
     if final_lse is not None and ref_lse is not None and lse_rows is not None:
         mask = torch.from_numpy(lse_rows)
         n_lse = int(mask.sum())
@@ -147,7 +153,9 @@ def check_outputs(
             "final_lse",
             final_lse,
             ref_lse,
-            tolerance.lse_allowed(ref_lse),
+            tolerance.lse_allowed(
+                ref_lse, None if lse_keys is None else torch.from_numpy(np.asarray(lse_keys))
+            ),
             mask.to(final_lse.device),
         )
         if lse_cmp.failing:
@@ -155,6 +163,9 @@ def check_outputs(
                 f"{lse_cmp.failing} final_lse elements on reduced rows exceed the bound; worst "
                 f"{lse_cmp.worst_ratio:.3g}x at (row, head) {lse_cmp.worst_at}"
             )
+        err = (final_lse.double() - ref_lse.to(final_lse.device).double()).abs()
+        row_err = err.nan_to_num(nan=math.inf).amax(dim=-1).cpu().numpy()
+        row_err[~lse_rows] = math.nan
         outside = ~mask.to(final_lse.device)
         written_outside = ~torch.isnan(final_lse[outside])
         if bool(written_outside.any()):
@@ -163,4 +174,6 @@ def check_outputs(
                 "outside the "
                 "reduce groups (the reduce writes only merged rows, contract §4.2)"
             )
-    return AccuracyReport(tolerance, out_cmp, lse_cmp, unwritten, n_lse, tuple(problems), stats)
+    return AccuracyReport(
+        tolerance, out_cmp, lse_cmp, unwritten, n_lse, tuple(problems), stats, row_err
+    )

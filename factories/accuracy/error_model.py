@@ -53,11 +53,15 @@ import attrs
 import torch
 
 from factories.aiter.emulation.arithmetic import (
+    AITER_SOURCE_ENVELOPE,
     ARITHMETIC_VARIANTS,
     DEFAULT_ARITHMETIC,
     LOG2E,
     KernelArithmetic,
+    cast_p,
+    lazy_running_max,
     round_p,
+    store_rounded,
 )
 from factories.aiter.layout import KERNEL_KV_STEP as KV_STEP
 
@@ -83,18 +87,29 @@ class KernelModel:
     row_sum_of_rounded_p: bool  # l sums the rounded P (True) or the fp32 P (False)
     exp2_folded: bool  # exp2((s - M) * log2e) as the asm does, or exp(s - M)
     description: str = attrs.field(repr=False, default="")
+    p_scaling: str = "none"  # KernelArithmetic.p_scaling: none, lazy-rescale, row-max
+    reduce_store: str = "rne"  # the bf16 store: rne, or truncate (applied to every row here)
 
     @property
     def arithmetic(self) -> KernelArithmetic:
         """The emulated kernels' arithmetic that runs this model inside the split pipeline
         (fp32 P: the shipped emulation, whose fused softmax has no exp/exp2 choice)."""
         if self.p_dtype is None:
-            return DEFAULT_ARITHMETIC
+            if self.reduce_store == DEFAULT_ARITHMETIC.reduce_store:
+                return DEFAULT_ARITHMETIC
+            return attrs.evolve(DEFAULT_ARITHMETIC, reduce_store=self.reduce_store)
         return KernelArithmetic(
             p_dtype=self.p_dtype,
+            p_scaling=self.p_scaling,
             row_sum="rounded" if self.row_sum_of_rounded_p else "fp32",
             exp2_folded=self.exp2_folded,
+            reduce_store=self.reduce_store,
         )
+
+    @property
+    def store_u(self) -> float:
+        """Largest relative error of the output store: half a bf16 step (RNE) or a whole one."""
+        return U_BF16 if self.reduce_store == "rne" else 2 * U_BF16
 
 
 EMULATED = KernelModel(
@@ -140,6 +155,29 @@ MODEL_ARITHMETIC: dict[str, str] = {
     name: next(k for k, a in ARITHMETIC_VARIANTS.items() if a == m.arithmetic)
     for name, m in MODELS.items()
 }
+
+
+def variant_model(name: str, backend: str = "gfx950") -> KernelModel:
+    """The model of the named :data:`ARITHMETIC_VARIANTS` entry, named like it (the tolerance file
+    records these names), calibrating ``backend``."""
+    if name not in ARITHMETIC_VARIANTS:
+        raise KeyError(f"unknown variant {name!r}; known: {sorted(ARITHMETIC_VARIANTS)}")
+    a = ARITHMETIC_VARIANTS[name]
+    return KernelModel(
+        name,
+        backend,
+        a.p_dtype,
+        a.row_sum == "rounded",
+        a.exp2_folded if a.p_dtype is not None else False,
+        f"the emulation's arithmetic variant {name}",
+        p_scaling=a.p_scaling,
+        reduce_store=a.reduce_store,
+    )
+
+
+#: The gfx950 models the calibration uses when it is not told the variant: every arithmetic
+#: AITER's sources allow (:data:`AITER_SOURCE_ENVELOPE`).
+GFX950_ENVELOPE: tuple[KernelModel, ...] = tuple(variant_model(n) for n in AITER_SOURCE_ENVELOPE)
 
 
 def models_for(backend: str) -> tuple[KernelModel, ...]:
@@ -220,13 +258,16 @@ def model_attention(
             s.masked_fill_(col[None, :] > row[:, None], float("-inf"))
             sc = s.view(num_heads, i1 - i0, c1, KV_STEP)
             step_max = sc.amax(dim=-1)  # -inf for steps past a row's limit
-            running = torch.cummax(step_max, dim=-1).values  # finite: key 0 is visible to all
+            if model.p_scaling == "lazy-rescale":
+                running = lazy_running_max(step_max)
+            else:
+                running = torch.cummax(step_max, dim=-1).values  # finite: key 0 is visible
             if model.exp2_folded:
                 p = torch.exp2((sc - running[..., None]) * LOG2E)
             else:
                 p = torch.exp(sc - running[..., None])
             del s, sc
-            p8 = round_p(p, model.p_dtype)
+            p8 = cast_p(p, model.arithmetic) if model.p_dtype is not None else p
             last = running[..., -1:]
             rescale = torch.exp(running - last)  # [H, r, c1]
             l_terms = (p8 if model.row_sum_of_rounded_p else p).sum(dim=-1)
@@ -242,7 +283,10 @@ def model_attention(
         start += n
     y = y.transpose(0, 1)
     return ModelOutput(
-        y=y, out=y.to(torch.bfloat16), lse=lse.transpose(0, 1), abs_pv=apv.transpose(0, 1) * vs
+        y=y,
+        out=store_rounded(y, torch.bfloat16, model.reduce_store),
+        lse=lse.transpose(0, 1),
+        abs_pv=apv.transpose(0, 1) * vs,
     )
 
 
@@ -256,16 +300,24 @@ def kernel_budget(model_out: ModelOutput, c: float = BUDGET_C) -> tuple[torch.Te
     return out_b, lse_b
 
 
-def needed_atol(y: torch.Tensor, golden: torch.Tensor, budget: torch.Tensor, rtol: float) -> float:
+def needed_atol(
+    y: torch.Tensor,
+    golden: torch.Tensor,
+    budget: torch.Tensor,
+    rtol: float,
+    store_u: float = U_BF16,
+) -> float:
     """``max_e(|y_e - g_e| + budget_e - rtol*|g_e|)`` plus the bf16 rounding of a result that is
     ``|y - g| + budget`` away from ``g`` (the kernel rounds its own fp32 value, not ``g``):
     ``|bf16(x) - g| <= u_bf16*|x| + |x - g| <= u_bf16*|g| + (1 + u_bf16)*|x - g|``.
 
     With ``rtol = u_bf16`` this is ``(1 + u_bf16) * max_e(|y_e - g_e| + budget_e)``. ``y`` is the
     model's fp32 value *before* rounding; using the rounded output would charge the rounding twice.
+    ``store_u`` is the store's largest relative error: ``u_bf16`` for RNE, ``2 u_bf16`` for a
+    truncating store (which then needs ``rtol = 2 u_bf16`` for the same form).
     """
     excess = (y.to(torch.float64) - golden).abs_().add_(budget.to(torch.float64))
-    slack = excess.mul(1.0 + U_BF16).sub_(golden.abs().mul(rtol - U_BF16))
+    slack = excess.mul(1.0 + store_u).sub_(golden.abs().mul(rtol - store_u))
     return max(float(slack.max()), 0.0) if slack.numel() else 0.0
 
 
@@ -273,6 +325,7 @@ __all__ = [
     "BUDGET_C",
     "EMULATED",
     "GFX950",
+    "GFX950_ENVELOPE",
     "GFX950_EXP",
     "GFX950_ROWSUM_P8",
     "KV_STEP",
@@ -290,4 +343,5 @@ __all__ = [
     "models_for",
     "needed_atol",
     "round_p",
+    "variant_model",
 ]

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
 
@@ -84,6 +85,13 @@ def reference_attention(
 
 #: Elements of one [H, rows, keys] float64 score block (2^24 -> 128 MiB, a few live copies).
 REFERENCE_BLOCK_ELEMENTS = {"cpu": 1 << 24, "cuda": 1 << 28}
+
+
+def causal_key_counts(lens: Sequence[int]) -> np.ndarray:
+    """Keys each row sees in :func:`causal_reference`'s layout (row i of a request: ``i + 1``),
+    as an int64 array over the packed rows: what a key-count-dependent LSE bound is fed."""
+    parts = [np.arange(1, int(n) + 1, dtype=np.int64) for n in lens]
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
 
 
 def causal_reference(

@@ -24,7 +24,7 @@ import torch
 
 from factories.accuracy.compare import AccuracyReport, check_outputs
 from factories.accuracy.plans import match_heads, planned_split_rows, reduced_rows
-from factories.accuracy.reference import causal_reference
+from factories.accuracy.reference import causal_key_counts, causal_reference
 from factories.accuracy.tolerance import Tolerance
 from factories.aiter.layout import PREFILL_KERNEL, REDUCE_KERNEL, V_HEAD_DIM
 from factories.aiter.spy import RecordedCall, last_call, spy_module
@@ -250,6 +250,7 @@ def check_fp8_prefill(
         final_lse=final_cols[0],
         ref_lse=final_cols[1],
         lse_rows=lse_rows,
+        lse_keys=causal_key_counts(run.prefill_lens),
         extra_problems=problems,
     )
 

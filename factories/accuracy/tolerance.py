@@ -43,8 +43,11 @@ SEED_ATOL, SEED_RTOL = 0.1, 0.05
 @attrs.frozen
 class Tolerance:
     """``|out - ref| <= out_atol + out_rtol * |ref|`` element-wise on every output row, and
-    ``|final_lse - ref_lse| <= lse_atol + lse_rtol * |ref_lse|`` on the rows the reduce wrote;
-    with ``stats``, the aggregate error statistic must also meet those bounds.
+    ``|final_lse - ref_lse| <= lse_atol + lse_per_key * (n - 1) + lse_rtol * |ref_lse|`` on the
+    rows the reduce wrote, ``n`` the row's key count (the fp32 row sum ``l`` over ``n`` keys may
+    err by ``(n - 1) u_fp32`` relative, Higham's bound; a variant whose ``l`` sums rounded P
+    fits a larger slope, docs/TOLERANCES.md); with ``stats``, the aggregate error statistic must
+    also meet those bounds.
 
     ``backend`` names whom the bound is for (a suite backend, a file backend, or a label such
     as ``seed``); ``version`` names the revision of the table; ``source`` says where each number
@@ -59,12 +62,25 @@ class Tolerance:
     lse_rtol: float
     source: str = attrs.field(repr=False)
     stats: StatBounds | None = attrs.field(default=None, repr=False)
+    lse_per_key: float = 0.0
+    #: What the bounds were derived for: a variant name, or ``envelope`` (see ``variants``).
+    variant: str = attrs.field(default="", repr=False)
+    variants: tuple[str, ...] = attrs.field(default=(), repr=False)
 
     def out_allowed(self, ref: torch.Tensor) -> torch.Tensor:
         return _allowed(ref, self.out_atol, self.out_rtol)
 
-    def lse_allowed(self, ref: torch.Tensor) -> torch.Tensor:
-        return _allowed(ref, self.lse_atol, self.lse_rtol)
+    def lse_at(self, keys: int) -> float:
+        """The LSE atol of a row that sees ``keys`` keys."""
+        return self.lse_atol + self.lse_per_key * max(int(keys) - 1, 0)
+
+    def lse_allowed(self, ref: torch.Tensor, keys: torch.Tensor | None = None) -> torch.Tensor:
+        """``ref [T, H]``; ``keys [T]`` the key count of each row (None: the constant part)."""
+        allowed = _allowed(ref, self.lse_atol, self.lse_rtol)
+        if keys is not None and self.lse_per_key:
+            grow = (keys.to(allowed.device, torch.float32) - 1).clamp_min(0) * self.lse_per_key
+            allowed = allowed + grow.reshape(-1, *([1] * (allowed.dim() - 1)))
+        return allowed
 
     def elementwise(self) -> Tolerance:
         """The same bounds without the statistic: what judges the element-wise check alone
@@ -75,7 +91,7 @@ class Tolerance:
         return (
             f"{self.backend} [{self.version}]: |out-ref| <= {self.out_atol:.3g} + "
             f"{self.out_rtol:.3g}*|ref|; |lse-ref| <= {self.lse_atol:.3g} + "
-            f"{self.lse_rtol:.3g}*|ref|"
+            f"{self.lse_per_key:.3g}*(keys-1) + {self.lse_rtol:.3g}*|ref|"
         )
 
 
@@ -131,8 +147,8 @@ def verify(data: Mapping[str, Any]) -> None:
     if not isinstance(tolerances, Mapping) or set(tolerances) != set(FILE_BACKENDS):
         raise ToleranceFileError(f"tolerance file must hold backends {FILE_BACKENDS}")
     for name, entry in tolerances.items():
-        for key in ("out_atol", "out_rtol", "lse_atol", "lse_rtol"):
-            value = entry.get(key)
+        for key in ("out_atol", "out_rtol", "lse_atol", "lse_rtol", "lse_per_key"):
+            value = entry.get(key, 0.0 if key == "lse_per_key" else None)
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise ToleranceFileError(f"{name}.{key} = {value!r} is not a finite number >= 0")
         stats = entry.get("stats", {})
@@ -176,6 +192,9 @@ def file_tolerance(data: Mapping[str, Any], backend: str) -> Tolerance:
             f"{entry.get('derivation', '')}"
         ),
         stats=StatBounds.from_mapping(entry["stats"]),
+        lse_per_key=float(entry.get("lse_per_key", 0.0)),
+        variant=str(entry.get("variant", "")),
+        variants=tuple(entry.get("models", ())),
     )
 
 

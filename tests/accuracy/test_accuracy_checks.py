@@ -105,9 +105,15 @@ def test_emulated_bound_is_ten_times_tighter_than_the_seed():
     assert EMULATED_TOLERANCE.out_rtol == 2.0**-8  # bf16 unit roundoff: one rounding of the output
     # gfx950: derived from the fp8-P error model (factories/accuracy/tolerances.json,
     # docs/TOLERANCES.md), with the aggregate statistic on top; both backends check it.
-    assert (
-        REAL_GFX950_TOLERANCE.out_rtol == 2.0**-8 and REAL_GFX950_TOLERANCE.out_atol < 2 * SEED_ATOL
+    # Its rtol is the store's largest relative error over the variants it was derived for:
+    # half a bf16 step (RNE), a whole one if any of them truncates (docs/TOLERANCES.md section 3).
+    from factories.aiter.emulation import ARITHMETIC_VARIANTS
+
+    truncates = any(
+        ARITHMETIC_VARIANTS[v].reduce_store == "truncate" for v in REAL_GFX950_TOLERANCE.variants
     )
+    assert REAL_GFX950_TOLERANCE.out_rtol == (2.0**-7 if truncates else 2.0**-8)
+    assert REAL_GFX950_TOLERANCE.out_atol < 2 * SEED_ATOL
     assert EMULATED_TOLERANCE.stats is not None and REAL_GFX950_TOLERANCE.stats is not None
 
 

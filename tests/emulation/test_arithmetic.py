@@ -265,8 +265,10 @@ EXPECTATIONS: dict[str, Callable[[str], None]] = {
     "p8-unscaled-reduce-truncate": _store_truncates_toward_zero,
     "p8-lazy-rescale": _lazy_keeps_grown_p,
     "p8-lazy-rescale-rowsum-p8": _row_sum_over_rounded_p_normalizes,
+    "p8-lazy-rescale-reduce-truncate": _store_truncates_toward_zero,
     "p8-row-max": _row_max_keeps_small_p,
     "p8-row-max-rowsum-p8": _row_sum_over_rounded_p_normalizes,
+    "p8-row-max-reduce-truncate": _store_truncates_toward_zero,
 }
 
 

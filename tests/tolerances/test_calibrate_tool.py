@@ -34,6 +34,7 @@ def cli(*argv: str) -> subprocess.CompletedProcess:
         (["--check", "--soak", "2"], "separate commands"),
         (["--png", "plot.jpg"], "must name a .png"),
         (["--seed0", "-1"], "--seed0 must be >= 0"),
+        (["--variant", "p16"], "unknown --variant 'p16'; give 'envelope' or one of"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(argv, message):

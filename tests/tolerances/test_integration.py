@@ -22,6 +22,11 @@ def test_the_suite_tolerances_are_the_files():
             d.lse_rtol,
         )
         assert tol.stats == d.stats
+        assert (tol.lse_per_key, tol.variant, tol.variants) == (
+            d.lse_per_key,
+            d.variant,
+            d.variants,
+        )
         assert data["digest"]["value"][:12] in tol.version
 
 

@@ -37,7 +37,9 @@ def test_the_shipped_file_verifies_and_records_its_provenance(data):
         and gen["backend"] in ("emulated", "aiter")
     )
     assert data["sweep"]["cases"] and len(data["sweep"]["seeds"]) >= 2
-    assert set(data["sweep"]["models"]) >= {"emulated", "gfx950", "gfx950-rowsum-p8"}
+    gfx = data["tolerances"]["gfx950"]
+    assert gfx["variant"] and gfx["models"], "the gfx950 bounds name what they were derived for"
+    assert set(data["sweep"]["models"]) == {"emulated", *gfx["models"]}
     assert all(a["ok"] for a in data["measured"]["audit"].values()), data["measured"]["audit"]
 
 
@@ -95,10 +97,13 @@ def test_derived_numbers_keep_the_promises(data):
     emu, gfx = (file_tolerance(data, b) for b in FILE_BACKENDS)
     # Emulated: fp32 + one bf16 rounding -> orders of magnitude under the seed.
     assert emu.out_atol * 1000 <= SEED_ATOL and emu.out_rtol * 10 <= SEED_RTOL
-    assert emu.out_rtol == gfx.out_rtol == 2.0**-8
-    # gfx950: the fp8 P needs ~0.06 element-wise, so atol is seed-sized -- which is why the
-    # statistic exists: its slope bound must sit well under a 2% softmax-scale error (~1e-2).
-    assert gfx.out_atol < 0.2 and gfx.stats.slope_dev_max * 4 < 1e-2
+    # rtol: the store's largest relative error, a whole bf16 step if a gfx950 model truncates.
+    truncates = any("reduce-truncate" in m for m in gfx.variants)
+    assert emu.out_rtol == 2.0**-8 and gfx.out_rtol == (2.0**-7 if truncates else 2.0**-8)
+    # gfx950: the fp8 P needs ~0.06-0.09 element-wise, so atol is seed-sized -- which is why the
+    # statistic exists: its slope bound must sit under a 2% softmax-scale error (~1.1e-2), even
+    # with a truncating store's pull toward zero in it.
+    assert gfx.out_atol < 0.2 and gfx.stats.slope_dev_max * 2 < 1e-2
     assert emu.stats.slope_dev_max * 100 < 1e-2
     for d in (emu, gfx):
         assert d.version and len(d.source) > 100
@@ -107,4 +112,6 @@ def test_derived_numbers_keep_the_promises(data):
         assert d.out_atol == pytest.approx(
             margins["elementwise_and_rel_fro"] * mx["needed_out_atol"]
         )
-        assert d.stats.slope_dev_max == pytest.approx(margins["slope_and_bias"] * mx["slope_dev"])
+        assert d.stats.slope_dev_max == pytest.approx(
+            margins["slope_and_bias"] * mx["slope_dev_fluct"] + mx["slope_dev_store_offset"]
+        )

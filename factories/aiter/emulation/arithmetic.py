@@ -100,6 +100,8 @@ DEFAULT_ARITHMETIC = KernelArithmetic()
 #: Named candidate arithmetics. Names are stable (tools and tolerance files refer to them).
 #: ``p8-unscaled`` is the assumed gfx950 arithmetic (docs/TOLERANCES.md §2, the kill matrix's
 #: ``gfx950-p8`` base); its ``-rowsum-p8`` and ``-exp`` siblings are the error model's variants.
+#: The three ``-reduce-truncate`` P8 presets complete the envelope AITER's sources allow (l over
+#: fp32 P; P unscaled, lazily rescaled or row-scaled; reduce store RNE or truncating).
 ARITHMETIC_VARIANTS: dict[str, KernelArithmetic] = {
     "fp32-p": DEFAULT_ARITHMETIC,
     "fp32-p-reduce-truncate": KernelArithmetic(reduce_store="truncate"),
@@ -109,9 +111,27 @@ ARITHMETIC_VARIANTS: dict[str, KernelArithmetic] = {
     "p8-unscaled-reduce-truncate": _p8(reduce_store="truncate"),
     "p8-lazy-rescale": _p8(p_scaling="lazy-rescale"),
     "p8-lazy-rescale-rowsum-p8": _p8(p_scaling="lazy-rescale", row_sum="rounded"),
+    "p8-lazy-rescale-reduce-truncate": _p8(p_scaling="lazy-rescale", reduce_store="truncate"),
     "p8-row-max": _p8(p_scaling="row-max"),
     "p8-row-max-rowsum-p8": _p8(p_scaling="row-max", row_sum="rounded"),
+    "p8-row-max-reduce-truncate": _p8(p_scaling="row-max", reduce_store="truncate"),
 }
+
+
+#: The variants AITER's own sources allow for gfx950 (ROCm/aiter e4048607, issue 11): the row sum
+#: over fp32 P (``op_tests/test_mla_prefill_ps.py`` L84-86, ``op_tests/test_mla_persistent.py``
+#: L340-345, the HK softmax); P cast to e4m3fn unscaled, lazily rescaled (the opus gfx950 fp8
+#: decode kernel's ``RESCALE_THRESHOLD = 8``) or row-scaled to 448 (the gfx1250 PA reference);
+#: the reduce's bf16 store rounding to nearest even (clang >= 20) or truncating (older toolchains).
+#: The calibration derives the gfx950 bounds for this envelope unless told the variant.
+AITER_SOURCE_ENVELOPE: tuple[str, ...] = (
+    "p8-unscaled",
+    "p8-unscaled-reduce-truncate",
+    "p8-lazy-rescale",
+    "p8-lazy-rescale-reduce-truncate",
+    "p8-row-max",
+    "p8-row-max-reduce-truncate",
+)
 
 
 @attrs.frozen
@@ -192,7 +212,7 @@ def round_p(p: torch.Tensor, dtype: torch.dtype | None) -> torch.Tensor:
     return p.to(dtype).to(torch.float32)
 
 
-def _lazy_running_max(step_max: torch.Tensor) -> torch.Tensor:
+def lazy_running_max(step_max: torch.Tensor) -> torch.Tensor:
     """Running max per step ``[..., steps]`` that moves only on growth > RESCALE_THRESHOLD
     binades (the first finite step always sets it)."""
     out = torch.empty_like(step_max)
@@ -203,6 +223,20 @@ def _lazy_running_max(step_max: torch.Tensor) -> torch.Tensor:
         m = torch.where(grow, t, m)
         out[..., c] = m
     return out
+
+
+def cast_p(p: torch.Tensor, arithmetic: KernelArithmetic) -> torch.Tensor:
+    """The P that feeds the second GEMM, as fp32: ``p [..., 128]`` (one 128-key step in the last
+    dim) cast per ``arithmetic.p_dtype`` and ``p_scaling`` (``"row-max"``: scaled so the step's
+    largest P is the dtype's max, rounded, scaled back). The emulated kernel and the error model
+    (:mod:`factories.accuracy.error_model`) both call it, so they cannot cast differently."""
+    dtype = arithmetic.p_dtype
+    if dtype is None or arithmetic.p_scaling != "row-max":
+        return round_p(p, dtype)
+    top = torch.finfo(dtype).max
+    peak = p.amax(dim=-1, keepdim=True)
+    scale = torch.where(peak > 0, top / peak, torch.ones((), device=p.device))
+    return round_p((p * scale).clamp_(max=top), dtype) / scale
 
 
 def rounded_p_softmax_pv(
@@ -228,7 +262,7 @@ def rounded_p_softmax_pv(
         v = torch.nn.functional.pad(v, (0, 0, 0, pad))
     sc = s.view(n, r, steps, KERNEL_KV_STEP)
     if arithmetic.p_scaling == "lazy-rescale":
-        running = _lazy_running_max(sc.amax(dim=-1))
+        running = lazy_running_max(sc.amax(dim=-1))
     else:
         running = torch.cummax(sc.amax(dim=-1), dim=-1).values  # [n, r, steps]
     safe = torch.where(torch.isfinite(running), running, torch.zeros((), device=s.device))
@@ -236,13 +270,7 @@ def rounded_p_softmax_pv(
         p = torch.exp2((sc - safe[..., None]) * LOG2E)
     else:
         p = torch.exp(sc - safe[..., None])
-    if arithmetic.p_scaling == "row-max":
-        top = torch.finfo(dtype).max
-        peak = p.amax(dim=-1, keepdim=True)
-        scale = torch.where(peak > 0, top / peak, torch.ones((), device=s.device))
-        p8 = round_p((p * scale).clamp_(max=top), dtype) / scale
-    else:
-        p8 = round_p(p, dtype)
+    p8 = cast_p(p, arithmetic)
     last = safe[..., -1:]
     rescale = torch.exp(safe - last)
     row_terms = p8 if arithmetic.row_sum == "rounded" else p
@@ -272,6 +300,7 @@ def store_rounded(x: torch.Tensor, dtype: torch.dtype, rounding: str) -> torch.T
 
 
 __all__ = [
+    "AITER_SOURCE_ENVELOPE",
     "ARITHMETIC_VARIANTS",
     "DEFAULT_ARITHMETIC",
     "LOG2E",
@@ -282,10 +311,12 @@ __all__ = [
     "STORE_ROUNDINGS",
     "KernelArithmetic",
     "KernelFaults",
+    "cast_p",
     "current_arithmetic",
     "current_faults",
     "injected_faults",
     "kernel_arithmetic",
+    "lazy_running_max",
     "round_p",
     "rounded_p_softmax_pv",
     "store_rounded",
