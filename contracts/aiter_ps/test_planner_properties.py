@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from factories.aiter.batch import plan_batch
 from factories.aiter.emulation import (
     PlannerSettings,
+    aiter_contract,
     emulated_cu_count,
     get_ps_metadata_info_v1,
     get_ps_metadata_v1,
@@ -83,16 +84,20 @@ def test_worked_example_is_valid(worked_example):
 
 
 @pytest.mark.parametrize(
-    "bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map",
+    "contract, bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map",
     [
-        (4, 1, 1200, (1295, 8), 21, (20, 2), 1295),  # contract §1 examples, cu = 256
-        (1, 16, 8192, (8192, 8), 33, (32, 2), 512),
+        # contract §1 examples, cu = 256: min(bs + 255, 510) * 5 and min(16 + 15, 30) * 32
+        ("pre-3606", 4, 1, 1200, (1295, 8), 21, (20, 2), 1295),
+        ("pre-3606", 1, 16, 8192, (8192, 8), 33, (32, 2), 512),
+        # §8.2: qo_tile_cnt + cus_per_cluster - 1 = 20 + 255 and 32 + 15
+        ("3606", 4, 1, 1200, (1295, 8), 21, (20, 2), 275),
+        ("3606", 1, 16, 8192, (8192, 8), 33, (32, 2), 47),
     ],
 )
 def test_info_matches_contract_examples(
-    bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map
+    contract, bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map
 ):
-    with emulated_cu_count(256):
+    with emulated_cu_count(256), aiter_contract(contract):
         info = get_ps_metadata_info_v1(bs, heads, max_qlen)
     assert info == (
         (2, torch.uint64),
