@@ -22,6 +22,7 @@ import factories.aiter.emulation as emulation
 from factories.accuracy.cases import SOFTMAX_SCALE
 from factories.aiter.batch import PsPlan, plan_batch
 from factories.aiter.emulation import PlannerSettings, aiter_contract
+from factories.aiter.emulation.arithmetic import injected_faults
 from factories.aiter.layout import KERNEL_TILE_ROWS, WorkInfoCol
 from factories.aiter.ps_buffers import PS_BUFFERS, PsDims, as_shape
 from factories.aiter.revision import AiterContract
@@ -226,3 +227,20 @@ def test_need_lse_contracts_fail_when_the_emulation_ignores_need_lse():
     assert {Check.SPLIT_PARTIAL_FLAGS, Check.REDUCE_MISSING_GROUP} <= checks, checks
     assert plan.reduce_indptr.tolist() != WORKED[True][2]
     assert (final_lse[:256] == SENTINEL).all()  # tile [0, 256) is unsplit in the worked example
+
+
+@pytest.mark.parametrize(
+    "contract_test, args",
+    [
+        (test_plan_is_valid_per_revision_and_need_lse, (8, 1, "worked-example")),
+        (test_plan_is_valid_per_revision_and_need_lse, (80, 16, "chunked-prefill")),
+        (test_worked_example_plan_per_revision_and_need_lse, ()),
+        (test_final_lse_coverage_per_revision_and_need_lse, ("chunked-prefill",)),
+    ],
+    ids=["validity-worked-example", "validity-chunked-prefill", "worked-example", "final_lse"],
+)
+def test_each_need_lse_contract_fails_under_the_ignores_need_lse_fault(contract_test, args):
+    """Each need_lse=True contract above, run unchanged with the mutant's fault injected into the
+    emulation (``KernelFaults``, read by the planner and the reduce at call time), fails."""
+    with injected_faults(NEED_LSE_IGNORED.faults), pytest.raises(AssertionError):
+        contract_test(AiterContract.PR_3606, True, *args)

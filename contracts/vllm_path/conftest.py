@@ -10,9 +10,6 @@ device shims and the workspace manager are scoped to each test and always undone
 from __future__ import annotations
 
 import contextlib
-import functools
-import importlib.machinery
-import types
 
 import pytest
 import torch
@@ -121,31 +118,12 @@ def emulated_aiter(aiter_mla):
         yield emulation
 
 
-def passing_need_lse(module: types.ModuleType) -> types.ModuleType:
-    """``module`` as AITER, except that ``get_ps_metadata_v1`` is always called with
-    ``need_lse=True``: what vLLM's buffers would face if its builder asked for the LSE of every
-    row (sglang's AITER backend does). Signatures are kept (``functools.wraps``)."""
-    plan = module.get_ps_metadata_v1
-
-    @functools.wraps(plan)
-    def with_need_lse(*args, **kwargs):
-        return plan(*args, **kwargs, need_lse=True)
-
-    wrapped = types.ModuleType("aiter")
-    wrapped.__spec__ = importlib.machinery.ModuleSpec("aiter", None)
-    for name in dir(module):
-        if not name.startswith("__"):
-            setattr(wrapped, name, getattr(module, name))
-    wrapped.get_ps_metadata_v1 = with_need_lse
-    return wrapped
-
-
 @pytest.fixture
 def aiter_in_mode(aiter_mla, request):
     """``(contract, need_lse)`` from the test's parameters: the emulation installed as
     ``aiter`` under that contract revision, planning with ``need_lse`` when asked."""
     import factories.aiter.emulation as emulation
-    from factories.aiter.revision import aiter_contract
+    from factories.aiter.revision import aiter_contract, passing_need_lse
 
     contract, need_lse = request.param
     module = passing_need_lse(emulation) if need_lse else emulation

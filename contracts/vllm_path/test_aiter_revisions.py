@@ -28,9 +28,10 @@ from factories.accuracy.plans import planned_split_rows
 from factories.aiter.backend import aiter_module_installed
 from factories.aiter.layout import PlannerSettings
 from factories.aiter.ps_buffers import PS_BUFFERS, PsDims
-from factories.aiter.revision import AiterContract, aiter_contract
+from factories.aiter.revision import AiterContract, aiter_contract, passing_need_lse
 from factories.aiter.spy import spy_module
 from factories.aiter.validator import validate_plan
+from factories.mutation.kernels import NEED_LSE_IGNORED, aiter_backend_for
 from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
 from factories.stubs.workspace import workspace_session
@@ -109,22 +110,17 @@ def test_attached_plan_is_valid_per_revision_and_need_lse(
 # --- final_lse coverage through vLLM --------------------------------------------------------------
 
 
-@pytest.mark.parametrize("aiter_in_mode", MODES, indirect=True)
-def test_final_lse_coverage_through_vllm_per_revision_and_need_lse(
-    aiter_in_mode, request, device, aiter_call_sites
-):
-    """vLLM's forward hands ``mla_reduce_v1`` a ``final_lse``; it is written on every prefill row
-    under need_lse, and on exactly the rows of split tiles otherwise (poisoned before the call,
-    so an unwritten row keeps the sentinel)."""
+def final_lse_coverage(module, contract, need_lse, device, sites) -> None:
+    """vLLM's forward hands ``mla_reduce_v1`` a ``final_lse``; it must be written on every
+    prefill row under need_lse, and on exactly the rows of split tiles otherwise (poisoned
+    before the call, so an unwritten row keeps the sentinel)."""
     from factories.stubs.device_shims import emulated_device
-
-    contract, need_lse = _need_lse(request)
 
     def poison(call):
         if call.function == "mla_reduce_v1" and call.arguments.get("final_lse") is not None:
             call.arguments["final_lse"].fill_(SENTINEL)
 
-    spy, calls = spy_module(aiter_in_mode, on_call=poison)
+    spy, calls = spy_module(module, on_call=poison)
     batch = make_prefill_batch([600, 33, 1000], num_decodes=1, device=device)
     with emulated_device(8), workspace_session(device), aiter_module_installed(spy):
         builder = make_builder(16)
@@ -142,11 +138,29 @@ def test_final_lse_coverage_through_vllm_per_revision_and_need_lse(
     )
     covered = torch.ones(total, dtype=torch.bool) if need_lse else split
     written = (final_lse != SENTINEL).all(dim=-1) & torch.isfinite(final_lse).all(dim=-1)
-    where = aiter_call_sites.get("mla_reduce_v1", "?")
+    where = sites.get("mla_reduce_v1", "?")
     assert torch.equal(written, covered), (
         f"final_lse of the reduce called at {where} under {contract} "
         f"(need_lse={need_lse}): {int(written.sum())} rows written, {int(covered.sum())} expected"
     )
+
+
+@pytest.mark.parametrize("aiter_in_mode", MODES, indirect=True)
+def test_final_lse_coverage_through_vllm_per_revision_and_need_lse(
+    aiter_in_mode, request, device, aiter_call_sites
+):
+    contract, need_lse = _need_lse(request)
+    final_lse_coverage(aiter_in_mode, contract, need_lse, device, aiter_call_sites)
+
+
+def test_final_lse_coverage_through_vllm_fails_when_aiter_ignores_need_lse(
+    aiter_mla, device, aiter_call_sites
+):
+    """The ``ignores-need-lse`` kernel mutant behind vLLM: the unsplit tiles' rows of
+    ``final_lse`` stay unwritten although the planner was asked for need_lse."""
+    broken = passing_need_lse(aiter_backend_for("emulated", NEED_LSE_IGNORED))
+    with aiter_contract(AiterContract.PR_3606), pytest.raises(AssertionError, match="need_lse"):
+        final_lse_coverage(broken, AiterContract.PR_3606, True, device, aiter_call_sites)
 
 
 # --- the shape of get_ps_metadata_info_v1 ---------------------------------------------------------

@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import enum
+import functools
 import importlib
+import importlib.machinery
 import importlib.util
 import inspect
 import os
@@ -161,3 +163,24 @@ def resolve_contract(option: str | None) -> tuple[AiterContract, str]:
     if detected is not None:
         return detected, reason
     return DEFAULT_CONTRACT, f"default ({reason}; vLLM 0.34.0 runs on AITER with #3606)"
+
+
+def passing_need_lse(module: ModuleType) -> ModuleType:
+    """``module`` as ``aiter``, except that ``get_ps_metadata_v1`` is always called with
+    ``need_lse=True``: what a caller's buffers face when it asks for the LSE of every row
+    (sglang's AITER backend can; vLLM 0.34.0 does not). Signatures are kept (``functools.wraps``)
+    and, like a real caller's keyword, it fails on a pre-3606 AITER."""
+    plan = module.get_ps_metadata_v1
+
+    @functools.wraps(plan)
+    def with_need_lse(*args, **kwargs):
+        return plan(*args, **kwargs, need_lse=True)
+
+    wrapped = ModuleType("aiter")
+    wrapped.__spec__ = importlib.machinery.ModuleSpec("aiter", None)
+    wrapped.__doc__ = f"{module.__name__} called with need_lse=True"
+    for name in dir(module):
+        if not name.startswith("__"):
+            setattr(wrapped, name, getattr(module, name))
+    wrapped.get_ps_metadata_v1 = with_need_lse  # type: ignore[attr-defined]
+    return wrapped
