@@ -232,13 +232,21 @@ def batches(draw):
     return q_lens, kv_lens, heads, cu, PlannerSettings(1, 256, kvg, 1, causal)
 
 
+@pytest.mark.parametrize(
+    "contract, need_lse",
+    [("pre-3606", False), ("3606", False), ("3606", True)],
+    ids=["pre-3606-without-need_lse", "3606-need_lse=False", "3606-need_lse=True"],
+)
 @settings(PROFILE)
-@given(batches())
-def test_every_planned_batch_is_valid_and_fits_the_info_sizes(batch):
+@given(batch=batches())
+def test_every_planned_batch_is_valid_and_fits_the_info_sizes(contract, need_lse, batch):
+    """Under each contract revision, and with need_lse (contract §8.3): the info sizes of that
+    revision bound every plan, and the plan keeps every invariant."""
     q_lens, kv_lens, heads, cu, s = batch
-    plan = plan_batch(q_lens, kv_lens, heads, s, cu_count=cu)
-    assert plan.findings() == ()
-    sizes = PsMetadataSizes.compute(len(q_lens), heads, max(q_lens), 256, cu)
+    with aiter_contract(contract):
+        plan = plan_batch(q_lens, kv_lens, heads, s, cu_count=cu, need_lse=need_lse)
+        assert plan.findings() == ()
+        sizes = PsMetadataSizes.compute(len(q_lens), heads, max(q_lens), 256, cu)
     ri = plan.reduce_indptr.tolist()
     assert int(plan.work_indptr[-1]) <= sizes.max_works
     assert ri[-1] <= sizes.max_partials
