@@ -35,7 +35,7 @@ from factories.aiter.layout import (
     WorkInfoCol,
     c_div,
 )
-from factories.aiter.revision import AiterContract
+from factories.aiter.revision import AiterContract, current_contract
 
 
 class Check(enum.Enum):
@@ -273,6 +273,7 @@ def validate_plan(
     (only the ``3606`` revision has it); ``contract`` (default: the revision in force) picks the
     info sizes. Returns an empty tuple for a valid plan.
     """
+    contract = current_contract() if contract is None else contract
     if need_lse and contract is AiterContract.PRE_3606:
         raise ValueError("need_lse exists only from the 3606 contract revision on")
     f = _Findings()
