@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from factories.aiter.batch import plan_batch
 from factories.aiter.emulation import (
     PlannerSettings,
+    aiter_contract,
     emulated_cu_count,
     get_ps_metadata_info_v1,
     get_ps_metadata_v1,
@@ -83,16 +84,20 @@ def test_worked_example_is_valid(worked_example):
 
 
 @pytest.mark.parametrize(
-    "bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map",
+    "contract, bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map",
     [
-        (4, 1, 1200, (1295, 8), 21, (20, 2), 1295),  # contract §1 examples, cu = 256
-        (1, 16, 8192, (8192, 8), 33, (32, 2), 512),
+        # contract §1 examples, cu = 256: min(bs + 255, 510) * 5 and min(16 + 15, 30) * 32
+        ("pre-3606", 4, 1, 1200, (1295, 8), 21, (20, 2), 1295),
+        ("pre-3606", 1, 16, 8192, (8192, 8), 33, (32, 2), 512),
+        # §8.2: qo_tile_cnt + cus_per_cluster - 1 = 20 + 255 and 32 + 15
+        ("3606", 4, 1, 1200, (1295, 8), 21, (20, 2), 275),
+        ("3606", 1, 16, 8192, (8192, 8), 33, (32, 2), 47),
     ],
 )
 def test_info_matches_contract_examples(
-    bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map
+    contract, bs, heads, max_qlen, work_info, reduce_indptr, final_map, partial_map
 ):
-    with emulated_cu_count(256):
+    with emulated_cu_count(256), aiter_contract(contract):
         info = get_ps_metadata_info_v1(bs, heads, max_qlen)
     assert info == (
         (2, torch.uint64),
@@ -227,13 +232,21 @@ def batches(draw):
     return q_lens, kv_lens, heads, cu, PlannerSettings(1, 256, kvg, 1, causal)
 
 
+@pytest.mark.parametrize(
+    "contract, need_lse",
+    [("pre-3606", False), ("3606", False), ("3606", True)],
+    ids=["pre-3606-without-need_lse", "3606-need_lse=False", "3606-need_lse=True"],
+)
 @settings(PROFILE)
-@given(batches())
-def test_every_planned_batch_is_valid_and_fits_the_info_sizes(batch):
+@given(batch=batches())
+def test_every_planned_batch_is_valid_and_fits_the_info_sizes(contract, need_lse, batch):
+    """Under each contract revision, and with need_lse (contract §8.3): the info sizes of that
+    revision bound every plan, and the plan keeps every invariant."""
     q_lens, kv_lens, heads, cu, s = batch
-    plan = plan_batch(q_lens, kv_lens, heads, s, cu_count=cu)
-    assert plan.findings() == ()
-    sizes = PsMetadataSizes.compute(len(q_lens), heads, max(q_lens), 256, cu)
+    with aiter_contract(contract):
+        plan = plan_batch(q_lens, kv_lens, heads, s, cu_count=cu, need_lse=need_lse)
+        assert plan.findings() == ()
+        sizes = PsMetadataSizes.compute(len(q_lens), heads, max(q_lens), 256, cu)
     ri = plan.reduce_indptr.tolist()
     assert int(plan.work_indptr[-1]) <= sizes.max_works
     assert ri[-1] <= sizes.max_partials

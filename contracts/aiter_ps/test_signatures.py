@@ -18,27 +18,66 @@ import types
 import pytest
 
 import factories.aiter.emulation as emulation
+from factories.aiter.emulation.planner import ByContract
+from factories.aiter.revision import CONTRACTS, AiterContract, aiter_contract, contract_of
 from factories.aiter.signatures import (
     MLA_REDUCE_V1,
     MLA_REDUCE_V1_WHEEL_0_1_7,
     PINNED_SIGNATURES,
     FunctionSignature,
     pinned,
+    pinned_signatures,
 )
 
 NAMES = [s.name for s in PINNED_SIGNATURES]
 
 
+@pytest.mark.parametrize("contract", CONTRACTS, ids=str)
 @pytest.mark.parametrize("name", NAMES)
-def test_emulation_matches_the_pinned_signature(name):
-    expected = pinned(name)
-    actual = FunctionSignature.of(getattr(emulation, name), name)
+def test_emulation_matches_the_pinned_signature(name, contract):
+    """Under each contract revision, the emulated module shows that revision's signature."""
+    expected = pinned(name, contract)
+    with aiter_contract(contract):
+        actual = FunctionSignature.of(getattr(emulation, name), name)
+        parameters = inspect.signature(getattr(emulation, name)).parameters.values()
     assert expected.differences(actual) == ()
-    stripped = [
-        p.replace(annotation=inspect.Parameter.empty)
-        for p in inspect.signature(getattr(emulation, name)).parameters.values()
-    ]
+    stripped = [p.replace(annotation=inspect.Parameter.empty) for p in parameters]
     assert stripped == list(expected.to_inspect().parameters.values())
+
+
+@pytest.mark.parametrize("contract", CONTRACTS, ids=str)
+def test_each_revisions_planner_body_has_its_pinned_signature(contract):
+    """The per-revision bodies are plain functions, so the pin is not circular: the table is
+    compared with code written separately for each revision."""
+    assert isinstance(emulation.get_ps_metadata_v1, ByContract)
+    body = emulation.get_ps_metadata_v1.by_contract[contract]
+    actual = FunctionSignature.of(body, "get_ps_metadata_v1")
+    assert pinned("get_ps_metadata_v1", contract).differences(actual) == ()
+
+
+def test_revisions_differ_exactly_by_a_trailing_need_lse():
+    old, new = (pinned_signatures(c) for c in CONTRACTS)
+    diffs = [d for a, b in zip(old, new) for d in a.differences(b)]
+    assert diffs == [
+        "get_ps_metadata_v1 parameter #16: expected None, "
+        "got Param(name='need_lse', default=False, kind=<_ParameterKind.POSITIONAL_OR_KEYWORD: 1>)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "params, expected",
+    [
+        ("a, b, is_causal=True", AiterContract.PRE_3606),
+        ("a, b, is_causal=True, need_lse=False", AiterContract.PR_3606),
+        ("a, need_lse=False, **kw", AiterContract.PR_3606),
+    ],
+    ids=["without-need_lse", "trailing-need_lse", "need_lse-anywhere"],
+)
+def test_contract_is_read_off_a_modules_planner_signature(params, expected):
+    module = types.ModuleType("fake_aiter")
+    exec(f"def get_ps_metadata_v1({params}): pass", module.__dict__)
+    assert contract_of(module) is expected
+    assert contract_of(types.ModuleType("no_planner")) is None
 
 
 def test_table_pins_the_current_reduce_order_and_stub_defaults():
@@ -115,7 +154,9 @@ def _real_aiter() -> types.ModuleType:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_real_aiter_matches_the_pinned_signature(name):
+    """Against the table of the revision the real package shows (its planner's need_lse)."""
     aiter = _real_aiter()
     fn = getattr(aiter, name, None)
     assert fn is not None, f"real aiter has no {name}"
-    assert pinned(name).differences(FunctionSignature.of(fn, name)) == ()
+    contract = contract_of(aiter)
+    assert pinned(name, contract).differences(FunctionSignature.of(fn, name)) == ()

@@ -119,6 +119,19 @@ def emulated_aiter(aiter_mla):
 
 
 @pytest.fixture
+def aiter_in_mode(aiter_mla, request):
+    """``(contract, need_lse)`` from the test's parameters: the emulation installed as
+    ``aiter`` under that contract revision, planning with ``need_lse`` when asked."""
+    import factories.aiter.emulation as emulation
+    from factories.aiter.revision import aiter_contract, passing_need_lse
+
+    contract, need_lse = request.param
+    module = passing_need_lse(emulation) if need_lse else emulation
+    with aiter_contract(contract), aiter_module_installed(module):
+        yield module
+
+
+@pytest.fixture
 def device() -> torch.device:
     from factories.stubs.workspace import workspace_device
 

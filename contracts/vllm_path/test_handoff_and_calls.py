@@ -13,6 +13,7 @@ import enum
 import pytest
 
 from factories.aiter.backend import aiter_module_installed
+from factories.aiter.revision import CONTRACTS, AiterContract, aiter_contract
 from factories.aiter.signatures import pinned
 from factories.aiter.spy import ProblemKind, check_call, kernel_requirements, spy_module
 from factories.analysis.classes import MemberKind
@@ -95,8 +96,9 @@ class Binding(enum.Enum):
     ALL_CALLED = "all-called"  # the three methods call all four AITER functions
 
 
-def static_call_problems(root) -> list[Problem]:
-    """Every AITER call the three methods make binds to AITER's pinned signature."""
+def static_call_problems(root, contract: AiterContract | None = None) -> list[Problem]:
+    """Every AITER call the three methods make binds to AITER's pinned signature under
+    ``contract`` (None: the revision in force); a failure names the vLLM file:line."""
     reports = analyze_fp8_path(root).reports
     problems, seen = [], set()
     for report in reports:
@@ -113,7 +115,7 @@ def static_call_problems(root) -> list[Problem]:
             seen.add(name)
             sentinel = object()
             try:
-                pinned(name).to_inspect().bind(
+                pinned(name, contract).to_inspect().bind(
                     *[sentinel] * call.shape.n_positional,
                     **{k: sentinel for k in call.shape.keywords},
                 )
@@ -124,8 +126,26 @@ def static_call_problems(root) -> list[Problem]:
     return problems
 
 
-def test_aiter_calls_bind_statically(aiter_mla):
-    assert static_call_problems(installed_root(aiter_mla)) == []
+@pytest.mark.parametrize("contract", CONTRACTS, ids=str)
+def test_aiter_calls_bind_statically(aiter_mla, contract):
+    assert static_call_problems(installed_root(aiter_mla), contract) == []
+
+
+@pytest.mark.selfcheck
+def test_static_binding_of_a_need_lse_keyword_per_revision(mutant_tree):
+    """A vLLM that passes ``need_lse=True`` binds under the 3606 revision and fails before it,
+    naming the line of its ``get_ps_metadata_v1`` call."""
+    tree = mutant_tree(
+        (
+            "            block_size=block_size,\n            is_causal=True,\n        )\n",
+            "            block_size=block_size,\n            is_causal=True,\n"
+            "            need_lse=True,\n        )\n",
+        )
+    )
+    assert static_call_problems(tree, AiterContract.PR_3606) == []
+    [problem] = static_call_problems(tree, AiterContract.PRE_3606)
+    assert (problem.kind, problem.subject) == (Binding.BINDS, "get_ps_metadata_v1")
+    assert "need_lse" in problem.message and "rocm_aiter_mla.py:" in problem.message, problem
 
 
 @pytest.mark.selfcheck
@@ -155,8 +175,12 @@ def run_spied(emulated_aiter, device, impl_cls=None, builder_cls=None, plan_batc
     return calls
 
 
-def test_runtime_calls_bind_with_the_right_kinds(fp8_env, plan_batch, device, aiter_call_sites):
-    calls = run_spied(fp8_env, device, plan_batch=plan_batch)
+@pytest.mark.parametrize("contract", CONTRACTS, ids=str)
+def test_runtime_calls_bind_with_the_right_kinds(
+    fp8_env, plan_batch, device, aiter_call_sites, contract
+):
+    with aiter_contract(contract):
+        calls = run_spied(fp8_env, device, plan_batch=plan_batch)
     assert [c.function for c in calls] == [
         "get_ps_metadata_info_v1",
         "get_ps_metadata_v1",

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from factories.aiter.ps_buffers import PS_BUFFERS, PsDims, TableRule
+from factories.aiter.revision import CONTRACTS, aiter_contract
 from factories.analysis.findings import Problem
 from factories.stubs.builders import make_builder, make_prefill_batch
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers
@@ -58,9 +59,14 @@ def table_problems(aiter_mla, cu_count, device, num_heads, builder_cls=None) -> 
     return problems
 
 
+@pytest.mark.parametrize("contract", CONTRACTS, ids=str)
 @pytest.mark.parametrize("num_heads", [12, 16, 24, 32, 128])
-def test_builder_allocates_and_attaches_the_table(fp8_env, aiter_mla, cu_count, device, num_heads):
-    assert table_problems(aiter_mla, cu_count, device, num_heads) == []
+def test_builder_allocates_and_attaches_the_table(
+    fp8_env, aiter_mla, cu_count, device, num_heads, contract
+):
+    """Under each AITER contract revision (the table's reduce_partial_map length follows it)."""
+    with aiter_contract(contract):
+        assert table_problems(aiter_mla, cu_count, device, num_heads) == []
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,7 @@ class PsPlan:
     kv_indptr: torch.Tensor = attrs.field(eq=False)
     context_lens: torch.Tensor = attrs.field(eq=False)
     buffers: tuple[torch.Tensor, ...] = attrs.field(eq=False)
+    need_lse: bool = False
 
     @property
     def work_indptr(self) -> torch.Tensor:
@@ -152,6 +153,7 @@ class PsPlan:
             settings=self.settings,
             cu_count=self.cu_count,
             max_qlen=max(self.q_lens, default=0),
+            need_lse=self.need_lse,
         )
         kwargs.update(overrides)
         return validate_plan(*self.buffers, **kwargs)  # type: ignore[arg-type]
@@ -167,6 +169,7 @@ def plan_batch(
     device: str | torch.device = "cpu",
     fill: int | None = None,
     aiter: types.ModuleType | None = None,
+    need_lse: bool = False,
 ) -> PsPlan:
     """Size, allocate (on ``device``) and plan. ``fill`` pre-fills the buffers (default: empty).
 
@@ -175,6 +178,8 @@ def plan_batch(
     ``aiter`` is the module whose ``get_ps_metadata_info_v1`` and ``get_ps_metadata_v1`` size and
     plan (default: the emulation's own). ``cu_count`` and the recorded ``PsPlan.cu_count`` are the
     emulation's CU count; a real AITER module plans for its device's CU count regardless.
+    ``need_lse=True`` is passed by keyword (a pre-3606 AITER rejects it); False is not passed at
+    all, as vLLM 0.34.0 does not.
     """
     if len(q_lens) != len(kv_lens):
         raise ValueError("q_lens and kv_lens differ in length")
@@ -211,6 +216,7 @@ def plan_batch(
             kvlen_granularity=settings.kvlen_granularity,
             block_size=bs,
             is_causal=settings.is_causal,
+            **({"need_lse": True} if need_lse else {}),
         )
     return PsPlan(
         q_lens=tuple(int(n) for n in q_lens),
@@ -222,4 +228,5 @@ def plan_batch(
         kv_indptr=kv,
         context_lens=cl,
         buffers=tuple(bufs),
+        need_lse=need_lse,
     )

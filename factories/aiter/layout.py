@@ -14,6 +14,8 @@ import math
 
 import attrs
 
+from factories.aiter.revision import AiterContract, current_contract
+
 #: AITER's four PS-prefill functions by role: buffer sizing, planner, prefill kernel, reduce.
 PLAN_INFO_FUNCTION = "get_ps_metadata_info_v1"
 PLAN_FUNCTION = "get_ps_metadata_v1"
@@ -60,10 +62,12 @@ def pack_dword(low: int, high: int) -> int:
 
 @attrs.frozen
 class PsMetadataSizes:
-    """The numbers behind ``get_ps_metadata_info_v1`` (contract §1, attention.py:1004-1044).
+    """The numbers behind ``get_ps_metadata_info_v1`` (contract §1, attention.py:1004-1044;
+    §8 for the revision after ROCm/aiter#3606).
 
     Kept as a value object so that the info function and the validator use one formula; the
     validator must check a plan against exactly the sizes a caller would have allocated.
+    ``max_partials`` is the one number the revisions disagree on.
     """
 
     cu_count: int
@@ -76,18 +80,31 @@ class PsMetadataSizes:
 
     @classmethod
     def compute(
-        cls, batch_size: int, num_head_k: int, max_qlen: int, qlen_granularity: int, cu_count: int
+        cls,
+        batch_size: int,
+        num_head_k: int,
+        max_qlen: int,
+        qlen_granularity: int,
+        cu_count: int,
+        contract: AiterContract | None = None,
     ) -> PsMetadataSizes:
+        """``contract`` None: the revision in force (:func:`current_contract`)."""
+        contract = current_contract() if contract is None else contract
         num_clusters = math.gcd(num_head_k, cu_count)
         cus_per_cluster = cu_count // num_clusters
         # Python's math.ceil on a float, exactly as the stub does.
         max_qo_split_per_batch = math.ceil(max_qlen / qlen_granularity)
         qo_tile_cnt = batch_size * max_qo_split_per_batch
         max_works = (batch_size + cus_per_cluster - 1) * max_qo_split_per_batch * num_head_k
-        max_partials = (
-            min(batch_size + cus_per_cluster - 1, (cus_per_cluster - 1) * 2)
-            * max_qo_split_per_batch
-        )
+        if contract is AiterContract.PRE_3606:
+            max_partials = (
+                min(batch_size + cus_per_cluster - 1, (cus_per_cluster - 1) * 2)
+                * max_qo_split_per_batch
+            )
+        else:
+            # Every tile may take a slot (need_lse=True), plus one more per split boundary,
+            # of which a cluster has at most cus_per_cluster - 1 (contract §8.2).
+            max_partials = qo_tile_cnt + cus_per_cluster - 1
         return cls(
             cu_count=cu_count,
             num_clusters=num_clusters,

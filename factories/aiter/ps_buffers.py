@@ -3,7 +3,8 @@
 Written from AITER's documented sizing (``get_ps_metadata_info_v1``, aiter/ops/attention.py at
 e4048607a5), independently of the emulation's code, so a contract can pin the emulation, the
 live function where it exists, what vLLM's builder allocates, and what it hands the impl,
-against one table.
+against one table. ``reduce_partial_map``'s length is the one entry that depends on the contract
+revision (ROCm/aiter#3606 changed ``max_partials``; contract §8.2).
 """
 
 from __future__ import annotations
@@ -15,18 +16,20 @@ from collections.abc import Callable
 import attrs
 import torch
 
+from factories.aiter.revision import AiterContract, current_contract
 from factories.analysis.findings import Problem
 
 
 @attrs.frozen
 class PsDims:
-    """The inputs of the sizing formula."""
+    """The inputs of the sizing formula; ``contract`` None means the revision in force."""
 
     batch: int
     heads: int
     max_qlen: int
     qlen_granularity: int
     cu: int
+    contract: AiterContract | None = None
 
     @property
     def clusters(self) -> int:
@@ -51,7 +54,10 @@ class PsDims:
     @property
     def max_partials(self) -> int:
         cpc = self.cus_per_cluster
-        return min(self.batch + cpc - 1, 2 * (cpc - 1)) * self.q_tiles_per_batch
+        contract = current_contract() if self.contract is None else self.contract
+        if contract is AiterContract.PRE_3606:
+            return min(self.batch + cpc - 1, 2 * (cpc - 1)) * self.q_tiles_per_batch
+        return self.q_tiles + cpc - 1
 
 
 @attrs.frozen

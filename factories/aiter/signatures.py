@@ -9,7 +9,11 @@ pinned; annotations are not (upstream changed ``Optional[X]`` to ``X | None`` in
 changes no call).
 
 Source: ROCm/aiter ``aiter/ops/attention.py`` at e4048607a5 (2026-08-22): lines 1004-1009,
-1047-1065, 1068-1087 and 1449-1459.
+1047-1065, 1068-1087 and 1449-1459. That is the ``pre-3606`` revision; the ``3606`` revision
+(ROCm/aiter#3606, AITER v0.1.22.post1 on) appends ``need_lse=False`` to ``get_ps_metadata_v1`` and
+leaves the other three as they were (contract §8.1 says what of this was read and what was taken
+from the PR discussion). :func:`pinned` answers for the revision in force
+(:mod:`factories.aiter.revision`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+
+from factories.aiter.revision import AiterContract, current_contract
 
 _ParamKind = type(inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -168,17 +174,41 @@ MLA_REDUCE_V1_WHEEL_0_1_7 = _sig(
     Param("final_lse", None),
 )
 
-PINNED_SIGNATURES: tuple[FunctionSignature, ...] = (
-    GET_PS_METADATA_INFO_V1,
-    GET_PS_METADATA_V1,
-    MLA_PREFILL_PS_ASM_FWD,
-    MLA_REDUCE_V1,
+#: ``get_ps_metadata_v1`` after ROCm/aiter#3606: ``need_lse`` appended, default False (sglang's
+#: AITER backend passes it by keyword with that default; contract §8.1).
+GET_PS_METADATA_V1_3606 = FunctionSignature(
+    "get_ps_metadata_v1", (*GET_PS_METADATA_V1.params, Param("need_lse", False))
 )
 
+#: The four signatures per contract revision, in ``AITER_FUNCTIONS`` order.
+PINNED_BY_CONTRACT: dict[AiterContract, tuple[FunctionSignature, ...]] = {
+    AiterContract.PRE_3606: (
+        GET_PS_METADATA_INFO_V1,
+        GET_PS_METADATA_V1,
+        MLA_PREFILL_PS_ASM_FWD,
+        MLA_REDUCE_V1,
+    ),
+    AiterContract.PR_3606: (
+        GET_PS_METADATA_INFO_V1,
+        GET_PS_METADATA_V1_3606,
+        MLA_PREFILL_PS_ASM_FWD,
+        MLA_REDUCE_V1,
+    ),
+}
 
-def pinned(name: str) -> FunctionSignature:
-    """The pinned signature of one of the four functions, by name."""
-    for sig in PINNED_SIGNATURES:
+#: The pre-3606 table (e4048607a5), the one every revision shares three entries with.
+PINNED_SIGNATURES: tuple[FunctionSignature, ...] = PINNED_BY_CONTRACT[AiterContract.PRE_3606]
+
+
+def pinned_signatures(contract: AiterContract | None = None) -> tuple[FunctionSignature, ...]:
+    """The four pinned signatures of ``contract`` (None: the revision in force)."""
+    return PINNED_BY_CONTRACT[current_contract() if contract is None else contract]
+
+
+def pinned(name: str, contract: AiterContract | None = None) -> FunctionSignature:
+    """The pinned signature of one of the four functions, by name, under ``contract`` (None:
+    the revision in force)."""
+    for sig in pinned_signatures(contract):
         if sig.name == name:
             return sig
     raise KeyError(name)

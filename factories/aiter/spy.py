@@ -91,6 +91,7 @@ PARAM_KINDS: dict[str, dict[str, ArgKind]] = {
         "kvlen_granularity": INT,
         "block_size": INT,
         "is_causal": BOOL,
+        "need_lse": BOOL,  # 3606 revision only (contract §8.1)
     },
     PREFILL_KERNEL: {
         "Q": TENSOR,

@@ -8,6 +8,10 @@ fail, and lets a failure in CI be read without a debugger. It never mutates its 
 depends on nothing but its arguments.
 
 Checks (name -> invariant) are the members of :class:`Check`; each has a corruption test.
+Plans are judged under a contract revision (:mod:`factories.aiter.revision`) and the ``need_lse``
+the planner was called with: from ROCm/aiter#3606 on, ``need_lse=True`` makes every tile a
+*reduced* tile (a partial slot and a reduce group of one or more partials, contract §8.3), and
+the info sizes follow the revision's ``max_partials``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from factories.aiter.layout import (
     WorkInfoCol,
     c_div,
 )
+from factories.aiter.revision import AiterContract, current_contract
 
 
 class Check(enum.Enum):
@@ -109,7 +114,8 @@ class Check(enum.Enum):
     )
     SPLIT_PARTIAL_FLAGS = (
         "split_partial_flags",
-        "unsplit tile: exactly one work, loc -1; split tile: >= 2 works, all loc >= 0 [§2.4]",
+        "unsplit tile: exactly one work, loc -1 (need_lse: loc >= 0); split tile: >= 2 works, "
+        "all loc >= 0 [§2.4, §8.3]",
     )
     PARTIAL_SLOT_SPACING = (
         "partial_slot_spacing",
@@ -135,12 +141,12 @@ class Check(enum.Enum):
     )
     REDUCE_GROUP_SIZE = (
         "reduce_group_size",
-        "every reduce group has 2..TGs-per-cluster partials [§2.4]",
+        "every reduce group has 2..TGs-per-cluster partials (need_lse: 1..) [§2.4, §8.3]",
     )
     REDUCE_ORDER = ("reduce_order", "reduce groups are in ascending q order [§2.3]")
     REDUCE_FINAL_MAP = (
         "reduce_final_map",
-        "a group's final map is the q range of a split tile [§2.3]",
+        "a group's final map is the q range of a split tile (need_lse: of any tile) [§2.3, §8.3]",
     )
     REDUCE_PARTIALS = (
         "reduce_partials",
@@ -148,7 +154,7 @@ class Check(enum.Enum):
     )
     REDUCE_MISSING_GROUP = (
         "reduce_missing_group",
-        "every split tile has exactly one reduce group [§2.4]",
+        "every split tile (need_lse: every tile) has exactly one reduce group [§2.4, §8.3]",
     )
     TAIL_ZEROED = ("tail_zeroed", "entries past the used length are zero [§2.3]")
 
@@ -256,13 +262,20 @@ def validate_plan(
     cu_count: int | None = None,
     partial_rows: int | None = None,
     max_qlen: int | None = None,
+    need_lse: bool = False,
+    contract: AiterContract | None = None,
 ) -> tuple[Finding, ...]:
     """Check a PS plan (the six buffers, in ``get_ps_metadata_info_v1`` order) against its inputs.
 
     ``cu_count`` defaults to the emulated one; ``partial_rows`` (rows of splitData/splitLse)
     defaults to what ``mla_prefill_ps_fwd`` allocates, ``max_partials * 256``; ``max_qlen`` (for the
-    info sizes) defaults to the longest request. Returns an empty tuple for a valid plan.
+    info sizes) defaults to the longest request. ``need_lse`` is what the planner was asked for
+    (only the ``3606`` revision has it); ``contract`` (default: the revision in force) picks the
+    info sizes. Returns an empty tuple for a valid plan.
     """
+    contract = current_contract() if contract is None else contract
+    if need_lse and contract is AiterContract.PRE_3606:
+        raise ValueError("need_lse exists only from the 3606 contract revision on")
     f = _Findings()
     cu = current_cu_count() if cu_count is None else cu_count
     qo, kv, ctx = _np(qo_indptr), _np(kv_indptr), _np(context_lens)
@@ -281,6 +294,7 @@ def validate_plan(
         int(max_qlen if max_qlen is not None else (qlens.max() if batch else 0)),
         settings.qlen_granularity,
         cu,
+        contract,
     )
     rows_avail = sizes.partial_rows if partial_rows is None else partial_rows
 
@@ -305,11 +319,14 @@ def validate_plan(
     tile_of = _match_tiles(works, ok, tiles)
     ok &= tile_of >= 0
     _check_tile_heads(f, tile_of[ok], head[ok], tiles, H)
-    split_tiles = _check_pieces(f, works, tg, head, tile_of, ok, kv, tiles, settings)
+    split_tiles = _check_pieces(f, works, tg, head, tile_of, ok, kv, tiles, settings, need_lse)
+    reduced_tiles = split_tiles | need_lse
     _check_slots(f, works, head, ok, rows_avail)
     _check_tg_order(f, works, tg, head, ok, tpc, khpc)
     _check_balance(f, works, tg, head, ok, tpc, khpc, ncl, settings)
-    _check_reduce(f, ri, fm, pm, n_groups, works, head, tile_of, ok, tiles, split_tiles, H, tpc)
+    _check_reduce(
+        f, ri, fm, pm, n_groups, works, head, tile_of, ok, tiles, reduced_tiles, H, tpc, need_lse
+    )
     _check_tails(f, info, used_works, fm, n_groups, pm, n_partials)
     return f.result()
 
@@ -572,7 +589,16 @@ def _check_tile_heads(f: _Findings, tile_of, head, tiles: _Tiles, H: int) -> Non
 
 
 def _check_pieces(
-    f: _Findings, works, tg, head, tile_of, ok, kv, tiles: _Tiles, s: PlannerSettings
+    f: _Findings,
+    works,
+    tg,
+    head,
+    tile_of,
+    ok,
+    kv,
+    tiles: _Tiles,
+    s: PlannerSettings,
+    need_lse: bool = False,
 ) -> np.ndarray:
     """Per (tile, head) kv pieces. Returns a bool per tile: split (>= 2 works for some head)."""
     split_tile = np.zeros(len(tiles.qs), dtype=bool)
@@ -649,12 +675,20 @@ def _check_pieces(
             prev_tg[i] + 1,
             tg[order][i],
         )
-    for i in np.flatnonzero((size == 1) & (loc != -1)):
+    for i in np.flatnonzero((size == 1) & (loc != -1) & (not need_lse)):
         f.add(
             Check.SPLIT_PARTIAL_FLAGS,
             where(i),
             "unsplit tile must have partial_o_loc -1",
             -1,
+            loc[i],
+        )
+    for i in np.flatnonzero((size == 1) & (loc < 0) & need_lse):
+        f.add(
+            Check.SPLIT_PARTIAL_FLAGS,
+            where(i),
+            "under need_lse an unsplit tile must write a partial slot (it writes the output)",
+            ">= 0",
             loc[i],
         )
     for i in np.flatnonzero((size >= 2) & (loc < 0)):
@@ -785,6 +819,7 @@ def _check_reduce(
     split_tiles,
     H,
     tpc,
+    need_lse: bool = False,
 ) -> None:
     if len(ri) and ri[0] != 0:
         f.add(Check.REDUCE_INDPTR_MONOTONE, "reduce_indptr[0]", "must be 0", 0, ri[0])
@@ -798,14 +833,16 @@ def _check_reduce(
         )
     n_groups = min(n_groups, len(fm))
     group_tile = np.full(n_groups, -1)
+    least = 1 if need_lse else 2
+    kind = "tile" if need_lse else "split tile"
     for g in range(n_groups):
         n = int(ri[g + 1] - ri[g])
-        if not 2 <= n <= tpc:
+        if not least <= n <= tpc:
             f.add(
                 Check.REDUCE_GROUP_SIZE,
                 f"reduce_indptr[{g}:{g + 2}]",
-                f"a reduce group must have 2..{tpc} partials",
-                f"2..{tpc}",
+                f"a reduce group must have {least}..{tpc} partials",
+                f"{least}..{tpc}",
                 n,
             )
         if g and fm[g, 0] <= fm[g - 1, 0]:
@@ -821,11 +858,11 @@ def _check_reduce(
         if starts_tile and tiles.qe[t] == fm[g, 1] and split_tiles[t]:
             group_tile[g] = t
         else:
-            want = (int(tiles.qs[t]), int(tiles.qe[t])) if starts_tile else "a split tile's q range"
+            want = (int(tiles.qs[t]), int(tiles.qe[t])) if starts_tile else f"a {kind}'s q range"
             f.add(
                 Check.REDUCE_FINAL_MAP,
                 f"reduce_final_map[{g}]",
-                "not the q range of a split tile",
+                f"not the q range of a {kind}",
                 want,
                 (fm[g, 0], fm[g, 1]),
             )
@@ -834,7 +871,7 @@ def _check_reduce(
         f.add(
             Check.REDUCE_MISSING_GROUP,
             _tile_name(tiles, t),
-            "split tile has more than one reduce group",
+            f"{kind} has more than one reduce group",
             1,
             int((referenced == t).sum()),
         )
@@ -842,7 +879,7 @@ def _check_reduce(
         f.add(
             Check.REDUCE_MISSING_GROUP,
             _tile_name(tiles, t),
-            "split tile has no reduce group",
+            f"{kind} has no reduce group",
             1,
             0,
         )

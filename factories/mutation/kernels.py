@@ -123,7 +123,8 @@ def aiter_backend_for(base: str, mutant: KernelMutant | None = None) -> types.Mo
     module.__spec__ = importlib.machinery.ModuleSpec("aiter", None)
     module.__doc__ = f"emulated AITER, kernels {label}"
     module.get_ps_metadata_info_v1 = emulation.get_ps_metadata_info_v1
-    module.get_ps_metadata_v1 = emulation.get_ps_metadata_v1
+    # The planner too: a fault may live in it (``ignores_need_lse``).
+    module.get_ps_metadata_v1 = _in_context(emulation.get_ps_metadata_v1, arithmetic, faults)
     prefill = _in_context(emulation.mla_prefill_ps_asm_fwd, arithmetic, faults)
     reduce = _in_context(emulation.mla_reduce_v1, arithmetic, faults)
     if mutant is not None and mutant.wrap_prefill is not None:
@@ -304,11 +305,23 @@ def _mutants() -> dict[str, KernelMutant]:
 
 MUTANTS: dict[str, KernelMutant] = _mutants()
 
+#: The planner-and-reduce mutant of the ``need_lse`` contracts (ROCm/aiter#3606): kept out of
+#: :data:`MUTANTS` because vLLM 0.34.0 never passes ``need_lse``, so the accuracy run of the kill
+#: matrix cannot see it; ``contracts/aiter_ps/test_need_lse.py`` is what must kill it.
+NEED_LSE_IGNORED = KernelMutant(
+    "ignores-need-lse",
+    "get_ps_metadata_v1 plans need_lse=True like need_lse=False, and the reduce skips groups of "
+    "one partial: unsplit tiles write the output directly and final_lse stays unwritten there",
+    "final_lse missing for unsplit tiles (the bug ROCm/aiter#3606 fixed)",
+    faults=KernelFaults(ignores_need_lse=True),
+)
+
 
 __all__ = [
     "BASES",
     "BASE_BACKEND",
     "MUTANTS",
+    "NEED_LSE_IGNORED",
     "KernelMutant",
     "aiter_backend_for",
     "arithmetic_for",

@@ -1,5 +1,5 @@
 """pytest plugin of the contract suite: ``--selfcheck``, ``--vllm-src PATH``,
-``--contracts-profile``.
+``--contracts-profile``, ``--aiter-contract``.
 
 Loaded through ``addopts`` (``-p factories.testing.contracts_plugin``) rather than from
 ``contracts/conftest.py``: an option a conftest registers is unknown while pytest looks for the
@@ -16,9 +16,22 @@ from pathlib import Path
 
 import pytest
 
+from factories.aiter.revision import (
+    AUTO,
+    CONTRACT_ENV,
+    CONTRACTS,
+    reset_session_contract,
+    resolve_contract,
+    set_session_contract,
+)
 from factories.testing import selfcheck
 from factories.testing.hypothesis_profiles import PROFILE_ENV, PROFILES
 from factories.testing.releases import cache_dir
+from factories.testing.summary_section import SummarySection
+
+#: The terminal-summary section naming the AITER contract revision the run followed.
+CONTRACT_SUMMARY = SummarySection("AITER PS contract revision")
+_CONTRACT_TOKEN = pytest.StashKey[object]()
 
 
 def pytest_addoption(parser):
@@ -44,6 +57,14 @@ def pytest_addoption(parser):
         default=None,
         help=f"Hypothesis example counts: fast (default) or ci (also ${PROFILE_ENV})",
     )
+    group.addoption(
+        "--aiter-contract",
+        choices=[AUTO, *(c.value for c in CONTRACTS)],
+        default=None,
+        help="the AITER PS prefill contract revision the emulation, pinned signatures and plan "
+        "checks follow: before or after ROCm/aiter#3606 (auto: the real AITER's where one "
+        f"imports, else 3606; also ${CONTRACT_ENV})",
+    )
 
 
 def pytest_configure(config):
@@ -52,6 +73,10 @@ def pytest_configure(config):
         f"{selfcheck.SELFCHECK_MARKER}: a self-proof of this project (mutates the pinned "
         f"release source); runs only with {selfcheck.SELFCHECK_OPTION}",
     )
+    contract, reason = resolve_contract(config.getoption("--aiter-contract"))
+    config.stash[_CONTRACT_TOKEN] = set_session_contract(contract)
+    CONTRACT_SUMMARY.register(config)
+    CONTRACT_SUMMARY.lines(config).append(f"AITER contract revision: {contract} ({reason})")
     profile = config.getoption("--contracts-profile")
     if profile:
         os.environ[PROFILE_ENV] = profile
@@ -68,6 +93,12 @@ def pytest_configure(config):
             problem = selfcheck.import_vllm_under_test(path)
         if problem is not None:
             raise pytest.UsageError(problem)
+
+
+def pytest_unconfigure(config):
+    token = config.stash.get(_CONTRACT_TOKEN, None)
+    if token is not None:
+        reset_session_contract(token)  # type: ignore[arg-type]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -135,4 +166,5 @@ def pytest_report_header(config):
         f"release sources: {cache_dir() / 'vllm-src'}",
         f"self-proofs: {proofs}",
         f"hypothesis profile: {os.environ.get(PROFILE_ENV) or 'fast'}",
+        *CONTRACT_SUMMARY.lines(config),
     ]

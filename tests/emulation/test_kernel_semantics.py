@@ -152,22 +152,34 @@ def test_reduce_is_the_exact_lse_merge(device, lses):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_groups_of_one_write_nothing(device):
+@pytest.mark.parametrize(
+    "contract, written",
+    [("pre-3606", False), ("3606", True)],
+    ids=["pre-3606-writes-nothing", "3606-reduces-it"],
+)
+def test_groups_of_one_partial(device, contract, written):
+    """Before ROCm/aiter#3606 the reduce skips ``num_splits == 1``; after it (so that need_lse
+    plans get ``final_lse`` everywhere) the single partial is copied, with its LSE."""
     po, pl, pm = _partials([1.0], device=device)
     out = torch.full((4, 1, 128), SENTINEL, dtype=torch.bfloat16, device=device)
     lse = torch.full((4, 1), SENTINEL, device=device)
-    aiter.mla_reduce_v1(
-        po,
-        pl,
-        torch.tensor([0, 1], dtype=torch.int32),
-        torch.tensor([[0, 4]], dtype=torch.int32),
-        pm,
-        256,
-        0,
-        out,
-        lse,
-    )
-    assert (out.float() == SENTINEL).all() and (lse == SENTINEL).all()
+    with aiter.aiter_contract(contract):
+        aiter.mla_reduce_v1(
+            po,
+            pl,
+            torch.tensor([0, 1], dtype=torch.int32),
+            torch.tensor([[0, 4]], dtype=torch.int32),
+            pm,
+            256,
+            0,
+            out,
+            lse,
+        )
+    if written:
+        want_o, want_l = _merged([1.0])
+        assert (out.float() == want_o).all() and torch.allclose(lse, torch.full_like(lse, want_l))
+    else:
+        assert (out.float() == SENTINEL).all() and (lse == SENTINEL).all()
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -8,6 +8,7 @@ names, order and defaults (ROCm/aiter e4048607a5; pinned in :mod:`.signatures`):
 - ``get_ps_metadata_v1(seqlens_qo_indptr, pages_kv_indptr, context_lens, gqa_ratio, num_heads_k,
   work_metadata_ptrs, work_indptr, work_info, reduce_indptr, reduce_final_map, reduce_partial_map,
   qhead_granularity=1, qlen_granularity=256, kvlen_granularity=16, block_size=16, is_causal=True)``
+  and, under the ``3606`` contract revision (ROCm/aiter#3606), a trailing ``need_lse=False``
 - ``mla_prefill_ps_asm_fwd(Q, K, V, qo_indptr, kv_indptr, kv_page_indices, work_indptr,
   work_info_set, max_seqlen_q, softmax_scale, is_causal, splitData, splitLse, output,
   q_scale=None, k_scale=None, v_scale=None)``
@@ -23,7 +24,12 @@ setting here (:func:`emulated_cu_count`, default 256 = MI355X). The kernels' ari
 rounding is an assumption that calibration and fingerprinting must vary. Both are context
 variables, read by the functions at call time; there is no other state.
 
-Helpers (not part of AITER's surface): :class:`PlannerSettings`, :func:`emulated_cu_count`,
+Which contract revision the functions follow (``pre-3606`` or ``3606``: ``need_lse``, the reduce of
+single partials, ``max_partials``) is a third context variable, :func:`aiter_contract`
+(:mod:`factories.aiter.revision`).
+
+Helpers (not part of AITER's surface): :class:`AiterContract`, :func:`aiter_contract`,
+:func:`current_contract`, :class:`PlannerSettings`, :func:`emulated_cu_count`,
 :func:`current_cu_count`, :func:`fp8_dtype`, :class:`KernelArithmetic`,
 :data:`ARITHMETIC_VARIANTS`, :func:`kernel_arithmetic`, :func:`current_arithmetic`. The plan
 validator (:mod:`factories.aiter.validator`) and batch planning (:mod:`factories.aiter.batch`)
@@ -34,6 +40,7 @@ from __future__ import annotations
 
 from factories.aiter.layout import AITER_FUNCTIONS as AITER_FUNCTIONS
 from factories.aiter.layout import PlannerSettings
+from factories.aiter.revision import AiterContract, aiter_contract, current_contract
 
 from .arithmetic import (
     ARITHMETIC_VARIANTS,
@@ -67,11 +74,14 @@ __all__ = [
     "DEFAULT_CU_COUNT",
     "EMULATED_ARCH",
     "IS_AITER_EMULATION",
+    "AiterContract",
     "KernelArithmetic",
     "PlannerSettings",
     "PreconditionError",
     "UnsupportedDtypeError",
+    "aiter_contract",
     "current_arithmetic",
+    "current_contract",
     "current_cu_count",
     "emulated_cu_count",
     "fp8_dtype",

@@ -140,11 +140,14 @@ class KernelFaults:
 
     ``causal_shift``: added to every row's causal limit (+1 peeks at the next key, -1 loses the
     diagonal). ``reduce_drops_last_partial``: the first reduce group that writes merges all but
-    its last partial (a loop bound off by one).
+    its last partial (a loop bound off by one). ``ignores_need_lse``: the planner and the reduce
+    behave as before ROCm/aiter#3606 whatever ``need_lse`` says (unsplit tiles direct to output,
+    single partials not reduced), the bug the ``need_lse`` contracts must catch.
     """
 
     causal_shift: int = 0
     reduce_drops_last_partial: bool = False
+    ignores_need_lse: bool = False
 
 
 NO_FAULTS = KernelFaults()

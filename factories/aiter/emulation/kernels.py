@@ -40,6 +40,7 @@ from factories.aiter.layout import (
     WORK_INFO_COLS,
     WorkInfoCol,
 )
+from factories.aiter.revision import current_contract
 from factories.errors import PreconditionError, UnsupportedDtypeError
 
 from .arithmetic import (
@@ -498,10 +499,12 @@ def mla_reduce_v1(
     partials with natural-log LSEs, in fp32, rounded once to the output dtype.
 
     Group g merges ``reduce_partial_map[reduce_indptr[g]:reduce_indptr[g+1]]`` (row offsets) into
-    rows ``reduce_final_map[g]``. Groups with <= 1 partial write nothing; processing stops at the
-    first group whose start equals ``reduce_indptr[-1]`` (the persistent kernel's stop signal).
-    ``final_lse`` is written only for merged rows. ``max_seqlen_q`` is a performance hint;
-    ``num_kv_splits`` raises the split budget ``max(CU, num_kv_splits)``.
+    rows ``reduce_final_map[g]``. Groups with <= 1 partial write nothing before ROCm/aiter#3606;
+    from it on a group of one partial is reduced too (``num_splits >= 1``, reduce.cu l.765/862 of
+    the PR head), which is how ``need_lse`` plans get ``final_lse`` for every row. Processing
+    stops at the first group whose start equals ``reduce_indptr[-1]`` (the persistent kernel's
+    stop signal). ``final_lse`` is written only for merged rows. ``max_seqlen_q`` is a
+    performance hint; ``num_kv_splits`` raises the split budget ``max(CU, num_kv_splits)``.
     """
     _require(
         partial_output.dtype == torch.float32 and partial_lse.dtype == torch.float32,
@@ -537,7 +540,11 @@ def mla_reduce_v1(
     _require(int(num_kv_splits) >= 0, "num_kv_splits must be >= 0 (0 = auto)")
     max_splits = max(current_cu_count(), int(num_kv_splits))
     rounding = current_arithmetic().reduce_store
-    drop_last = current_faults().reduce_drops_last_partial
+    faults = current_faults()
+    drop_last = faults.reduce_drops_last_partial
+    min_splits = (
+        1 if current_contract().reduces_single_partials and not faults.ignores_need_lse else 2
+    )
 
     ri = host_ints(reduce_indptr).reshape(-1)
     pm = host_ints(reduce_partial_map).reshape(-1)
@@ -546,7 +553,7 @@ def mla_reduce_v1(
         if reduce_final_map is None
         else host_ints(reduce_final_map).reshape(-1, FINAL_MAP_COLS)
     )
-    groups = _reduce_groups(ri, pm, fm, max_splits, drop_last=drop_last)
+    groups = _reduce_groups(ri, pm, fm, max_splits, drop_last=drop_last, min_splits=min_splits)
     if not groups:
         return
     dev = final_output.device
@@ -575,9 +582,11 @@ def _reduce_groups(
     max_splits: int,
     *,
     drop_last: bool = False,
+    min_splits: int = 2,
 ) -> list[tuple[int, int, np.ndarray]]:
-    """``(q_start, q_end, partial_offsets)`` of every group that writes (n >= 2), in order.
-    ``drop_last`` is the injected fault: the first such group loses its last partial."""
+    """``(q_start, q_end, partial_offsets)`` of every group that writes (n >= ``min_splits``:
+    2 before #3606, 1 after), in order. ``drop_last`` is the injected fault: the first such group
+    loses its last partial."""
     num_tiles = len(ri) - 1
     if num_tiles <= 0:
         return []
@@ -587,7 +596,7 @@ def _reduce_groups(
         if ri[g] == last:  # kn_mla_reduce_v1_ps: `reduce_tile_start == last_reduce_tile` -> stop
             break
         n = int(ri[g + 1] - ri[g])
-        if n <= 1:  # "meaningless"; the kernels write nothing (reduce.cu l.765-771, 863-869)
+        if n < min_splits:  # pre-3606: "meaningless", not written (reduce.cu l.765-771, 863-869)
             continue
         _require(
             n <= max_splits,
@@ -598,6 +607,7 @@ def _reduce_groups(
         if drop_last and not out:
             parts = parts[:-1]
         if fm is None:
+            _require(n >= 2, f"reduce group {g} has one partial and no reduce_final_map")
             length = int(parts[1] - parts[0])
             qs, qe = g * length, (g + 1) * length
         else:

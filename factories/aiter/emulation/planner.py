@@ -7,14 +7,22 @@ counters restarting per cluster, reduce info taken from the *last* element of ``
 zero-filled tails). This is a faithful re-implementation of ``v1_2_host.cuh`` (ROCm/aiter
 e4048607a5, l.27-367) following contract §2.3; it was read against the C++, not copied.
 
+Two contract revisions (:mod:`factories.aiter.revision`): ``pre-3606`` as above, and ``3606``
+(ROCm/aiter#3606), whose ``get_ps_metadata_v1`` takes ``need_lse``: with it every tile takes a
+partial slot (``v1_2_host.cuh`` l.183-189 of the PR head 1784f4ce46: the "fits" branch no longer
+emits -1), so every tile gets a reduce group; without it the plan is the pre-3606 one. The info
+function's ``max_partials`` follows the revision (:class:`PsMetadataSizes`). Contract §8.
+
 Where the real code would write out of bounds (buffers smaller than the plan) we raise instead:
 on the device that is undefined behaviour, and a test double must not make it look fine.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -29,7 +37,9 @@ from factories.aiter.layout import (
     c_div,
     c_mod,
 )
+from factories.aiter.revision import AiterContract, current_contract
 
+from .arithmetic import current_faults
 from .device_model import current_cu_count
 
 
@@ -116,12 +126,14 @@ def slice_cluster(
     context_lens: Sequence[int],
     settings: PlannerSettings,
     tgs_per_cluster: int,
+    always_partial: bool = False,
 ) -> ClusterSlicing:
     """Step 2 (l.132-247) for one head: distribute units over the cluster's TGs.
 
     The C++ runs this once per k-head of the cluster, restoring the cursor between heads; since
     the capacity depends only on the TG, every head (and every cluster) gets the same works, so we
-    compute them once and replicate.
+    compute them once and replicate. ``always_partial`` (3606 with ``need_lse``): a tile that
+    fits in one TG takes a partial slot too instead of writing the output directly.
     """
     bs = settings.block_size
     qg = settings.qlen_granularity
@@ -142,7 +154,7 @@ def slice_cluster(
             remaining_kv = t.effective_kv_length - blk * bs
             ks = blk + kv0
             if remaining_kv <= cap * bs:  # the rest of the tile fits in this TG
-                if blk == 0:
+                if blk == 0 and not always_partial:
                     loc = -1
                 else:
                     loc = qg * pt
@@ -257,8 +269,11 @@ def plan_ps_metadata(
     reduce_indptr_len: int,
     reduce_final_map_rows: int,
     reduce_partial_map_len: int,
+    need_lse: bool = False,
 ) -> Plan:
-    """The whole planner on host integers; buffer lengths are those of the caller's tensors."""
+    """The whole planner on host integers; buffer lengths are those of the caller's tensors.
+    ``need_lse`` is the 3606 keyword (every tile takes a partial slot); callers check that the
+    revision in force accepts it."""
     settings.check()
     if isinstance(num_heads_k, bool) or not isinstance(num_heads_k, int) or num_heads_k < 1:
         raise ValueError(
@@ -274,7 +289,9 @@ def plan_ps_metadata(
         )
 
     tiles, total_units = build_q_tiles(qo_indptr, context_lens, settings)
-    slicing = slice_cluster(tiles, total_units, kv_indptr, context_lens, settings, tpc)
+    slicing = slice_cluster(
+        tiles, total_units, kv_indptr, context_lens, settings, tpc, always_partial=need_lse
+    )
     works, tg_counts = _replicate_over_heads(
         slicing, num_clusters, khpc, settings.qhead_granularity
     )
@@ -331,7 +348,7 @@ def _write(dst: torch.Tensor, src: np.ndarray) -> None:
     dst.view(-1).copy_(torch.from_numpy(src.reshape(-1).astype(np.int32)))
 
 
-def get_ps_metadata_v1(
+def _plan_into(
     seqlens_qo_indptr: torch.Tensor,
     pages_kv_indptr: torch.Tensor,
     context_lens: torch.Tensor,
@@ -348,6 +365,7 @@ def get_ps_metadata_v1(
     kvlen_granularity: int = 16,
     block_size: int = 16,
     is_causal: bool = True,
+    need_lse: bool = False,
 ) -> None:
     """Fill the five metadata buffers in place, like AITER's host planner (contract §2).
 
@@ -355,6 +373,8 @@ def get_ps_metadata_v1(
     are written into the caller's tensors whatever their device. ``gqa_ratio`` has no effect and
     ``work_metadata_ptrs`` is neither read nor written, exactly as upstream.
     """
+    if current_faults().ignores_need_lse:
+        need_lse = False
     settings = PlannerSettings(
         qhead_granularity, qlen_granularity, kvlen_granularity, block_size, bool(is_causal)
     )
@@ -392,6 +412,7 @@ def get_ps_metadata_v1(
         reduce_indptr_len=reduce_indptr.numel(),
         reduce_final_map_rows=reduce_final_map.numel() // FINAL_MAP_COLS,
         reduce_partial_map_len=reduce_partial_map.numel(),
+        need_lse=bool(need_lse),
     )
     _write(work_indptr, plan.work_indptr)
     # numel/8 whole rows, like the C++ vector; a ragged tail (numel % 8) is left as it was.
@@ -403,3 +424,125 @@ def get_ps_metadata_v1(
         torch.from_numpy(plan.reduce_final_map.reshape(-1).astype(np.int32))
     )
     _write(reduce_partial_map, plan.reduce_partial_map)
+
+
+def get_ps_metadata_v1_pre_3606(
+    seqlens_qo_indptr: torch.Tensor,
+    pages_kv_indptr: torch.Tensor,
+    context_lens: torch.Tensor,
+    gqa_ratio: int,
+    num_heads_k: int,
+    work_metadata_ptrs: torch.Tensor,
+    work_indptr: torch.Tensor,
+    work_info: torch.Tensor,
+    reduce_indptr: torch.Tensor,
+    reduce_final_map: torch.Tensor,
+    reduce_partial_map: torch.Tensor,
+    qhead_granularity: int = 1,
+    qlen_granularity: int = 256,
+    kvlen_granularity: int = 16,
+    block_size: int = 16,
+    is_causal: bool = True,
+) -> None:
+    """``get_ps_metadata_v1`` before ROCm/aiter#3606 (e4048607a5): unsplit tiles write the
+    output directly (``partial_o_loc`` -1) and get no reduce group."""
+    _plan_into(
+        seqlens_qo_indptr,
+        pages_kv_indptr,
+        context_lens,
+        gqa_ratio,
+        num_heads_k,
+        work_metadata_ptrs,
+        work_indptr,
+        work_info,
+        reduce_indptr,
+        reduce_final_map,
+        reduce_partial_map,
+        qhead_granularity,
+        qlen_granularity,
+        kvlen_granularity,
+        block_size,
+        is_causal,
+    )
+
+
+def get_ps_metadata_v1_3606(
+    seqlens_qo_indptr: torch.Tensor,
+    pages_kv_indptr: torch.Tensor,
+    context_lens: torch.Tensor,
+    gqa_ratio: int,
+    num_heads_k: int,
+    work_metadata_ptrs: torch.Tensor,
+    work_indptr: torch.Tensor,
+    work_info: torch.Tensor,
+    reduce_indptr: torch.Tensor,
+    reduce_final_map: torch.Tensor,
+    reduce_partial_map: torch.Tensor,
+    qhead_granularity: int = 1,
+    qlen_granularity: int = 256,
+    kvlen_granularity: int = 16,
+    block_size: int = 16,
+    is_causal: bool = True,
+    need_lse: bool = False,
+) -> None:
+    """``get_ps_metadata_v1`` after ROCm/aiter#3606: ``need_lse=True`` gives every tile a
+    partial slot and a reduce group (so ``mla_reduce_v1`` writes ``final_lse`` for every row);
+    ``need_lse=False`` plans exactly as before."""
+    _plan_into(
+        seqlens_qo_indptr,
+        pages_kv_indptr,
+        context_lens,
+        gqa_ratio,
+        num_heads_k,
+        work_metadata_ptrs,
+        work_indptr,
+        work_info,
+        reduce_indptr,
+        reduce_final_map,
+        reduce_partial_map,
+        qhead_granularity,
+        qlen_granularity,
+        kvlen_granularity,
+        block_size,
+        is_causal,
+        need_lse,
+    )
+
+
+class ByContract:
+    """One AITER function whose signature and body follow the revision in force.
+
+    ``inspect.signature`` reads ``__signature__`` first, so the emulated module shows the
+    parameters of the revision in force (a caller passing ``need_lse`` to a pre-3606 AITER gets
+    Python's ``TypeError``, as it would from the real stub); each revision's body is a plain
+    function whose own signature the pinned tables are checked against.
+    """
+
+    def __init__(self, name: str, by_contract: dict[AiterContract, Callable[..., Any]]) -> None:
+        self.__name__ = self.__qualname__ = name
+        self.__module__ = __name__
+        self.__doc__ = f"AITER's {name} under the contract revision in force."
+        self.by_contract = by_contract
+
+    def current(self) -> Callable[..., Any]:
+        """The body of the revision in force."""
+        return self.by_contract[current_contract()]
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.current())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.current()(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<emulated aiter.{self.__name__} ({current_contract()})>"
+
+
+get_ps_metadata_v1 = ByContract(
+    "get_ps_metadata_v1",
+    {
+        AiterContract.PRE_3606: get_ps_metadata_v1_pre_3606,
+        AiterContract.PR_3606: get_ps_metadata_v1_3606,
+    },
+)
