@@ -25,19 +25,14 @@ from factories.aiter.emulation import PlannerSettings, aiter_contract
 from factories.aiter.emulation.arithmetic import injected_faults
 from factories.aiter.layout import KERNEL_TILE_ROWS, WorkInfoCol
 from factories.aiter.ps_buffers import PS_BUFFERS, PsDims, as_shape
-from factories.aiter.revision import AiterContract
+from factories.aiter.revision import CONTRACT_MODES, AiterContract
 from factories.aiter.validator import Check
 from factories.mutation.kernels import NEED_LSE_IGNORED, aiter_backend_for
 
 KERNEL = PlannerSettings.for_fp8_prefill_kernel(is_causal=True)
 SENTINEL = 123.0
 
-#: (revision, need_lse): every combination AITER accepts. The ids name the keyword.
-MODES = [
-    pytest.param(AiterContract.PRE_3606, False, id="pre-3606-without-need_lse"),
-    pytest.param(AiterContract.PR_3606, False, id="3606-need_lse=False"),
-    pytest.param(AiterContract.PR_3606, True, id="3606-need_lse=True"),
-]
+MODES = [pytest.param(contract, need_lse, id=name) for contract, need_lse, name in CONTRACT_MODES]
 
 #: Batches (q lens, kv lens): chunked prefill (kv > q) is the case #3606 was about.
 BATCHES = {

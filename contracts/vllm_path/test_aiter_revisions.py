@@ -17,50 +17,34 @@ import types
 
 import pytest
 import torch
-from hypothesis import given
 
 # Sibling test modules (rootdir on sys.path, pytest's default import mode): one home for the
 # reservation driver and the plan batches.
-from test_device_and_workspace import batches_within_limits, forward_within_reservation
 from test_plan_validity import BATCHES, attached_plan_findings
 
 from factories.accuracy.plans import planned_split_rows
 from factories.aiter.backend import aiter_module_installed
 from factories.aiter.layout import PlannerSettings
 from factories.aiter.ps_buffers import PS_BUFFERS, PsDims
-from factories.aiter.revision import AiterContract, aiter_contract, passing_need_lse
+from factories.aiter.revision import (
+    CONTRACT_MODES,
+    AiterContract,
+    aiter_contract,
+    passing_need_lse,
+)
 from factories.aiter.spy import spy_module
 from factories.aiter.validator import validate_plan
 from factories.mutation.kernels import NEED_LSE_IGNORED, aiter_backend_for
 from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
 from factories.stubs.workspace import workspace_session
-from factories.testing.hypothesis_profiles import contract_settings
 
-MODES = [
-    pytest.param((AiterContract.PRE_3606, False), id="pre-3606-without-need_lse"),
-    pytest.param((AiterContract.PR_3606, False), id="3606-need_lse=False"),
-    pytest.param((AiterContract.PR_3606, True), id="3606-need_lse=True"),
-]
+MODES = [pytest.param((c, need_lse), id=name) for c, need_lse, name in CONTRACT_MODES]
 SENTINEL = 123.0
 
 
 def _need_lse(request) -> tuple[AiterContract, bool]:
     return request.node.callspec.params["aiter_in_mode"]
-
-
-# --- reservation covers scratch ------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("aiter_in_mode", MODES, indirect=True)
-@contract_settings(10, ci_derandomize=False)
-@given(case=batches_within_limits())
-def test_reservation_covers_scratch_per_revision_and_need_lse(aiter_in_mode, case):
-    """vLLM 0.34.0's token-budget bound (cdiv(tokens, 256) + reqs - 1 + CU partial tiles) covers
-    the partial tiles of any batch in its limits, even when every tile takes a slot."""
-    lens, decodes, limits = case
-    for heads, cu in ((16, 256), (128, 304)):
-        forward_within_reservation(heads, lens, decodes, limits, cu)
 
 
 # --- plan validity -------------------------------------------------------------------------------

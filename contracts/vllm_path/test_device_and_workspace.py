@@ -15,6 +15,7 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from factories.aiter.revision import CONTRACT_MODES
 from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.device_shims import (
     CPU_SAFE_CALLS,
@@ -115,14 +116,22 @@ def batches_within_limits(draw):
 
 
 # 25 examples under --contracts-profile ci (.ci/run), a derandomized few by default.
-# emulated_aiter only installs a module: nothing in it changes between examples.
+# aiter_in_mode only installs a module: nothing in it changes between examples.
+@pytest.mark.parametrize(
+    "aiter_in_mode",
+    [pytest.param((c, need_lse), id=name) for c, need_lse, name in CONTRACT_MODES],
+    indirect=True,
+)
 @contract_settings(25, ci_derandomize=False)
 @given(
     case=batches_within_limits(),
     heads=st.sampled_from([12, 16, 24, 32, 128]),
     cu=st.sampled_from([256, 304]),
 )
-def test_reservation_covers_forward_scratch(emulated_aiter, case, heads, cu):
+def test_reservation_covers_forward_scratch(aiter_in_mode, case, heads, cu):
+    """vLLM's token-budget bound (``cdiv(tokens, 256) + reqs - 1`` tiles plus one partial tile
+    per CU) covers the scratch of any batch within its limits, under each AITER revision, also
+    when ``need_lse`` gives every tile a partial slot."""
     lens, decodes, limits = case
     forward_within_reservation(heads, lens, decodes, limits, cu)
 

@@ -26,7 +26,7 @@ def test_contract_settings_scale_the_ci_count(monkeypatch):
     assert not hypothesis_profiles.contract_settings(25, ci_derandomize=False).derandomize
     monkeypatch.setenv(hypothesis_profiles.PROFILE_ENV, "fast")
     fast = hypothesis_profiles.contract_settings(60, ci_derandomize=False)
-    assert (fast.max_examples, fast.derandomize) == (15, True)
+    assert (fast.max_examples, fast.derandomize) == (9, True)
     monkeypatch.setenv(hypothesis_profiles.PROFILE_ENV, "slow")
     with pytest.raises(ValueError, match="expected one of"):
         hypothesis_profiles.contract_settings(60)

@@ -165,6 +165,15 @@ def resolve_contract(option: str | None) -> tuple[AiterContract, str]:
     return DEFAULT_CONTRACT, f"default ({reason}; vLLM 0.34.0 runs on AITER with #3606)"
 
 
+#: (revision, need_lse): every combination AITER accepts (``need_lse`` exists only from #3606),
+#: with the id the contracts run under: ids that exercise the keyword contain ``need_lse``.
+CONTRACT_MODES: tuple[tuple[AiterContract, bool, str], ...] = (
+    (AiterContract.PRE_3606, False, "pre-3606-without-need_lse"),
+    (AiterContract.PR_3606, False, "3606-need_lse=False"),
+    (AiterContract.PR_3606, True, "3606-need_lse=True"),
+)
+
+
 def passing_need_lse(module: ModuleType) -> ModuleType:
     """``module`` as ``aiter``, except that ``get_ps_metadata_v1`` is always called with
     ``need_lse=True``: what a caller's buffers face when it asks for the LSE of every row

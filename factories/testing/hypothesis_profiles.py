@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, settings
 PROFILE_ENV = "VLLM_GUARD_CONTRACTS_PROFILE"
 #: profile -> (fraction of the CI count, floor); ``fast`` is always derandomized (the same few
 #: examples every run), ``ci`` keeps each test's own choice.
-PROFILES = {"fast": (0.25, 5), "ci": (1.0, 1)}
+PROFILES = {"fast": (0.15, 5), "ci": (1.0, 1)}
 _COMMON = dict(
     deadline=None,
     suppress_health_check=[
