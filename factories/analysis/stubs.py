@@ -686,20 +686,31 @@ class StubExtractor:
                 elif target.id in names:
                     names.discard(target.id)  # rebound to something else
 
+    def method_call(
+        self,
+        method: str,
+        call: ast.Call,
+        shape: CallShape | None = None,
+        via: str | None = None,
+    ) -> StubEvent:
+        """The event of ``call`` running ``method`` on the stub: its shape (unless the caller
+        adjusted it), and what the test around it says (``pytest.raises``, a detached task, the
+        test and case it runs in)."""
+        return StubEvent(
+            EventKind.CALL,
+            method,
+            self.loc(call),
+            self.shape_of(call) if shape is None else shape,
+            expect_raise=self.expects_raise(call),
+            detached=self.is_detached(call),
+            test=self.test_of(call),
+            via=via,
+        )
+
     def call_event(self, node: ast.Call, names: set[str], track: _Track) -> None:
         func = node.func
         if isinstance(func, ast.Attribute) and _is_name_in(func.value, names):
-            track.events.append(
-                StubEvent(
-                    EventKind.CALL,
-                    func.attr,
-                    self.loc(node),
-                    self.shape_of(node),
-                    expect_raise=self.expects_raise(node),
-                    detached=self.is_detached(node),
-                    test=self.test_of(node),
-                )
-            )
+            track.events.append(self.method_call(func.attr, node))
             return
         first = node.args[0] if node.args else None
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -858,17 +869,7 @@ class StubExtractor:
         known = self.value_of(lookup.args[1])
         if not known or not isinstance(known[0], str) or not known[0].isidentifier():
             return False
-        track.events.append(
-            StubEvent(
-                EventKind.CALL,
-                known[0],
-                self.loc(call),
-                self.shape_of(call),
-                expect_raise=self.expects_raise(call),
-                detached=self.is_detached(call),
-                test=self.test_of(call),
-            )
-        )
+        track.events.append(self.method_call(known[0], call))
         return True
 
     def unbound_call(self, call: ast.Call, arg: ast.Name, track: _Track) -> bool:
@@ -890,18 +891,7 @@ class StubExtractor:
             n_positional=shape.n_positional - 1,
             positional_literals=shape.positional_literals[1:],
         )
-        track.events.append(
-            StubEvent(
-                EventKind.CALL,
-                method,
-                self.loc(call),
-                shape,
-                expect_raise=self.expects_raise(call),
-                detached=self.is_detached(call),
-                test=self.test_of(call),
-                via=owner,
-            )
-        )
+        track.events.append(self.method_call(method, call, shape=shape, via=owner))
         track.escapes = True
         return True
 
@@ -961,17 +951,7 @@ class StubExtractor:
     def chained_use(self, attr: ast.Attribute, track: _Track) -> None:
         parent = self.parents.get(attr)
         if isinstance(parent, ast.Call) and parent.func is attr:
-            track.events.append(
-                StubEvent(
-                    EventKind.CALL,
-                    attr.attr,
-                    self.loc(parent),
-                    self.shape_of(parent),
-                    expect_raise=self.expects_raise(parent),
-                    detached=self.is_detached(parent),
-                    test=self.test_of(parent),
-                )
-            )
+            track.events.append(self.method_call(attr.attr, parent))
 
     def follow_fixture(
         self, fixture: ast.FunctionDef | ast.AsyncFunctionDef, track: _Track, depth: int
