@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from factories.aiter.backend import aiter_module_installed
+from factories.aiter.revision import CONTRACT_MODES
 from factories.testing.suite_env import vllm_or_skip
 from factories.testing.summary_section import SummarySection
 
@@ -118,9 +119,12 @@ def emulated_aiter(aiter_mla):
         yield emulation
 
 
-@pytest.fixture
+@pytest.fixture(
+    params=[(contract, need_lse) for contract, need_lse, _ in CONTRACT_MODES],
+    ids=[name for *_, name in CONTRACT_MODES],
+)
 def aiter_in_mode(aiter_mla, request):
-    """``(contract, need_lse)`` from the test's parameters: the emulation installed as
+    """One test per ``(contract, need_lse)`` of ``CONTRACT_MODES``: the emulation installed as
     ``aiter`` under that contract revision, planning with ``need_lse`` when asked."""
     import factories.aiter.emulation as emulation
     from factories.aiter.revision import aiter_contract, passing_need_lse

@@ -27,7 +27,6 @@ from factories.aiter.backend import aiter_module_installed
 from factories.aiter.layout import PlannerSettings
 from factories.aiter.ps_buffers import PS_BUFFERS, PsDims
 from factories.aiter.revision import (
-    CONTRACT_MODES,
     AiterContract,
     aiter_contract,
     passing_need_lse,
@@ -39,7 +38,6 @@ from factories.stubs.builders import make_builder, make_impl, make_prefill_batch
 from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
 from factories.stubs.workspace import workspace_session
 
-MODES = [pytest.param((c, need_lse), id=name) for c, need_lse, name in CONTRACT_MODES]
 SENTINEL = 123.0
 
 
@@ -50,7 +48,6 @@ def _need_lse(request) -> tuple[AiterContract, bool]:
 # --- plan validity -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("aiter_in_mode", MODES, indirect=True)
 @pytest.mark.parametrize("cu_count", [256, 80], indirect=True, ids=lambda c: f"cu{c}")
 @pytest.mark.parametrize("name", sorted(BATCHES))
 def test_attached_plan_is_valid_per_revision_and_need_lse(
@@ -129,7 +126,6 @@ def final_lse_coverage(module, contract, need_lse, device, sites) -> None:
     )
 
 
-@pytest.mark.parametrize("aiter_in_mode", MODES, indirect=True)
 def test_final_lse_coverage_through_vllm_per_revision_and_need_lse(
     aiter_in_mode, request, device, aiter_call_sites
 ):

@@ -15,7 +15,6 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from factories.aiter.revision import CONTRACT_MODES
 from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.device_shims import (
     CPU_SAFE_CALLS,
@@ -117,11 +116,6 @@ def batches_within_limits(draw):
 
 # 25 examples under --contracts-profile ci (.ci/run), a derandomized few by default.
 # aiter_in_mode only installs a module: nothing in it changes between examples.
-@pytest.mark.parametrize(
-    "aiter_in_mode",
-    [pytest.param((c, need_lse), id=name) for c, need_lse, name in CONTRACT_MODES],
-    indirect=True,
-)
 @contract_settings(25, ci_derandomize=False)
 @given(
     case=batches_within_limits(),
