@@ -32,6 +32,7 @@ import attrs
 from factories.analysis.audit import Allowlist, AuditResult, StubAuditor, locate_vllm_source
 from factories.analysis.baseline import Baseline, write_baseline
 from factories.analysis.findings import Finding, Location, Severity
+from factories.analysis.since import KnownReads, base_from_git, base_from_tree
 from factories.analysis.trigger import changed_module
 from factories.errors import GuardError, OutputError
 
@@ -93,6 +94,22 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="write the findings' keys (FILE::kind:Class.method:name, no line numbers) to "
         "FILE and exit 0; entries of test files not audited in this run are kept",
+    )
+    since = parser.add_mutually_exclusive_group()
+    since.add_argument(
+        "--since",
+        metavar="REV",
+        help="compare with git revision REV of the --vllm-src checkout (in pre-commit: "
+        "HEAD): a read a stub lacks that the change since REV added to the code the test's "
+        "call runs is an error (newly-read-attribute), even where the analysis cannot place "
+        "it on the test's path",
+    )
+    since.add_argument(
+        "--base-src",
+        metavar="DIR",
+        type=Path,
+        help="as --since, with the base version of vllm/ taken from DIR (the folder that "
+        "holds it, e.g. the previous release)",
     )
     parser.add_argument(
         "--show-possible",
@@ -213,7 +230,8 @@ def run(args: argparse.Namespace) -> int:
             if args.write_baseline:
                 _note(args, f"nothing audited; {args.write_baseline} left as it is")
             return 0
-        result = auditor.audit_paths(paths, allowlist, progress, known=triggered)
+        since = _known_reads(args, root, paths, progress)
+        result = auditor.audit_paths(paths, allowlist, progress, known=triggered, since=since)
     else:
         from factories.stubs.specs import ALL_SPECS, stubs_from_specs
 
@@ -243,6 +261,30 @@ def run(args: argparse.Namespace) -> int:
     if result.incomplete:
         return 2
     return 1 if result.errors else 0
+
+
+def _known_reads(
+    args: argparse.Namespace, root: Path, paths: Sequence[Path], progress
+) -> KnownReads | None:
+    """With ``--since``/``--base-src``: the reads the stubs of ``paths`` lacked in the base
+    version (one more audit of the same test files, through an overlay)."""
+    if args.since is not None:
+        base = base_from_git(root, args.since)
+    elif args.base_src is not None:
+        base = base_from_tree(args.base_src)
+    else:
+        return None
+    if not base.overlay.files and not base.overlay.folders:
+        _note(args, f"no vLLM file differs from {base.label}: no read is new")
+        return None
+    what = (
+        f"{len(base.overlay.files)} vLLM file(s) differ"
+        if base.overlay.files
+        else "its vllm/ folder"
+    )
+    _note(args, f"base {base.label} ({what}): auditing the same stubs against it")
+    base_result = StubAuditor(root, base.overlay).audit_paths(paths, Allowlist(), progress)
+    return KnownReads.of(base.label, base_result.findings)
 
 
 def finding_file_path(path: Path, root: Path) -> str:

@@ -63,7 +63,7 @@ def _hook_config() -> str:
     local = {
         "id": hook["id"],
         "name": hook["name"],
-        "entry": f"{sys.executable} {TOOL} --vllm-src . --baseline {BASELINE} --quiet",
+        "entry": f"{sys.executable} {TOOL} --vllm-src . --since HEAD --baseline {BASELINE} --quiet",
         "language": "unsupported",
         "types": hook["types"],
         "files": hook["files"],
@@ -157,6 +157,28 @@ def test_a_commit_that_only_makes_the_fp8_prefill_read_a_new_field_fails(checkou
         assert status != 0, output
         hits = [line for line in output.splitlines() if "_fp8_tile_q" in line]
         assert hits and all(line.startswith(f"{FP8_TEST}:") for line in hits), output
+    finally:
+        _undo(checkout)
+
+
+def test_a_commit_adding_a_read_on_an_undecided_branch_fails_since_head(checkout):
+    """A read behind a branch on data (``q.dtype``) is a note on a tree as it stands; the
+    commit that adds it is where the FP8 test's stub stops being known to suffice."""
+    target = checkout / AITER_MLA
+    text = target.read_text()
+    old = "        if q.dtype != fp8_dtype:\n            q = q.to(fp8_dtype)\n"
+    assert text.count(old) == 1
+    new = (
+        "        if q.dtype != fp8_dtype:\n"
+        "            q = q.to(fp8_dtype, non_blocking=self._fp8_cast_non_blocking)\n"
+    )
+    target.write_text(text.replace(old, new))
+    try:
+        status, output = _commit(checkout, "an undecided read of a new field")
+        assert status != 0, output
+        hits = [line for line in output.splitlines() if "_fp8_cast_non_blocking" in line]
+        assert hits and all(line.startswith(f"{FP8_TEST}:") for line in hits), output
+        assert all("[newly-read-attribute]" in line for line in hits), output
     finally:
         _undo(checkout)
 

@@ -32,7 +32,8 @@ from factories.analysis.classes import (
 )
 from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
-from factories.analysis.source_tree import SourceTree, gc_paused
+from factories.analysis.since import KnownReads
+from factories.analysis.source_tree import Overlay, SourceTree, gc_paused
 from factories.analysis.stubs import EventKind, Stub, StubEvent, StubExtractor, has_object_new
 from factories.analysis.trigger import TextScan
 from factories.errors import AuditInputError, SourceError
@@ -191,8 +192,8 @@ def locate_vllm_source(explicit: str | None) -> Path:
 class StubAuditor:
     """Audits stubs against one vLLM source tree.  Caches parsed files and method analyses."""
 
-    def __init__(self, vllm_src: Path) -> None:
-        self.tree = SourceTree(vllm_src)
+    def __init__(self, vllm_src: Path, overlay: Overlay | None = None) -> None:
+        self.tree = SourceTree(vllm_src, overlay)
         self.index = ClassIndex(self.tree)
         self.analyzer = ReadSetAnalyzer(self.index)
         self._exports: dict[Path, tuple[str, list]] = {}
@@ -290,11 +291,13 @@ class StubAuditor:
         allowlist: Allowlist = Allowlist(),
         progress=None,
         known: Mapping[Path, list[Stub]] | None = None,
+        since: KnownReads | None = None,
     ) -> AuditResult:
         """Audit test files and folders; ``known`` are stubs already extracted by path (the
-        trigger's), so those files are not parsed twice."""
+        trigger's), so those files are not parsed twice; ``since``: the reads a base version
+        already had (``factories.analysis.since``), so that new ones are errors."""
         with gc_paused():
-            return self._audit_paths(paths, allowlist, progress, known or {})
+            return self._audit_paths(paths, allowlist, progress, known or {}, since)
 
     def _audit_paths(
         self,
@@ -302,6 +305,7 @@ class StubAuditor:
         allowlist: Allowlist,
         progress,
         known: Mapping[Path, list[Stub]],
+        since: KnownReads | None,
     ) -> AuditResult:
         files, unreadable = expand_paths(paths)
         n_read = len(files)
@@ -324,7 +328,7 @@ class StubAuditor:
         # (``utils.py``, ``common.py``); a test module's own helpers serve its own tests.
         shared = [p for p in files if p in self._exports and not p.name.startswith("test_")]
         stubs.extend(self.imported_uses(files, shared))
-        result = self.audit_stubs(stubs, n_read, with_stubs, allowlist, unreadable)
+        result = self.audit_stubs(stubs, n_read, with_stubs, allowlist, unreadable, since)
         audited = tuple(p for p in files if not any(e.path == p for e in unreadable))
         return attrs.evolve(result, files=audited)
 
@@ -335,8 +339,11 @@ class StubAuditor:
         n_with_stubs: int,
         allowlist: Allowlist = Allowlist(),
         unreadable: Sequence[SourceError] = (),
+        since: KnownReads | None = None,
     ) -> AuditResult:
-        """Findings for ``stubs``; ``unreadable`` are the input files that could not be read.
+        """Findings for ``stubs``; ``unreadable`` are the input files that could not be read;
+        ``since`` marks the undecided reads a base version did not have (before the allowlist,
+        which may name the new kind).
 
         A vLLM module that does not parse stops only the stubs that need it: they become one
         ``unreadable-file`` finding per module, and every other stub is still audited.
@@ -389,7 +396,8 @@ class StubAuditor:
         used: set[str] = set()
         kept: list[Finding] = [_unreadable_input(exc) for exc in unreadable]
         kept.extend(_unreadable_module(self.tree, exc, users) for exc, users in broken.values())
-        for finding in findings.values():
+        marked = since.mark(findings.values()) if since is not None else findings.values()
+        for finding in marked:
             pattern = allowlist.matches(finding, finding_file(finding, self.tree.root))
             if pattern is None:
                 kept.append(finding)

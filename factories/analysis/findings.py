@@ -49,6 +49,11 @@ class FindingKind(enum.Enum):
     # A read the stub lacks behind a branch, loop or handler that the test's known values do
     # not decide: it fails only if the test takes that path (a note, not an error).
     POSSIBLY_MISSING_ATTRIBUTE = "possibly-missing-attribute"
+    # A read the stub lacks that is undecided like the one above, but new: the change under
+    # audit (``--since REV`` / ``--base-src DIR``) added it to the code the test's call runs,
+    # where the base version of the same calls did not read it.  An error: the test passed
+    # without the field, and this change is where that stops being known.
+    NEWLY_READ_ATTRIBUTE = "newly-read-attribute"
     MISSING_ARGUMENT = "missing-argument"
     UNKNOWN_KEYWORD = "unknown-keyword"
     TOO_MANY_POSITIONAL = "too-many-positional"

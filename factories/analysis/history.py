@@ -52,6 +52,8 @@ import attrs
 
 from factories.analysis.audit import StubAuditor
 from factories.analysis.findings import Finding, FindingKind, Severity
+from factories.analysis.since import KnownReads
+from factories.analysis.source_tree import Overlay
 from factories.analysis.stubs import is_object_new, str_literal
 from factories.errors import HistoryInputError
 
@@ -515,10 +517,20 @@ class PairResult:
     named: tuple[bool, ...]  # one per repair
     still_flagged: tuple[tuple, ...]  # keys of repaired N+1 sites with an own-release error
     seconds: float
+    # The same cross audit compared with release N (``--base-src``, the hook's ``--since``):
+    # which repairs its errors name, how many newly-read errors it has, and how many of
+    # those name a repair of their stub.
+    named_since: tuple[bool, ...] = ()
+    new_reads: int = 0
+    new_reads_on_repairs: int = 0
 
     @property
     def recall(self) -> float | None:
         return _pct(sum(self.named), len(self.named))
+
+    @property
+    def recall_since(self) -> float | None:
+        return _pct(sum(self.named_since), len(self.named_since))
 
     @property
     def flagged_pct(self) -> float | None:
@@ -552,6 +564,10 @@ class HistoryReport:
             "repairs": repairs,
             "named": named,
             "recall_pct": _pct(named, repairs),
+            "named_since": sum(sum(p.named_since) for p in self.pairs),
+            "recall_since_pct": _pct(sum(sum(p.named_since) for p in self.pairs), repairs),
+            "new_reads": sum(p.new_reads for p in self.pairs),
+            "new_reads_on_repairs": sum(p.new_reads_on_repairs for p in self.pairs),
             "still_flagged": flagged,
             "still_flagged_pct": _pct(flagged, repaired),
         }
@@ -572,6 +588,10 @@ class HistoryReport:
                     "repairs": len(p.named),
                     "named": sum(p.named),
                     "recall_pct": p.recall,
+                    "named_since": sum(p.named_since),
+                    "recall_since_pct": p.recall_since,
+                    "new_reads": p.new_reads,
+                    "new_reads_on_repairs": p.new_reads_on_repairs,
                     "still_flagged": len(p.still_flagged),
                     "still_flagged_pct": p.flagged_pct,
                     "seconds": round(p.seconds, 1),
@@ -584,8 +604,9 @@ class HistoryReport:
                             "old_line": r.old.line,
                             "new_line": r.new_line,
                             "named": hit,
+                            "named_since": since,
                         }
-                        for r, hit in zip(p.matching.repairs, p.named)
+                        for r, hit, since in zip(p.matching.repairs, p.named, p.named_since)
                     ],
                 }
                 for p in self.pairs
@@ -602,14 +623,17 @@ def format_table(report: HistoryReport) -> str:
 
     out = [
         "| pair | matched stubs | new | rewritten | extensions | repaired stubs | repairs "
-        "| named | recall | repaired stubs still flagged at N+1 |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| named | recall | named, --since N | recall, --since N "
+        "| newly-read errors (naming a repair) | repaired stubs still flagged at N+1 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in report.pairs:
         m = p.matching
         out.append(
             f"| {p.old} → {p.new} | {m.matched} | {m.new} | {m.rewritten} | {m.extensions} | "
             f"{len(m.repaired_sites)} | {len(p.named)} | {sum(p.named)} | {pct(p.recall)} | "
+            f"{sum(p.named_since)} | {pct(p.recall_since)} | "
+            f"{p.new_reads} ({p.new_reads_on_repairs}) | "
             f"{len(p.still_flagged)} ({pct(p.flagged_pct)}) |"
         )
     t = report.totals()
@@ -617,6 +641,8 @@ def format_table(report: HistoryReport) -> str:
         f"| **total** | {t['matched']} | {t['new']} | {t['rewritten']} | {t['extensions']} "
         f"| {t['repaired_stubs']} "
         f"| {t['repairs']} | {t['named']} | **{pct(t['recall_pct'])}** "  # type: ignore[arg-type]
+        f"| {t['named_since']} | **{pct(t['recall_since_pct'])}** "  # type: ignore[arg-type]
+        f"| {t['new_reads']} ({t['new_reads_on_repairs']}) "
         f"| {t['still_flagged']} (**{pct(t['still_flagged_pct'])}**) |"  # type: ignore[arg-type]
     )
     out += [
@@ -693,6 +719,22 @@ def _work_root(tmp: Path, version: str, source: Path, prior: Path | None) -> Pat
     return root
 
 
+def _on_repairs(findings: Sequence[Finding], matching: Matching, root: Path) -> int:
+    """How many of ``findings`` name an attribute a repair of their stub added."""
+    wanted = {(r.old.file, line, r.attribute) for r in matching.repairs for line in r.old.lines}
+    count = 0
+    for finding in findings:
+        where = finding.stub_location
+        if where is None:
+            continue
+        try:
+            rel = Path(where.path).relative_to(root / _PRIOR).as_posix()
+        except ValueError:
+            continue
+        count += (rel, where.line, finding.name) in wanted
+    return count
+
+
 def run_history(
     src_root: Path,
     releases: Sequence[str],
@@ -744,12 +786,31 @@ def run_history(
                 matching = match(sites[prior], sites[version])
                 named = tuple(cross_index.names(r.old, r.attribute) for r in matching.repairs)
                 flagged = tuple(s.key for s in matching.repaired_sites if own_index.about(s))
+                # The hook's --since, at release granularity: the same tests audited against
+                # release N (the base) first, so that reads N+1 added are errors.
+                base = Overlay(folders={"vllm": sources[prior] / "vllm"})
+                base_audit = StubAuditor(root, base).audit_paths([prior_tests])
+                marked = KnownReads.of(prior, base_audit.findings).mark(cross.findings)
+                since_index = _FindingIndex(marked, root, _PRIOR)
+                named_since = tuple(since_index.names(r.old, r.attribute) for r in matching.repairs)
+                new_reads = [f for f in marked if f.kind is FindingKind.NEWLY_READ_ATTRIBUTE]
                 pair_results.append(
-                    PairResult(prior, version, matching, named, flagged, time.perf_counter() - t1)
+                    PairResult(
+                        prior,
+                        version,
+                        matching,
+                        named,
+                        flagged,
+                        time.perf_counter() - t1,
+                        named_since=named_since,
+                        new_reads=len(new_reads),
+                        new_reads_on_repairs=_on_repairs(new_reads, matching, root),
+                    )
                 )
                 progress(
                     f"[history] {prior} -> {version}: {len(named)} repair(s), {sum(named)} "
-                    f"named, {time.perf_counter() - t1:.1f} s"
+                    f"named, {sum(named_since)} with --since {prior}, "
+                    f"{time.perf_counter() - t1:.1f} s"
                 )
             shutil.rmtree(root)
             del auditor

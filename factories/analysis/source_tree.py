@@ -13,7 +13,7 @@ import contextlib
 import gc
 import io
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import attrs
@@ -150,11 +150,40 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-class SourceTree:
-    """Modules under ``root`` (the folder holding ``vllm/``), parsed lazily and cached."""
+@attrs.frozen
+class Overlay:
+    """Another version of part of a tree, read instead of the files on disk: the base a
+    change is compared with (``factories.analysis.since``).
 
-    def __init__(self, root: Path) -> None:
+    ``files`` maps a path relative to the root (``vllm/x/y.py``) to its bytes in that version,
+    or to None where the file does not exist there; ``folders`` maps a folder relative to the
+    root (``vllm``) to another folder whose files stand in for it wholesale (another release).
+    Paths under the root keep their names, so test modules and stub locations are the same in
+    both versions.
+    """
+
+    files: Mapping[str, bytes | None] = attrs.field(factory=dict)
+    folders: Mapping[str, Path] = attrs.field(factory=dict)
+
+    def where(self, root: Path, rel: str) -> Path | None:
+        """The file that holds ``rel`` in this version, or None where it has none."""
+        if rel in self.files:
+            return root / rel if self.files[rel] is not None else None
+        path = root / rel
+        for folder, other in self.folders.items():
+            if rel.startswith(folder + "/"):
+                path = Path(other) / rel[len(folder) + 1 :]
+                break
+        return path if path.is_file() else None
+
+
+class SourceTree:
+    """Modules under ``root`` (the folder holding ``vllm/``), parsed lazily and cached;
+    ``overlay`` reads some of them in another version."""
+
+    def __init__(self, root: Path, overlay: Overlay | None = None) -> None:
         self.root = Path(root)
+        self.overlay = overlay if overlay is not None else Overlay()
         self._modules: dict[str, ModuleInfo | SourceError | None] = {}
         # While not None, every dotted name ``module()`` is asked for (found or not): the
         # modules a resolution went through, for the source-change trigger's index.
@@ -162,11 +191,11 @@ class SourceTree:
 
     def module_file(self, module: str) -> tuple[Path, bool] | None:
         """The file of a dotted module name under root and whether it is a package."""
-        base = self.root.joinpath(*module.split("."))
-        if (base / "__init__.py").is_file():
-            return base / "__init__.py", True
-        if base.with_suffix(".py").is_file():
-            return base.with_suffix(".py"), False
+        rel = "/".join(module.split("."))
+        for candidate, is_package in ((f"{rel}/__init__.py", True), (f"{rel}.py", False)):
+            path = self.overlay.where(self.root, candidate)
+            if path is not None:
+                return path, is_package
         return None
 
     def module(self, module: str) -> ModuleInfo | None:
@@ -205,10 +234,22 @@ class SourceTree:
     def load(self, name: str, path: Path, is_package: bool = False) -> ModuleInfo:
         """Parse ``path`` as module ``name`` (also used for test files outside the tree)."""
         try:
-            data = path.read_bytes()
+            data = self._overlaid(path)
+            if data is None:
+                data = path.read_bytes()
         except OSError as exc:
             raise SourceError(path, 1, f"cannot read: {exc.strerror or exc}") from None
         return ModuleInfo.from_source(name, path, data, is_package)
+
+    def _overlaid(self, path: Path) -> bytes | None:
+        """The overlay's bytes for ``path`` (a file under root), or None to read the disk."""
+        if not self.overlay.files:
+            return None
+        try:
+            rel = Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+        return self.overlay.files.get(rel)
 
     def module_name_for(self, path: Path) -> str:
         """Dotted module name of a file, relative to root when it lies under it."""
