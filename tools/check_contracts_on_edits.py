@@ -14,9 +14,12 @@ patched vLLM file:line. ``--selfcheck`` also runs the green scenarios with ``--s
 self-proofs use the pinned source, so a refactor of the vLLM under test cannot turn them red).
 ``--tests`` also runs ``pytest tests/ --vllm-src TMP`` on the green scenarios (minutes each).
 ``--audit`` also runs ``audit-stubs`` on the patched tree: the release's own ``tests/`` against
-it and this project's stub specs; it must stay green on the refactors and fail on the one edit
-that is stub drift (``e-new-self-read``), naming vLLM's FP8 test. The other red edits are not
-stub drift, so the audit is expected green there: they are the contracts' to catch.
+it and this project's stub specs; it must stay green on the refactors and fail on the edit that
+is stub drift on the test's decided path (``e-new-self-read``), naming vLLM's FP8 test; and once
+more with the unpatched release as ``--base-src`` (the hook's ``--since HEAD``), which must also
+fail on the read added behind a branch the test's values do not decide
+(``i-new-read-on-an-undecided-branch``) and stay green on every refactor. The other red edits
+are not stub drift, so the audit is expected green there: they are the contracts' to catch.
 
 Prints a table scenario -> expected -> observed; exit 1 if any differs, 2 on bad input.
 """
@@ -87,6 +90,16 @@ SCENARIOS: dict[str, tuple[str, tuple[Mutation, ...]]] = {
         ),
     ),
     "e-new-self-read": ("red", (edit(TILE_Q, NEW_READ),)),
+    "i-new-read-on-an-undecided-branch": (
+        "red",
+        (
+            edit(
+                "        if q.dtype != fp8_dtype:\n            q = q.to(fp8_dtype)\n",
+                "        if q.dtype != fp8_dtype:\n"
+                "            q = q.to(fp8_dtype, non_blocking=self._fp8_cast_non_blocking)\n",
+            ),
+        ),
+    ),
     "f-reduce-positional-dropped": (
         "red",
         (
@@ -112,8 +125,10 @@ SCENARIOS: dict[str, tuple[str, tuple[Mutation, ...]]] = {
 }
 
 
-#: the one scenario that is stub drift: the audit must fail on it (see the module docstring)
+#: the scenarios that are stub drift: the audit must fail on them (see the module docstring);
+#: a read on a branch the FP8 test's values do not decide fails only with a base (``--since``)
 AUDIT_RED = frozenset({"e-new-self-read"})
+AUDIT_SINCE_RED = AUDIT_RED | {"i-new-read-on-an-undecided-branch"}
 FP8_TEST = "tests/kernels/attention/test_rocm_aiter_mla_fp8_prefill.py"
 
 
@@ -139,12 +154,14 @@ def run_pytest(py: str, tree: Path, targets: list[str], extra: list[str]) -> tup
     return status, detail, wall
 
 
-def run_audit(py: str, tree: Path) -> tuple[int, str, float]:
+def run_audit(py: str, tree: Path, base: Path | None = None) -> tuple[int, str, float]:
     """``audit-stubs`` on the release's own tests against the patched tree, then on our specs;
-    the worse exit status of the two."""
+    the worse exit status of the two.  ``base``: the unpatched release as ``--base-src`` (what
+    the hook's ``--since HEAD`` compares with), for the tests/ audit."""
     total, statuses, details = 0.0, [], []
     for paths in ([str(tree / "tests")], []):
-        cmd = [py, "-m", "factories.cli", "--vllm-src", str(tree), *paths]
+        since = ["--base-src", str(base)] if base is not None and paths else []
+        cmd = [py, "-m", "factories.cli", "--vllm-src", str(tree), *since, *paths]
         status, output, wall = _run(cmd)
         total += wall
         statuses.append(status)
@@ -198,20 +215,23 @@ def main() -> int:
             runs.append(("tests/", expected, ["tests"], []))
         if args.audit:
             runs.append(("audit", "red" if name in AUDIT_RED else "green", [], []))
+            runs.append(("audit --since", "red" if name in AUDIT_SINCE_RED else "green", [], []))
         try:
             with mutated_tree(
                 root, *mutations, packages=("vllm", "tests"), data_files=True
             ) as tree:
                 for mode, want, targets, extra in runs:
                     status, detail, wall = (
-                        run_audit(args.python, tree)
-                        if mode == "audit"
+                        run_audit(args.python, tree, root if mode == "audit --since" else None)
+                        if mode.startswith("audit")
                         else run_pytest(args.python, tree, targets, extra)
                     )
                     observed = (
                         "green" if status == 0 else "red" if status == 1 else f"exit {status}"
                     )
-                    located = ("names " in detail) if mode != "audit" else (FP8_TEST in detail)
+                    located = (
+                        (FP8_TEST in detail) if mode.startswith("audit") else ("names " in detail)
+                    )
                     ok = observed == want and (want == "green" or located)
                     rows.append((name, mode, want, observed, ok, wall, detail))
                     print(

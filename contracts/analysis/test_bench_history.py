@@ -161,3 +161,67 @@ def test_missing_release_is_one_line_and_exit_2(tmp_path):
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "1.2" in lines[0] and "Traceback" not in proc.stderr
+
+
+# 1.0 -> 1.1 with reads behind a branch the tests' values do not decide (``flag``): 1.1 adds
+# ``self.d`` there and the test adds ``w.d`` (a repair only a base can name); it also adds
+# ``self.e`` on another such branch, which the 1.1 test still does not set (a newly-read error
+# no repair confirms: counted as "still unset").
+BRANCHED_SOURCE = {
+    "1.0": """
+        class Worker:
+            def step(self, flag):
+                if flag:
+                    return self.a * 2
+                return self.a
+    """,
+    "1.1": """
+        class Worker:
+            def step(self, flag):
+                if flag:
+                    return self.a * self.d
+                if flag is None:
+                    return self.e
+                return self.a
+    """,
+}
+BRANCHED_TESTS = {
+    "1.0": """
+        from vllm.worker import Worker
+
+        def test_step(flag):
+            w = object.__new__(Worker)
+            w.a = 1
+            w.step(flag)
+    """,
+    "1.1": """
+        from vllm.worker import Worker
+
+        def test_step(flag):
+            w = object.__new__(Worker)
+            w.a = 1
+            w.d = 2
+            w.step(flag)
+    """,
+}
+
+
+def test_recall_with_the_previous_release_as_base(tmp_path):
+    for version in BRANCHED_SOURCE:
+        (tmp_path / version / "vllm").mkdir(parents=True)
+        (tmp_path / version / "vllm" / "__init__.py").write_text("")
+        (tmp_path / version / "vllm" / "worker.py").write_text(
+            textwrap.dedent(BRANCHED_SOURCE[version])
+        )
+        (tmp_path / version / "tests").mkdir()
+        (tmp_path / version / "tests" / "test_worker.py").write_text(
+            textwrap.dedent(BRANCHED_TESTS[version])
+        )
+    report = run_history(tmp_path, ["1.0", "1.1"], [("1.0", "1.1")])
+    (pair,) = report.pairs
+    assert [r.attribute for r in pair.matching.repairs] == ["d"]
+    assert pair.named == (False,)  # undecided: a note only
+    assert pair.named_since == (True,)  # new since 1.0: an error
+    assert pair.new_reads == 2
+    assert pair.new_read_verdicts == (1, 1)  # d set at 1.1, e still unset
+    assert report.totals()["recall_since_pct"] == 100.0
