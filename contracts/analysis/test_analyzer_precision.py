@@ -1339,3 +1339,313 @@ def test_stub_class_from_import_module(tmp_path, test, expected):
     assert {(f.class_name, f.method, f.name, f.tests) for f in result.errors} == expected
     unresolved = FindingKind.UNRESOLVED_STUB in {f.kind for f in result.findings}
     assert unresolved is (not expected)
+
+
+# -- classes the test computes: registries, helper parameters, function-local classes ------
+
+ENGINES_SOURCE = {
+    "engines.py": """
+        class Engine:
+            def drain(self):
+                return self.pending
+
+        class Other:
+            def drain(self):
+                return 0
+    """,
+    "factory.py": """
+        import importlib
+
+        from vllm.engines import Other
+
+        class Factory:
+            _registry = {}
+
+            @classmethod
+            def register(cls, name, module_or_cls, class_name=None):
+                if class_name is None:
+                    cls._registry[name] = lambda: module_or_cls
+                    return
+
+                def loader():
+                    return getattr(importlib.import_module(module_or_cls), class_name)
+
+                cls._registry[name] = loader
+
+            @classmethod
+            def describe(cls, name, text):
+                return text
+
+        Factory.register("lazy", "vllm.engines", "Engine")
+        Factory.register("direct", Other)
+        Factory.describe("plain", Other)
+        Factory.register("twice", Other)
+        Factory.register("twice", "vllm.engines", "Engine")
+        Factory.register("nowhere", "vllm.absent", "Engine")
+    """,
+}
+
+
+def audit_tree(tmp_path: Path, modules: dict[str, str], test: str) -> AuditResult:
+    """Audit ``test`` against a tree of the ``vllm/`` modules ``modules`` names."""
+    root = tmp_path / "src"
+    (root / "vllm").mkdir(parents=True)
+    (root / "vllm" / "__init__.py").write_text("")
+    for name, text in modules.items():
+        (root / "vllm" / name).write_text(textwrap.dedent(text))
+    test_file = tmp_path / "test_stub.py"
+    test_file.write_text(textwrap.dedent(test))
+    return StubAuditor(root).audit_paths([test_file])
+
+
+def unresolved(result: AuditResult) -> list[str]:
+    return sorted(f.vllm_side for f in result.findings if f.kind is FindingKind.UNRESOLVED_STUB)
+
+
+@pytest.mark.parametrize(
+    "key, sets, expected",
+    [
+        # registered as a (module, class name) pair behind a loader, called for the class
+        ('Factory._registry["lazy"]()', "", {("Engine", "drain", "pending")}),
+        ('Factory._registry["lazy"]()', "e.pending = []", set()),
+        # registered as a class object, the loader a lambda; and without the call
+        ('Factory._registry["direct"]()', "", set()),
+        ('Factory._registry["lazy"]', "", {("Engine", "drain", "pending")}),
+    ],
+    ids=["lazy-pair", "lazy-pair-complete", "class-object", "no-call"],
+)
+def test_registry_entry_with_a_literal_key_is_its_registered_class(tmp_path, key, sets, expected):
+    """``object.__new__(Factory._registry["nccl"]())`` (vLLM's weight-transfer tests): the
+    module-level ``Factory.register("nccl", ...)`` calls of the factory's module say which
+    class the literal key holds."""
+    result = audit_tree(
+        tmp_path,
+        ENGINES_SOURCE,
+        f"""
+        from vllm.factory import Factory
+
+        def test_it():
+            e = object.__new__({key})
+            {sets}
+            e.drain()
+        """,
+    )
+    assert {(f.class_name, f.method, f.name) for f in result.errors} == expected
+    assert unresolved(result) == []
+
+
+@pytest.mark.parametrize(
+    "key, reason",
+    [
+        ("absent", "no module-level Factory.<method>('absent', ...) in vllm.factory"),
+        ("twice", "registered 2 times"),
+        ("nowhere", "the registration names no class here"),
+        # ``describe`` does not store into ``_registry``: not a registration
+        ("plain", "no module-level Factory.<method>('plain', ...) in vllm.factory"),
+    ],
+    ids=["absent", "twice", "no-class", "not-a-registration"],
+)
+def test_registry_entry_that_names_no_single_class_stays_a_note(tmp_path, key, reason):
+    result = audit_tree(
+        tmp_path,
+        ENGINES_SOURCE,
+        f"""
+        from vllm.factory import Factory
+
+        def test_it():
+            e = object.__new__(Factory._registry["{key}"]())
+            e.drain()
+        """,
+    )
+    assert [r.rpartition(": ")[2] for r in unresolved(result)] == [reason]
+    assert result.errors == ()
+
+
+WORKERS_SOURCE = """
+    class Pull:
+        def register(self):
+            return self.pull_only
+
+    class Push(Pull):
+        def register(self):
+            return self.push_only
+"""
+
+
+@pytest.mark.parametrize(
+    "test, expected",
+    [
+        # the helper's parameter is the class: each caller's class, positional or keyword
+        (
+            """
+            from vllm.mod import Pull, Push
+
+            def _make(worker_cls, ready=False):
+                w = object.__new__(worker_cls)
+                w.pull_only = 1
+                return w
+
+            def test_pull():
+                _make(Pull).register()
+
+            def test_push():
+                _make(worker_cls=Push, ready=True).register()
+            """,
+            {("Push", "register", "push_only", ("test_push",))},
+        ),
+        # a local name chosen by a flag the callers pass (a parametrize value, or the default)
+        (
+            """
+            import pytest
+            from vllm.mod import Pull
+
+            def _make(*, push=False):
+                from vllm.mod import Push
+
+                cls = Push if push else Pull
+                w = object.__new__(cls)
+                w.pull_only = 1
+                return w
+
+            @pytest.mark.parametrize("push", [False, True])
+            def test_it(push):
+                _make(push=push).register()
+
+            def test_default():
+                _make().register()
+            """,
+            {("Push", "register", "push_only", ("test_it[True]",))},
+        ),
+        # the helper takes the module, the caller imports it inside the test
+        (
+            """
+            def _make(mod):
+                w = object.__new__(mod.Push)
+                w.pull_only = 1
+                return w
+
+            def test_it():
+                from vllm import mod as m
+
+                _make(m).register()
+            """,
+            {("Push", "register", "push_only", ("test_it",))},
+        ),
+        # ``getattr(module, name)`` with the names a parametrize list states
+        (
+            """
+            import importlib
+            import pytest
+
+            @pytest.mark.parametrize("name", ["Pull", "Push"])
+            def test_it(name):
+                w = object.__new__(getattr(importlib.import_module("vllm.mod"), name))
+                w.pull_only = 1
+                w.register()
+            """,
+            {("Push", "register", "push_only", ("test_it[Push]",))},
+        ),
+        # decorators that multiply into too many cases: the one listing the classes counts
+        (
+            """
+            import pytest
+            from vllm.mod import Pull, Push
+
+            @pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 6, 7, 8])
+            @pytest.mark.parametrize("worker_cls", [Pull, Push])
+            def test_it(worker_cls, n):
+                w = object.__new__(worker_cls)
+                w.pull_only = n
+                w.register()
+            """,
+            {("Push", "register", "push_only", ("test_it",))},
+        ),
+    ],
+    ids=[
+        "parameter",
+        "flag-of-the-caller",
+        "module-parameter",
+        "getattr-of-module",
+        "too-many-cases",
+    ],
+)
+def test_class_chosen_by_the_caller_is_each_callers_class(tmp_path, test, expected):
+    """``object.__new__(worker_cls)`` in a helper (vLLM's ``_register_overlaid_mla_worker``):
+    each same-module call of the helper binds its parameters, and the stub is audited on the
+    class that call chooses, with that caller's calls."""
+    result = audit(tmp_path, WORKERS_SOURCE, test)
+    found = {(f.class_name, f.method, f.name, f.tests) for f in result.errors}
+    assert found == expected
+    assert unresolved(result) == []
+
+
+def test_class_no_caller_or_value_settles_stays_a_note(tmp_path):
+    result = audit(
+        tmp_path,
+        WORKERS_SOURCE,
+        """
+        from vllm.mod import Pull, Push
+
+        def _make(worker_cls):
+            return object.__new__(worker_cls)
+
+        def test_unknown(pick):
+            _make(pick()).register()
+
+        def test_undecided(flag):
+            w = object.__new__(Push if flag() else Pull)
+            w.register()
+        """,
+    )
+    assert unresolved(result) == [
+        "the class Push if flag() else Pull is computed in test_undecided() from values that "
+        "no parametrize case or same-module call of it settles",
+        "the class worker_cls is computed in _make() from values that no parametrize case or "
+        "same-module call of it settles",
+    ]
+    assert result.errors == ()
+
+
+def test_class_defined_in_the_test_function_is_a_test_subclass(tmp_path):
+    """``class StubSpeculator(DraftModelSpeculator)`` inside a test (vLLM's watermarking
+    tests): its own overrides first, then the vLLM bases; two such classes of one name in
+    one module stay two classes."""
+    result = audit(
+        tmp_path,
+        WORKERS_SOURCE,
+        """
+        from vllm.mod import Pull
+
+        def test_inherits():
+            class Stub(Pull):
+                def other(self): ...
+
+            s = object.__new__(Stub)
+            s.register()
+
+        def test_overrides():
+            class Stub(Pull):
+                def register(self):
+                    return 0
+
+            s = object.__new__(Stub)
+            s.register()
+
+        class TestLocal:
+            def test_local_import(self):
+                from vllm.mod import Push
+
+                class Stub(Push):
+                    pass
+
+                s = object.__new__(Stub)
+                s.pull_only = 1
+                s.register()
+        """,
+    )
+    found = sorted((f.class_name, f.name, f.tests) for f in result.errors)
+    assert found == [
+        ("Stub", "pull_only", ("test_inherits",)),
+        ("Stub", "push_only", ("TestLocal::test_local_import",)),
+    ]
+    assert unresolved(result) == []

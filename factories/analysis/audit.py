@@ -29,6 +29,7 @@ from factories.analysis.classes import (
     MemberKind,
     Missing,
     ModuleRef,
+    Unknown,
 )
 from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
@@ -651,12 +652,24 @@ class StubAuditor:
 
     def _class_of(self, stub: Stub):
         """What the stub's class expression names: through the test module's imports, or,
-        for a full dotted path (``importlib.import_module("vllm.x.y").Cls``), in the tree."""
+        for a full dotted path (``importlib.import_module("vllm.x.y").Cls``), in the tree; a
+        class the test defines inside a function (with that function's imports); a registry
+        entry with a literal key (``Owner._registry["nccl"]()``, ``ClassIndex.registered``).
+        ``Unknown`` says why the extractor or the registry could not settle it."""
+        if stub.local_class is not None:
+            return ClassInfo(stub.module, stub.local_class, stub.local_scope, stub.local_imports)
         target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
         if target is None and stub.class_expr.startswith("vllm."):
             found = self._resolve_absolute(stub.class_expr)
             if found is not None:
                 return found
+        if target is None:
+            lookup = _registry_lookup(stub.class_expr)
+            if lookup is not None:
+                owner, attr, key = lookup
+                return self.index.registered(stub.module, owner, attr, key, stub.local_imports)
+        if target is None and stub.why is not None:
+            return Unknown(stub.why)
         return target
 
     def _runs_own_method(self, stub: Stub, cls: ClassInfo, event: StubEvent) -> bool:
@@ -753,6 +766,26 @@ class StubAuditor:
             )
 
 
+def _registry_lookup(class_expr: str) -> tuple[str, str, str] | None:
+    """``(Owner, attr, key)`` of ``Owner.attr["key"]`` or ``Owner.attr["key"]()`` (a registry
+    holding classes or zero-argument loaders of them), else None."""
+    try:
+        expr = ast.parse(class_expr, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
+        expr = expr.func
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute)):
+        return None
+    key = expr.slice
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        return None
+    owner = ast.unparse(expr.value.value)
+    if not all(part.isidentifier() for part in owner.split(".")):
+        return None
+    return owner, expr.value.attr, key.value
+
+
 # ``X.__mro__[1]``, ``X.__class__.__bases__[0]``: a class chosen by its place in a hierarchy.
 _CLASS_OF_CLASS = re.compile(r"(.+?)\.(__mro__|__bases__)\[(\d+)\]")
 
@@ -811,6 +844,8 @@ def _unresolved(stub: Stub, target: object) -> Finding:
     """A stub not audited because its class is not a class of the tree, with the reason."""
     if isinstance(target, External):
         reason = f"outside the vLLM source: {target.dotted}"
+    elif isinstance(target, Unknown):
+        reason = target.reason
     elif target is None:
         reason = "a dynamic expression, or a class defined inside a function"
     else:

@@ -45,10 +45,13 @@ class Member:
 
 @attrs.frozen(eq=False)
 class ClassInfo:
-    """A class defined in the source tree."""
+    """A class defined in the source tree; ``scope`` (``test_x.<locals>.``) and ``imports``
+    for a class a test defines inside a function, whose bases may use that function's names."""
 
     module: ModuleInfo
     node: ast.ClassDef
+    scope: str = ""
+    imports: dict[str, ImportTarget] | None = attrs.field(default=None, repr=False)
 
     @property
     def name(self) -> str:
@@ -56,7 +59,7 @@ class ClassInfo:
 
     @property
     def qualname(self) -> str:
-        return f"{self.module.name}.{self.node.name}"
+        return f"{self.module.name}.{self.scope}{self.node.name}"
 
     @property
     def path(self) -> str:
@@ -92,6 +95,14 @@ class ModuleRef:
 class FunctionRef:
     module: ModuleInfo
     node: ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@attrs.frozen
+class Unknown:
+    """A class expression the analysis could not settle, and why (an ``unresolved-stub``
+    note says it)."""
+
+    reason: str
 
 
 Resolved = ClassInfo | External | Missing | ModuleRef | FunctionRef | None
@@ -226,6 +237,99 @@ class ClassIndex:
             return ModuleRef(mod)
         return self._resolve_in_module(mod, target.name, seen)
 
+    def registered(
+        self,
+        module: ModuleInfo,
+        owner_expr: str,
+        attr: str,
+        key: str,
+        local_imports: dict[str, ImportTarget] | None = None,
+    ) -> ClassInfo | Unknown:
+        """The class ``Owner.<attr>[key]`` holds (or whose loader it holds), where ``Owner``'s
+        module (or the one the test imports it from) fills the registry at import time with
+        module-level calls ``Owner.<method>(key, Cls)`` / ``Owner.<method>(key, "pkg.mod",
+        "Cls")`` of a method of ``Owner`` that stores into ``<attr>[...]``: a literal key
+        names one registration.  ``Unknown`` with the reason when none or several match."""
+        owner = self.resolve(module, owner_expr, local_imports)
+        if not isinstance(owner, ClassInfo):
+            return Unknown(f"registry owner {owner_expr} is not a class of the vLLM source")
+        homes = [owner.module]
+        head = owner_expr.split(".")[0]
+        imported = (local_imports or {}).get(head) or module.imports.get(head)
+        if imported is not None:
+            via = self.tree.module(imported.module)
+            if via is not None and via.name != owner.module.name:
+                homes.append(via)
+        found: dict[str, ClassInfo] = {}
+        unnamed = 0
+        for home in homes:
+            for stmt in home.tree.body:
+                call = stmt.value if isinstance(stmt, ast.Expr) else None
+                if not (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.args
+                    and literal_value(call.args[0]) == (key,)
+                ):
+                    continue
+                receiver = self.resolve(home, ast.unparse(call.func.value))
+                if not isinstance(receiver, ClassInfo) or receiver.qualname != owner.qualname:
+                    continue
+                if not self._stores_into(owner, call.func.attr, attr):
+                    continue
+                named = self._registered_class(
+                    home, call.args[1:] + [k.value for k in call.keywords]
+                )
+                if named is None:
+                    unnamed += 1
+                else:
+                    found[named.qualname] = named
+        if len(found) == 1 and not unnamed:
+            return next(iter(found.values()))
+        if len(found) + unnamed > 1:
+            return Unknown(f"{owner.name}.{attr}[{key!r}]: registered {len(found) + unnamed} times")
+        if unnamed:
+            return Unknown(f"{owner.name}.{attr}[{key!r}]: the registration names no class here")
+        return Unknown(
+            f"{owner.name}.{attr}[{key!r}]: no module-level {owner.name}.<method>({key!r}, ...) "
+            f"in {', '.join(h.name for h in homes)}"
+        )
+
+    def _stores_into(self, owner: ClassInfo, method: str, attr: str) -> bool:
+        """Whether ``owner.method`` assigns ``<something>.<attr>[...] = ...``: it registers."""
+        member = self.lookup(owner, method)
+        if member is None or member.kind not in (
+            MemberKind.METHOD,
+            MemberKind.CLASSMETHOD,
+            MemberKind.STATICMETHOD,
+        ):
+            return False
+        return any(
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == attr
+            for node in ast.walk(member.node)
+        )
+
+    def _registered_class(self, home: ModuleInfo, args: list[ast.expr]) -> ClassInfo | None:
+        """The class a registration's arguments after the key name: a class reference of
+        ``home``, or a ("pkg.mod", "Cls") pair of string literals."""
+        if not args:
+            return None
+        first = literal_value(args[0])
+        if first and isinstance(first[0], str):
+            name = literal_value(args[1]) if len(args) > 1 else ()
+            target = self.tree.module(first[0])
+            if target is None or not name or not isinstance(name[0], str):
+                return None
+            found = self.resolve(target, name[0])
+        elif isinstance(args[0], (ast.Name, ast.Attribute)):
+            found = self.resolve(home, ast.unparse(args[0]))
+        else:
+            return None
+        return found if isinstance(found, ClassInfo) else None
+
     # -- hierarchy -------------------------------------------------------------------------
 
     def bases(self, cls: ClassInfo) -> tuple[list[ClassInfo], list[str]]:
@@ -238,7 +342,7 @@ class ClassIndex:
                 dotted = ast.unparse(expr)
             except Exception:  # pragma: no cover - unparse handles every expression
                 continue
-            target = self.resolve(cls.module, dotted)
+            target = self.resolve(cls.module, dotted, cls.imports)
             if isinstance(target, ClassInfo):
                 resolved.append(target)
             elif isinstance(target, External) and target.dotted not in _TRANSPARENT_BASES:

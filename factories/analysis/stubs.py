@@ -92,6 +92,13 @@ class Stub:
     # ``tests/.../utils.py`` returned the stub to a test of another module): the names of its
     # patches and of ``Cls.method(stub)`` calls resolve there.
     scope_module: ModuleInfo | None = attrs.field(default=None, eq=False, repr=False)
+    # A class the test defines inside a function (``class StubSpeculator(Base): ...``), with
+    # the prefix of its qualified name (``test_x.<locals>.``): the stub's class.
+    local_class: ast.ClassDef | None = attrs.field(default=None, eq=False, repr=False)
+    local_scope: str = ""
+    # Why the class expression could not be settled from what the test states (the note of
+    # an unresolved stub says it).
+    why: str | None = None
 
     @property
     def calls(self) -> tuple[StubEvent, ...]:
@@ -211,6 +218,9 @@ class StubExtractor:
         # (function name, the stub as created, its track up to the ``return``).
         self.exports: list[tuple[str, Stub, _Track]] = []
         self._base: Stub | None = None
+        # A helper followed for one of its calls only (by ``id``): the call whose arguments
+        # chose the stub's class.
+        self._only_caller: dict[int, ast.Call] = {}
 
     def _index(self, needle: str) -> list[ast.stmt]:
         """Top-level statements whose source contains ``needle``, with parent links built."""
@@ -273,7 +283,20 @@ class StubExtractor:
             by_case = self.parametrized_classes(node)
             if by_case is None:
                 imported = self.imported_class(node.args[0])
-                found.extend(self._stubs_at(node, imported or self.class_of(node)))
+                computed = None if imported else self.computed_classes(node)
+                if computed is None:
+                    found.extend(self._stubs_at(node, imported or self.class_of(node)))
+                    continue
+                for choice in computed:
+                    self._bound.update(choice.bound)
+                    self._only_caller.update(choice.only_caller)
+                    try:
+                        found.extend(self._stubs_at(node, choice.class_expr, choice))
+                    finally:
+                        for key in choice.bound:
+                            del self._bound[key]
+                        for key in choice.only_caller:
+                            del self._only_caller[key]
                 continue
             func, cases = by_case
             for case, class_expr in cases:
@@ -284,15 +307,22 @@ class StubExtractor:
                     del self._bound[id(func)]
         return found
 
-    def _stubs_at(self, node: ast.Call, class_expr: str) -> list[Stub]:
+    def _stubs_at(
+        self, node: ast.Call, class_expr: str, choice: _ClassChoice | None = None
+    ) -> list[Stub]:
         dynamic = ast.unparse(node.args[0]) in _SELF_CLASS and class_expr not in _SELF_CLASS
+        local = choice.local_class if choice is not None else None
         base = Stub(
             class_expr=class_expr,
             location=self.loc(node),
             module=self.module,
             local_imports=self.scope_imports(node),
+            local_class=local,
+            local_scope=self._qualified_prefix(local) if local is not None else "",
+            why=choice.why if choice is not None else None,
         )
-        self._base = base
+        # A class a caller chose is that caller's: the helper is not exported to other modules.
+        self._base = base if choice is None or not choice.only_caller else None
         return [
             attrs.evolve(
                 base,
@@ -305,6 +335,202 @@ class StubExtractor:
             )
             for track in self.follow_value(node, 0, dynamic)
         ]
+
+    def computed_classes(self, call: ast.Call) -> list[_ClassChoice] | None:
+        """``object.__new__(X)`` where ``X`` is computed in the function around it: a local
+        name (``worker_cls = Push if push_pp else Pull``), a parameter, a conditional,
+        ``getattr(module, name)``, or a class the function defines.  The class is what the
+        test's values make of it: as the function stands (under each of its parametrize
+        cases), else, for a helper, under each same-module call of it, that call's arguments
+        bound to the helper's parameters (the stub then continues into that caller only).
+        None when ``X`` is not computed here (names resolve through imports as before); one
+        choice with ``why`` when nothing settles it."""
+        arg = call.args[0]
+        func = self.enclosing_scope(call)
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if ast.unparse(arg) in _SELF_CLASS and self._enclosing_class(call) is not None:
+            return None  # the class the method runs on (``class_of``)
+        if not self._computed_here(arg):
+            return None
+        settled = self._settled_by_cases(func, {}, arg)
+        if settled is not None:
+            return settled
+        out: list[_ClassChoice] = []
+        if self.parents.get(func) is self.module.tree:
+            for caller, _ in self.callers(func):
+                binding = _call_binding(func, caller)
+                if binding is None:
+                    continue
+                outer = self.enclosing_scope(caller)
+                choices = self._settled_by_cases(outer, {id(func): (None, binding)}, arg)
+                for choice in choices or []:
+                    out.append(attrs.evolve(choice, only_caller={id(func): caller}))
+        if out:
+            return out
+        why = (
+            f"the class {ast.unparse(arg)} is computed in {func.name}() from values that no "
+            f"parametrize case or same-module call of it settles"
+        )
+        return [_ClassChoice(class_expr=ast.unparse(arg), why=why)]
+
+    def _settled_by_cases(
+        self, func: ast.AST, bound: dict[int, tuple], arg: ast.expr
+    ) -> list[_ClassChoice] | None:
+        """The class ``arg`` names with ``bound`` in force, under each parametrize case of
+        ``func`` (a case is kept bound only where the cases name different classes); None
+        when some case leaves it unsettled."""
+        cases = self.param_cases(func) if id(func) not in self._bound else []
+        if not cases and id(func) not in self._bound and bound == {}:
+            cases = self._class_decorator_cases(func, arg)
+        found: list[tuple[dict[int, tuple], tuple[str, ast.ClassDef | None]]] = []
+        for case in cases or [None]:
+            binding = dict(bound) if case is None else {**bound, id(func): case}
+            self._bound.update(binding)
+            try:
+                text = self.class_text(arg)
+            finally:
+                for key in binding:
+                    self._bound.pop(key, None)
+            if text is None:
+                return None
+            found.append((binding, text))
+        if len({text for _, text in found}) == 1:  # the cases are followed as usual
+            return [
+                _ClassChoice(
+                    bound=dict(bound), class_expr=found[0][1][0], local_class=found[0][1][1]
+                )
+            ]
+        return [
+            _ClassChoice(bound=binding, class_expr=text, local_class=local)
+            for binding, (text, local) in found
+        ]
+
+    def _class_decorator_cases(self, func: ast.AST, arg: ast.expr) -> list[tuple]:
+        """Where a test's parametrize decorators multiply into too many cases to follow one by
+        one, the cases of the one decorator that lists the parameters ``arg`` uses (their
+        pytest ids then are not known: the other decorators' parts are missing)."""
+        used = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        for deco in getattr(func, "decorator_list", []):
+            if not (
+                isinstance(deco, ast.Call) and getattr(deco.func, "attr", None) == "parametrize"
+            ):
+                continue
+            values = _parametrize_values(deco)
+            if values and used & set(values[0][1]) and len(values) <= _MAX_CASES:
+                return [(None, bound) for _, bound in values]
+        return []
+
+    def _computed_here(self, expr: ast.expr) -> bool:
+        """Whether the class expression depends on the function around it: a conditional, a
+        ``getattr``, or a name (the head of ``a.b.C``) that is a parameter, a local
+        variable or a class defined there rather than an import."""
+        if isinstance(expr, ast.IfExp):
+            return True
+        if isinstance(expr, ast.Call):
+            return _callee(expr.func) == "getattr"
+        while isinstance(expr, ast.Attribute):
+            expr = expr.value
+        if not isinstance(expr, ast.Name):
+            return False
+        if self._local_class(expr) is not None:
+            return True
+        current = self.parents.get(expr)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if _is_parameter(current, expr.id):
+                    return True
+                if any(
+                    isinstance(n, ast.Name) and n.id == expr.id and isinstance(n.ctx, ast.Store)
+                    for n in self.nodes(current)
+                ):
+                    return True
+            current = self.parents.get(current)
+        return False
+
+    def class_text(self, expr: ast.expr, depth: int = 0) -> tuple[str, ast.ClassDef | None] | None:
+        """The class ``expr`` names under the values bound now: a dotted name (the head of
+        a function-local import spelled out, ``vllm.x.mod.Cls``), and the ``ClassDef`` when
+        it is a class defined in an enclosing function; None when the values do not settle
+        it (an undecided condition, a parameter no case binds)."""
+        if depth > _MAX_HELPER_DEPTH * 2:
+            return None
+        if isinstance(expr, ast.IfExp):
+            known = self.value_of(expr.test)
+            if not known:
+                return None
+            return self.class_text(expr.body if known[0] else expr.orelse, depth + 1)
+        if isinstance(expr, ast.Name):
+            bound = self._resolve_local(expr)
+            if bound is not None:
+                return self.class_text(bound, depth + 1)
+            local = self._local_class(expr)
+            if local is not None:
+                return expr.id, local
+            if self._is_unbound_parameter(expr):
+                return None
+            target = self.scope_imports(expr).get(expr.id)
+            return (target.dotted if target is not None else expr.id), None
+        if isinstance(expr, ast.Attribute):
+            imported = self.imported_class(expr)
+            if imported is not None:
+                return imported, None
+            head = self.class_text(expr.value, depth + 1)
+            if head is None or head[1] is not None:
+                return None
+            return f"{head[0]}.{expr.attr}", None
+        if isinstance(expr, ast.Call) and len(expr.args) == 2 and not expr.keywords:
+            if _callee(expr.func) != "getattr":
+                return None
+            name = self.text_of(expr.args[1])
+            head = self.class_text(expr.args[0], depth + 1)
+            if name is None or not name.isidentifier() or head is None or head[1] is not None:
+                return None
+            return f"{head[0]}.{name}", None
+        if isinstance(expr, ast.Call) and _callee(expr.func) == "import_module":
+            module = self.text_of(expr.args[0]) if len(expr.args) == 1 else None
+            if module is not None and all(p.isidentifier() for p in module.split(".")):
+                return module, None
+        return None
+
+    def _is_unbound_parameter(self, name: ast.Name) -> bool:
+        """A parameter of an enclosing function that no case or caller binds."""
+        current = self.parents.get(name)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_parameter(
+                current, name.id
+            ):
+                return True
+            current = self.parents.get(current)
+        return False
+
+    def _local_class(self, name: ast.Name) -> ast.ClassDef | None:
+        """The class ``name`` refers to when an enclosing function defines it (before
+        ``name``), innermost first."""
+        current = self.parents.get(name)
+        while current is not None:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = [
+                    n
+                    for n in ast.walk(current)
+                    if isinstance(n, ast.ClassDef) and n.name == name.id and n.lineno < name.lineno
+                ]
+                if found:
+                    return found[-1]
+            current = self.parents.get(current)
+        return None
+
+    def _qualified_prefix(self, node: ast.AST) -> str:
+        """Python's ``__qualname__`` prefix of a definition: ``Test.test_x.<locals>.``."""
+        parts: list[str] = []
+        current = self.parents.get(node)
+        while current is not None and current is not self.module.tree:
+            if isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                parts.append(f"{current.name}.<locals>.")
+            elif isinstance(current, ast.ClassDef):
+                parts.append(f"{current.name}.")
+            current = self.parents.get(current)
+        return "".join(reversed(parts))
 
     def parametrized_classes(self, call: ast.Call) -> tuple[ast.AST, list[tuple]] | None:
         """``object.__new__(engine_type)`` in a test parametrized over classes
@@ -987,6 +1213,9 @@ class StubExtractor:
         if not is_function or depth >= _MAX_HELPER_DEPTH:
             return [track]
         callers = self.callers(scope)
+        only = self._only_caller.get(id(scope))
+        if only is not None:
+            callers = [(call, named) for call, named in callers if call is only]
         if (
             position is None
             and self._base is not None
@@ -1101,6 +1330,45 @@ class StubExtractor:
         while current is not None and not isinstance(current, ast.ClassDef):
             current = self.parents.get(current)
         return current.name if isinstance(current, ast.ClassDef) else None
+
+
+@attrs.frozen
+class _ClassChoice:
+    """One class a computed ``object.__new__(X)`` names: the parametrize cases and helper
+    arguments (by function ``id``) bound while its stub is followed, the caller a helper is
+    followed into, and why nothing settled it (``class_expr`` then is the text as written)."""
+
+    class_expr: str
+    bound: dict[int, tuple] = attrs.field(factory=dict)
+    only_caller: dict[int, ast.Call] = attrs.field(factory=dict)
+    local_class: ast.ClassDef | None = None
+    why: str | None = None
+
+
+def _call_binding(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call
+) -> dict[str, ast.expr] | None:
+    """Each parameter of ``func`` to the expression ``call`` passes for it (or its default);
+    None when the call unpacks arguments."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    args = func.args
+    positional = list(args.posonlyargs) + list(args.args)
+    bound: dict[str, ast.expr] = {}
+    for param, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults):
+        bound[param.arg] = default
+    for param, default in zip(args.kwonlyargs, args.kw_defaults):
+        if default is not None:
+            bound[param.arg] = default
+    for param, value in zip(positional, call.args):
+        bound[param.arg] = value
+    named = {p.arg for p in positional[len(args.posonlyargs) :]} | {p.arg for p in args.kwonlyargs}
+    for kw in call.keywords:
+        if kw.arg in named:
+            bound[kw.arg] = kw.value
+    return bound
 
 
 def _bound_parameter(
