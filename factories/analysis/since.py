@@ -133,7 +133,8 @@ class KnownReads:
             finding,
             kind=FindingKind.NEWLY_READ_ATTRIBUTE,
             message=f"{finding.class_name}.{finding.method}() reads self.{finding.name} "
-            f"({finding.vllm_side}) since {label}, and the stub never sets it: the test "
+            f"({finding.vllm_side.removeprefix('read ')}) since {label}, and the stub never "
+            "sets it: the test "
             "passed without it before, and the change added the read to the code its call "
             "runs (on a branch the analysis cannot decide)",
             vllm_side=f"{finding.vllm_side}, new since {label}",
