@@ -145,40 +145,41 @@ def test_a_commit_adding_a_stub_that_misses_a_field_fails(checkout):
         _undo(checkout)
 
 
-def test_a_commit_that_only_makes_the_fp8_prefill_read_a_new_field_fails(checkout):
+@pytest.mark.parametrize(
+    ("old", "new", "field", "kind"),
+    [
+        pytest.param(
+            "        v_head_dim = self.v_head_dim\n        tile_q = _FP8_PREFILL_TILE_Q\n",
+            "        v_head_dim = self.v_head_dim\n        tile_q = self._fp8_tile_q\n",
+            "_fp8_tile_q",
+            "missing-attribute",
+            id="a-read-on-the-tests-path",
+        ),
+        # A read behind a branch on data (``q.dtype``) is a note on a tree as it stands; the
+        # commit that adds it is where the FP8 test's stub stops being known to suffice.
+        pytest.param(
+            "        if q.dtype != fp8_dtype:\n            q = q.to(fp8_dtype)\n",
+            "        if q.dtype != fp8_dtype:\n"
+            "            q = q.to(fp8_dtype, non_blocking=self._fp8_cast_non_blocking)\n",
+            "_fp8_cast_non_blocking",
+            "newly-read-attribute",
+            id="a-read-on-an-undecided-branch",
+        ),
+    ],
+)
+def test_a_commit_that_only_makes_the_fp8_prefill_read_a_new_field_fails(
+    checkout, old, new, field, kind
+):
     target = checkout / AITER_MLA
     text = target.read_text()
-    old = "        v_head_dim = self.v_head_dim\n        tile_q = _FP8_PREFILL_TILE_Q\n"
     assert text.count(old) == 1
-    new = "        v_head_dim = self.v_head_dim\n        tile_q = self._fp8_tile_q\n"
     target.write_text(text.replace(old, new))
     try:
         status, output = _commit(checkout, "read a new field")
         assert status != 0, output
-        hits = [line for line in output.splitlines() if "_fp8_tile_q" in line]
+        hits = [line for line in output.splitlines() if field in line]
         assert hits and all(line.startswith(f"{FP8_TEST}:") for line in hits), output
-    finally:
-        _undo(checkout)
-
-
-def test_a_commit_adding_a_read_on_an_undecided_branch_fails_since_head(checkout):
-    """A read behind a branch on data (``q.dtype``) is a note on a tree as it stands; the
-    commit that adds it is where the FP8 test's stub stops being known to suffice."""
-    target = checkout / AITER_MLA
-    text = target.read_text()
-    old = "        if q.dtype != fp8_dtype:\n            q = q.to(fp8_dtype)\n"
-    assert text.count(old) == 1
-    new = (
-        "        if q.dtype != fp8_dtype:\n"
-        "            q = q.to(fp8_dtype, non_blocking=self._fp8_cast_non_blocking)\n"
-    )
-    target.write_text(text.replace(old, new))
-    try:
-        status, output = _commit(checkout, "an undecided read of a new field")
-        assert status != 0, output
-        hits = [line for line in output.splitlines() if "_fp8_cast_non_blocking" in line]
-        assert hits and all(line.startswith(f"{FP8_TEST}:") for line in hits), output
-        assert all("[newly-read-attribute]" in line for line in hits), output
+        assert all(f"[{kind}]" in line for line in hits), output
     finally:
         _undo(checkout)
 
