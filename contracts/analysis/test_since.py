@@ -195,15 +195,18 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=env)
 
 
-@pytest.fixture
-def checkout(tmp_path):
-    """A git repository holding the base ``vllm/`` and the test, committed."""
-    repo = _tree(tmp_path / "repo", BASE)
+@pytest.fixture(params=["at-the-top", "in-a-subfolder"])
+def checkout(tmp_path, request):
+    """A git repository holding the base ``vllm/`` and the test, committed; ``vllm/`` at the
+    top of the checkout or in a folder inside it (paths from git are then relative to it)."""
+    top = tmp_path / "repo"
+    repo = top if request.param == "at-the-top" else top / "src"
+    _tree(repo, BASE)
     (repo / "tests").mkdir()
     (repo / "tests" / "test_worker.py").write_text(textwrap.dedent(TEST))
-    _git(repo, "init", "-q")
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-qm", "base")
+    _git(top, "init", "-q")
+    _git(top, "add", "-A")
+    _git(top, "commit", "-qm", "base")
     return repo
 
 

@@ -59,14 +59,17 @@ def base_from_git(root: Path, revision: str) -> Base:
             "(give a revision such as HEAD or origin/main)"
         )
     commit = commit.strip()
-    changed = _git(root, "diff", "--name-only", "--no-renames", "-z", commit, "--", "vllm")
+    # Paths relative to ``root`` even where it is a folder inside the checkout.
+    changed = _git(
+        root, "diff", "--name-only", "--relative", "--no-renames", "-z", commit, "--", "vllm"
+    )
     untracked = _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", "vllm")
     names = sorted({n for n in (changed or "").split("\0") + (untracked or "").split("\0") if n})
     names = [n for n in names if n.endswith(".py")]
     listed = _git(root, "ls-tree", "-r", "--name-only", "-z", commit, "--", *names) if names else ""
     at_base = set((listed or "").split("\0"))
     files: dict[str, bytes | None] = {
-        name: _git_bytes(root, "show", f"{commit}:{name}") if name in at_base else None
+        name: _git_bytes(root, "show", f"{commit}:./{name}") if name in at_base else None
         for name in names
     }
     return Base(label=revision, overlay=Overlay(files=files))
