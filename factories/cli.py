@@ -34,7 +34,7 @@ from factories.analysis.baseline import Baseline, write_baseline
 from factories.analysis.findings import Finding, Location, Severity
 from factories.analysis.since import KnownReads, base_from_git, base_from_tree
 from factories.analysis.trigger import changed_module
-from factories.errors import GuardError, OutputError
+from factories.errors import AuditInputError, GuardError, OutputError
 
 PROG = "audit-stubs"
 EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, as a shell reports a process SIGPIPE killed
@@ -209,6 +209,11 @@ def _split_arguments(auditor: StubAuditor, files: Sequence[str]) -> tuple[list[P
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.write_baseline and (args.since is not None or args.base_src is not None):
+        raise AuditInputError(
+            "--write-baseline records the tree as it stands; drop --since/--base-src "
+            "(what a change adds is not a known finding)"
+        )
     root = locate_vllm_source(args.vllm_src)
     allowlist = Allowlist.read(args.allowlist) if args.allowlist else Allowlist()
     baseline = Baseline.read(args.baseline) if args.baseline else None

@@ -253,6 +253,7 @@ def test_since_head_a_new_module_did_not_exist_at_the_base(checkout, capsys):
         (("--since", "no-such-rev"), "--since no-such-rev: not a commit of the git repository"),
         (("--since", "HEAD", "--base-src", "."), "not allowed with argument"),
         (("--base-src", "/nonexistent"), "--base-src /nonexistent: no vllm/__init__.py there"),
+        (("--since", "HEAD", "--write-baseline", "b.txt"), "--write-baseline records the tree"),
     ],
 )
 def test_bad_base_is_exit_2_with_one_line(checkout, capsys, args, needle):
