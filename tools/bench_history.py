@@ -5,7 +5,9 @@ For each consecutive pair N -> N+1 of the fetched releases: the attributes vLLM'
 existing ``object.__new__`` stubs (repairs), how many of them the audit's error-level findings
 name when release N's tests are audited against release N+1's source (recall), and how many
 repaired stubs are still flagged against their own release (false alarms); plus each release's
-error count on its own tests.  A thin CLI so that the logic is tested as a module; it measures
+error count on its own tests; and the same cross audit with release N as the base
+(``--base-src``, what the pre-commit hook's ``--since`` does per commit): the repairs its errors
+name and its newly-read errors.  A thin CLI so that the logic is tested as a module; it measures
 whatever analyzer is on ``sys.path``.  Exit 0 with the report, 2 with one line on bad input.
 Never imports torch or vllm.
 """
