@@ -143,6 +143,8 @@ def test_repairs_recall_and_matching(tmp_path):
     assert pair.matching.new == 1
     assert pair.matching.matched == 3
     assert round(pair.recall, 1) == 66.7
+    # The missed one is not seen at any level either (the bound method hides the call).
+    assert dict(zip(repairs, pair.named_any))[("test_hidden", "c")] is False
     # Both repaired stubs are clean against their own release.
     assert pair.still_flagged == ()
     assert [r.errors for r in report.releases] == [0, 0]
@@ -222,6 +224,7 @@ def test_recall_with_the_previous_release_as_base(tmp_path):
     assert [r.attribute for r in pair.matching.repairs] == ["d"]
     assert pair.named == (False,)  # undecided: a note only
     assert pair.named_since == (True,)  # new since 1.0: an error
+    assert pair.named_any == (True,)
     assert pair.new_reads == 2
     assert pair.new_read_verdicts == (1, 1)  # d set at 1.1, e still unset
     assert report.totals()["recall_since_pct"] == 100.0

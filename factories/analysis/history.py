@@ -470,9 +470,12 @@ def match(old: dict[tuple, StubSite], new: dict[tuple, StubSite]) -> Matching:
 
 
 class _FindingIndex:
-    """Error-level findings by (test file as keyed, line) of their stub side."""
+    """Error-level findings (``any_level``: every finding) by (test file as keyed, line) of
+    their stub side."""
 
-    def __init__(self, findings: Iterable[Finding], root: Path, base: str) -> None:
+    def __init__(
+        self, findings: Iterable[Finding], root: Path, base: str, any_level: bool = False
+    ) -> None:
         self.at: dict[tuple[str, int], list[Finding]] = defaultdict(list)
         self.errors = 0
         self.unreadable = 0
@@ -481,7 +484,7 @@ class _FindingIndex:
             if finding.kind is FindingKind.UNREADABLE_FILE:
                 self.unreadable += 1
                 continue
-            if finding.severity is not Severity.ERROR:
+            if finding.severity is not Severity.ERROR and not any_level:
                 continue
             self.errors += 1
             where = finding.stub_location
@@ -522,6 +525,9 @@ class PairResult:
     # name a field the same stub sets at N+1 and how many one it still lacks there (see
     # ``_new_read_verdicts``).
     named_since: tuple[bool, ...] = ()
+    # Which repairs any finding names at any level (a note too): no rule that only changes
+    # levels can name more, so this is the ceiling of the analysis as it sees the stubs.
+    named_any: tuple[bool, ...] = ()
     new_reads: int = 0
     new_read_verdicts: tuple[int, int] = (0, 0)
 
@@ -567,6 +573,7 @@ class HistoryReport:
             "recall_pct": _pct(named, repairs),
             "named_since": sum(sum(p.named_since) for p in self.pairs),
             "recall_since_pct": _pct(sum(sum(p.named_since) for p in self.pairs), repairs),
+            "named_any": sum(sum(p.named_any) for p in self.pairs),
             "new_reads": sum(p.new_reads for p in self.pairs),
             "new_reads_set_at_n1": sum(p.new_read_verdicts[0] for p in self.pairs),
             "new_reads_still_unset": sum(p.new_read_verdicts[1] for p in self.pairs),
@@ -592,6 +599,7 @@ class HistoryReport:
                     "recall_pct": p.recall,
                     "named_since": sum(p.named_since),
                     "recall_since_pct": p.recall_since,
+                    "named_any": sum(p.named_any),
                     "new_reads": p.new_reads,
                     "new_reads_set_at_n1": p.new_read_verdicts[0],
                     "new_reads_still_unset": p.new_read_verdicts[1],
@@ -626,17 +634,17 @@ def format_table(report: HistoryReport) -> str:
 
     out = [
         "| pair | matched stubs | new | rewritten | extensions | repaired stubs | repairs "
-        "| named | recall | named, --since N | recall, --since N "
+        "| named | recall | named, --since N | recall, --since N | named at any level "
         "| newly-read errors: field set at N+1 / still unset | repaired stubs still flagged "
         "at N+1 |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for p in report.pairs:
         m = p.matching
         out.append(
             f"| {p.old} → {p.new} | {m.matched} | {m.new} | {m.rewritten} | {m.extensions} | "
             f"{len(m.repaired_sites)} | {len(p.named)} | {sum(p.named)} | {pct(p.recall)} | "
-            f"{sum(p.named_since)} | {pct(p.recall_since)} | "
+            f"{sum(p.named_since)} | {pct(p.recall_since)} | {sum(p.named_any)} | "
             f"{p.new_reads}: {p.new_read_verdicts[0]} / {p.new_read_verdicts[1]} | "
             f"{len(p.still_flagged)} ({pct(p.flagged_pct)}) |"
         )
@@ -646,6 +654,7 @@ def format_table(report: HistoryReport) -> str:
         f"| {t['repaired_stubs']} "
         f"| {t['repairs']} | {t['named']} | **{pct(t['recall_pct'])}** "  # type: ignore[arg-type]
         f"| {t['named_since']} | **{pct(t['recall_since_pct'])}** "  # type: ignore[arg-type]
+        f"| {t['named_any']} "
         f"| {t['new_reads']}: {t['new_reads_set_at_n1']} / {t['new_reads_still_unset']} "
         f"| {t['still_flagged']} (**{pct(t['still_flagged_pct'])}**) |"  # type: ignore[arg-type]
     )
@@ -816,6 +825,8 @@ def run_history(
                 marked = KnownReads.of(prior, base_audit.findings).mark(cross.findings)
                 since_index = _FindingIndex(marked, root, _PRIOR)
                 named_since = tuple(since_index.names(r.old, r.attribute) for r in matching.repairs)
+                any_index = _FindingIndex(marked, root, _PRIOR, any_level=True)
+                named_any = tuple(any_index.names(r.old, r.attribute) for r in matching.repairs)
                 new_reads = [f for f in marked if f.kind is FindingKind.NEWLY_READ_ATTRIBUTE]
                 pair_results.append(
                     PairResult(
@@ -826,6 +837,7 @@ def run_history(
                         flagged,
                         time.perf_counter() - t1,
                         named_since=named_since,
+                        named_any=named_any,
                         new_reads=len(new_reads),
                         new_read_verdicts=_new_read_verdicts(
                             new_reads, sites[prior], sites[version], root
