@@ -18,10 +18,6 @@ import types
 import pytest
 import torch
 
-# Sibling test modules (rootdir on sys.path, pytest's default import mode): one home for the
-# reservation driver and the plan batches.
-from test_plan_validity import BATCHES, attached_plan_findings
-
 from factories.accuracy.plans import planned_split_rows
 from factories.aiter.backend import aiter_module_installed
 from factories.aiter.layout import PlannerSettings
@@ -35,7 +31,14 @@ from factories.aiter.spy import spy_module
 from factories.aiter.validator import validate_plan
 from factories.mutation.kernels import NEED_LSE_IGNORED, aiter_backend_for
 from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
-from factories.stubs.pipeline import Limits, build_ps_plan, init_ps_buffers, run_forward
+from factories.stubs.pipeline import (
+    PLAN_BATCHES,
+    Limits,
+    attached_plan_findings,
+    build_ps_plan,
+    init_ps_buffers,
+    run_forward,
+)
 from factories.stubs.workspace import workspace_session
 
 SENTINEL = 123.0
@@ -49,14 +52,14 @@ def _need_lse(request) -> tuple[AiterContract, bool]:
 
 
 @pytest.mark.parametrize("cu_count", [256, 80], indirect=True, ids=lambda c: f"cu{c}")
-@pytest.mark.parametrize("name", sorted(BATCHES))
+@pytest.mark.parametrize("name", sorted(PLAN_BATCHES))
 def test_attached_plan_is_valid_per_revision_and_need_lse(
     aiter_in_mode, request, cu_count, device, aiter_mla, aiter_call_sites, name
 ):
     from factories.stubs.device_shims import emulated_device
 
     contract, need_lse = _need_lse(request)
-    lens, decodes = BATCHES[name]
+    lens, decodes = PLAN_BATCHES[name]
     batch = make_prefill_batch(lens, num_decodes=decodes, device=device)
     limits = Limits(len(lens) + 2, max(lens) + 100, sum(lens) + 300)
     with emulated_device(cu_count), workspace_session(device):

@@ -12,6 +12,9 @@ from typing import Any
 import attrs
 import torch
 
+from factories.aiter.layout import PlannerSettings
+from factories.aiter.ps_buffers import PS_BUFFERS
+from factories.aiter.validator import validate_plan
 from factories.stubs.builders import PrefillBatch
 from factories.stubs.specs import BUILDER_FP8_PREFILL, IMPL_FP8_PREFILL, CallSpec
 
@@ -66,3 +69,37 @@ def run_forward(
     out: torch.Tensor,
 ) -> None:
     _call(impl, IMPL_FP8_PREFILL.calls[0], q, k, v, batch.metadata, out)
+
+
+#: Prefill batches whose attached PS plan the contracts validate (prefill lengths, decodes
+#: ahead of them): one request, ragged lengths behind decodes, one long beside short ones.
+PLAN_BATCHES = {
+    "one-request": ([1000], 0),
+    "ragged-decodes-ahead": ([300, 1, 777, 256, 20], 3),
+    "long-beside-short": ([5000] + [17] * 7, 2),
+}
+
+
+def attached_plan_findings(
+    aiter_mla: Any, builder: Any, batch: PrefillBatch, limits: Limits, cu_count: int
+) -> tuple:
+    """What is wrong with the PS plan vLLM attached to ``batch`` (its builder's work metadata
+    and the metadata's PS fields), checked against what the kernel requires (granularities,
+    causal), not what vLLM asked the planner for: ``validate_plan``'s findings, () if none."""
+    md = batch.metadata
+    width = aiter_mla.AiterMLAHelper.get_fp8_prefill_num_heads(builder.num_heads)
+    buffers = [builder.fp8_ps_work_metadata] + [
+        getattr(md, b.metadata_field) for b in PS_BUFFERS[1:]
+    ]
+    qo = batch.qo_indptr_cpu
+    return validate_plan(
+        *buffers,
+        qo_indptr=qo,
+        kv_indptr=md.fp8_prefill_kv_indptr,
+        context_lens=qo[1:] - qo[:-1],
+        num_heads_k=width,
+        settings=PlannerSettings.for_fp8_prefill_kernel(is_causal=True),
+        cu_count=cu_count,
+        partial_rows=md.fp8_prefill_num_partial_tiles * 256,
+        max_qlen=limits.max_prefill_qlen,
+    )
