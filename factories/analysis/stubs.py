@@ -280,31 +280,21 @@ class StubExtractor:
             if not is_object_new(node):
                 continue
             assert isinstance(node, ast.Call)
-            by_case = self.parametrized_classes(node)
-            if by_case is None:
+            computed = self.computed_classes(node)
+            if computed is None:
                 imported = self.imported_class(node.args[0])
-                computed = None if imported else self.computed_classes(node)
-                if computed is None:
-                    found.extend(self._stubs_at(node, imported or self.class_of(node)))
-                    continue
-                for choice in computed:
-                    self._bound.update(choice.bound)
-                    self._only_caller.update(choice.only_caller)
-                    try:
-                        found.extend(self._stubs_at(node, choice.class_expr, choice))
-                    finally:
-                        for key in choice.bound:
-                            del self._bound[key]
-                        for key in choice.only_caller:
-                            del self._only_caller[key]
+                found.extend(self._stubs_at(node, imported or self.class_of(node)))
                 continue
-            func, cases = by_case
-            for case, class_expr in cases:
-                self._bound[id(func)] = case
+            for choice in computed:
+                self._bound.update(choice.bound)
+                self._only_caller.update(choice.only_caller)
                 try:
-                    found.extend(self._stubs_at(node, class_expr))
+                    found.extend(self._stubs_at(node, choice.class_expr, choice))
                 finally:
-                    del self._bound[id(func)]
+                    for key in choice.bound:
+                        del self._bound[key]
+                    for key in choice.only_caller:
+                        del self._only_caller[key]
         return found
 
     def _stubs_at(
@@ -338,11 +328,13 @@ class StubExtractor:
 
     def computed_classes(self, call: ast.Call) -> list[_ClassChoice] | None:
         """``object.__new__(X)`` where ``X`` is computed in the function around it: a local
-        name (``worker_cls = Push if push_pp else Pull``), a parameter, a conditional,
-        ``getattr(module, name)``, or a class the function defines.  The class is what the
-        test's values make of it: as the function stands (under each of its parametrize
-        cases), else, for a helper, under each same-module call of it, that call's arguments
-        bound to the helper's parameters (the stub then continues into that caller only).
+        name (``worker_cls = Push if push_pp else Pull``), a parameter (also one a parametrize
+        decorator lists classes for), a conditional, ``getattr(module, name)``,
+        ``import_module(f"vllm.{model}.x").Cls``, or a class the function defines.  The
+        class is what the test's values make of it: as the function stands (under each of its
+        parametrize cases), else, for a helper, under each same-module call of it, that call's
+        arguments bound to the helper's parameters (the stub then continues into that caller
+        only).
         None when ``X`` is not computed here (names resolve through imports as before); one
         choice with ``why`` when nothing settles it."""
         arg = call.args[0]
@@ -395,7 +387,11 @@ class StubExtractor:
             if text is None:
                 return None
             found.append((binding, text))
-        if len({text for _, text in found}) == 1:  # the cases are followed as usual
+        # Cases that leave the class as it is are followed as usual (one stub); a class named
+        # by a parameter a case binds is that case's, each case its own stub.
+        used = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        by_case = any(case and used & set(case[1]) for case in cases or [])
+        if not by_case and len({text for _, text in found}) == 1:
             return [
                 _ClassChoice(
                     bound=dict(bound), class_expr=found[0][1][0], local_class=found[0][1][1]
@@ -431,6 +427,14 @@ class StubExtractor:
             return _callee(expr.func) == "getattr"
         while isinstance(expr, ast.Attribute):
             expr = expr.value
+        if isinstance(expr, ast.Call) and _callee(expr.func) == "import_module":
+            # ``import_module(name).Cls``: computed when the name depends on the function's values
+            return any(
+                self._computed_here(n)
+                for arg in expr.args
+                for n in ast.walk(arg)
+                if isinstance(n, ast.Name)
+            )
         if not isinstance(expr, ast.Name):
             return False
         if self._local_class(expr) is not None:
@@ -531,51 +535,6 @@ class StubExtractor:
                 parts.append(f"{current.name}.")
             current = self.parents.get(current)
         return "".join(reversed(parts))
-
-    def parametrized_classes(self, call: ast.Call) -> tuple[ast.AST, list[tuple]] | None:
-        """``object.__new__(engine_type)`` in a test parametrized over classes
-        (``@pytest.mark.parametrize("engine_type", [NCCLEngine, SparseEngine])``): each case
-        with the class expression it binds; None when the class is not such a parameter."""
-        arg = call.args[0]
-        func = self.enclosing_scope(call)
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
-        if isinstance(arg, ast.Attribute) and id(func) not in self._bound:
-            return self._imported_by_case(func, arg)
-        if not isinstance(arg, ast.Name):
-            return None
-        if not _is_parameter(func, arg.id) or id(func) in self._bound:
-            return None
-        cases = [c for c in self.param_cases(func) if arg.id in c[1]]
-        if not cases:
-            return None
-        out = []
-        for case in cases:
-            value = case[1][arg.id]
-            text = ast.unparse(value) if isinstance(value, (ast.Name, ast.Attribute)) else ""
-            if not text or not all(part.isidentifier() for part in text.split(".")):
-                return None
-            out.append((case, text))
-        return func, out
-
-    def _imported_by_case(
-        self, func: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.Attribute
-    ) -> tuple[ast.AST, list[tuple]] | None:
-        """``import_module(f"vllm.models.{model}.x").Cls`` under each parametrize case."""
-        cases = self.param_cases(func)
-        if not cases or self.imported_class(arg) is not None:
-            return None  # not parametrized, or the module does not depend on the case
-        out = []
-        for case in cases:
-            self._bound[id(func)] = case
-            try:
-                text = self.imported_class(arg)
-            finally:
-                del self._bound[id(func)]
-            if text is None:
-                return None
-            out.append((case, text))
-        return func, out
 
     def imported_class(self, expr: ast.expr) -> str | None:
         """``mod.Cls`` with ``mod = importlib.import_module("vllm.x.y")`` (or
