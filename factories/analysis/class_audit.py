@@ -1,0 +1,396 @@
+"""Auditing one stub against its class: the calls bind, the reads are set, the names exist.
+
+``ClassAuditor`` settles the class a stub's expression names (through the test's imports, a
+full dotted path, a class the test defines, a registry entry), then replays the stub's events
+in order: each call's shape against the method's signature, then the attributes that call reads
+before the stub or an earlier call wrote them (``ReadSetAnalyzer``), with the test's patches,
+``pytest.raises`` and detached tasks as the call's context.  What the calls read is kept for
+the stale-field verdict (``report.FieldUsage``).
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from collections.abc import Iterable
+
+from factories.analysis.classes import (
+    ClassIndex,
+    ClassInfo,
+    External,
+    MemberKind,
+    Missing,
+    ModuleRef,
+    Unknown,
+)
+from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.readset import MethodReport, ReadSetAnalyzer
+from factories.analysis.report import FieldUsage, at_call, did_you_mean
+from factories.analysis.source_tree import SourceTree
+from factories.analysis.stubs import EventKind, Stub, StubEvent
+
+
+class ClassAuditor:
+    """Audits stubs against the classes of one source tree (its index and analyzer shared)."""
+
+    def __init__(self, tree: SourceTree, index: ClassIndex, analyzer: ReadSetAnalyzer) -> None:
+        self.tree = tree
+        self.index = index
+        self.analyzer = analyzer
+
+    def audit_stub(self, stub: Stub, target=None) -> list[Finding]:
+        if target is None:
+            target = self.class_of(stub)
+        if isinstance(target, Missing):
+            close = target.close_names()
+            return [
+                Finding(
+                    kind=FindingKind.MISSING_CLASS,
+                    class_name=stub.class_expr,
+                    method="<class>",
+                    name=target.name,
+                    message=f"{target.module.name} no longer defines {target.name}"
+                    f"{did_you_mean(close)}",
+                    vllm_location=Location(str(target.module.path), 1),
+                    stub_location=stub.location,
+                    stub_side=f"object.__new__({stub.class_expr})",
+                    vllm_side="names: " + ", ".join(close) if close else "not defined",
+                )
+            ]
+        if isinstance(target, External) and target.dotted.startswith("vllm."):
+            return [self._missing_module(stub, target.dotted)]
+        if not isinstance(target, ClassInfo):
+            return []
+        return self.audit_class(stub, target)[0]
+
+    def _missing_module(self, stub: Stub, dotted: str) -> Finding:
+        """``from vllm.x.y import C`` where ``vllm/x/y`` no longer exists in the tree."""
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            if self.tree.module(".".join(parts[:cut])) is not None:
+                break
+        parent = ".".join(parts[:cut])
+        missing = parts[cut] if cut < len(parts) else dotted
+        parent_dir = self.tree.root.joinpath(*parent.split("."))
+        siblings = sorted(
+            p.stem if p.suffix == ".py" else p.name
+            for p in (parent_dir.iterdir() if parent_dir.is_dir() else [])
+            if p.suffix == ".py" or (p / "__init__.py").is_file()
+        )
+        close = difflib.get_close_matches(missing, siblings, n=3, cutoff=0.6)
+        return Finding(
+            kind=FindingKind.MISSING_CLASS,
+            class_name=stub.class_expr,
+            method="<class>",
+            name=dotted,
+            message=f"{parent}.{missing} no longer exists in the vLLM source{did_you_mean(close)}",
+            vllm_location=None,
+            stub_location=stub.location,
+            stub_side=f"object.__new__({stub.class_expr}) from {dotted}",
+            vllm_side="close: " + ", ".join(close) if close else "not found",
+        )
+
+    def audit_class(self, stub: Stub, cls: ClassInfo) -> tuple[list[Finding], FieldUsage]:
+        out: list[Finding] = []
+        state: frozenset[str] = frozenset()
+        constants: dict[str, object] = {}
+        maybe_written: frozenset[str] = frozenset()
+        provided: set[str] = set()  # set by the test itself (for ``_provisioned`` blocks)
+        replaced, functions, raising = self.replaced_methods(stub, cls)
+        self.analyzer.patched_functions = functions
+        self.analyzer.raising = raising
+        set_at: dict[str, Location] = {}
+        reads: set[str] = set()
+        analysed_any = False
+        last_call_index = max(
+            (i for i, e in enumerate(stub.events) if e.kind is EventKind.CALL), default=-1
+        )
+        for i, event in enumerate(stub.events):
+            if event.kind is EventKind.READ:
+                reads.add(event.name)  # the test reads the field itself: not stale
+                continue
+            if event.kind is EventKind.SET:
+                if event.must_exist and event.name not in state:
+                    out.extend(self._patch_of_missing_name(cls, event))
+                state = state | {event.name}
+                provided.add(event.name)
+                if event.has_value:
+                    constants[event.name] = event.value
+                else:
+                    constants.pop(event.name, None)
+                if i < last_call_index:
+                    set_at.setdefault(event.name, event.location)
+                continue
+            if event.via is not None and not self._runs_own_method(stub, cls, event):
+                continue  # ``Other.m(stub)``: not a method of the stub's class
+            if event.name in state and event.via is None:
+                reads.add(event.name)  # calls a callable the test put on the object
+                continue
+            member = self.index.lookup(cls, event.name)
+            if member is None and self.index.mro(cls)[1]:
+                continue  # may come from a base outside the tree (torch.nn.Module, ...)
+            if member is None:
+                close = self.index.close_member_names(cls, event.name)
+                out.append(
+                    at_call(
+                        cls,
+                        event,
+                        kind=FindingKind.MISSING_METHOD,
+                        name=event.name,
+                        message=f"{cls.name} has no attribute {event.name!r}{did_you_mean(close)}",
+                        vllm_location=Location(cls.path, cls.node.lineno),
+                        stub_side=f"calls {event.name}()",
+                        vllm_side="close: " + ", ".join(close) if close else "not defined",
+                    )
+                )
+                continue
+            if member.kind not in (
+                MemberKind.METHOD,
+                MemberKind.STATICMETHOD,
+                MemberKind.CLASSMETHOD,
+            ):
+                continue
+            # Class-level literals (``use_aiter_sparse_mla = False``) are what the instance
+            # reads for a field neither the stub nor any earlier call may have assigned.
+            known = {
+                name: value
+                for name, value in self.index.literal_defaults(cls).items()
+                if name not in state and name not in maybe_written
+            }
+            known.update(constants)
+            self.analyzer.expect_raise = event.expect_raise
+            self.analyzer.detached = event.detached
+            report = self.analyzer.analyze(
+                cls, event.name, state, known, replaced, call=event.shape, provided=provided
+            )
+            self.analyzer.expect_raise = self.analyzer.detached = False
+            maybe_written |= report.written_names
+            analysed_any = True
+            assert event.shape is not None
+            for mismatch in report.signature.check(event.shape):
+                out.append(
+                    at_call(
+                        cls,
+                        event,
+                        kind=mismatch.kind,
+                        name=mismatch.name,
+                        message=f"{cls.name}.{event.name}() {mismatch.message}",
+                        vllm_location=report.location,
+                        stub_side=f"call passes {event.shape}",
+                        vllm_side=f"def {event.name}{report.signature}",
+                    )
+                )
+            out.extend(self._missing_reads(stub, cls, event, report))
+            reads |= report.read_names
+            state = report.state_after
+            for name in report.written_names:
+                constants.pop(name, None)
+        usage = FieldUsage(
+            class_name=cls.name,
+            methods=tuple(e.name for e in stub.calls),
+            set_at=set_at,
+            reads=frozenset(reads),
+            eligible=analysed_any and not stub.escapes and not stub.opaque,
+        )
+        return out, usage
+
+    def replaced_methods(
+        self, stub: Stub, cls: ClassInfo
+    ) -> tuple[frozenset[tuple[str, str]], frozenset[str], frozenset]:
+        """What the test patched: (class qualname, method) for each patched method, the
+        dotted name of each patched module function (``vllm.x.mod.helper``, ``torch.save``),
+        and those of both whose replacement raises on every call.
+
+        Only a patch of a class in ``cls``'s MRO can matter, so full dotted paths naming
+        another class are not resolved (resolving ``"vllm.x.y.helper"`` would parse
+        ``vllm/x/y.py`` for nothing)."""
+        in_mro = {klass.name for klass in self.index.mro(cls)[0]}
+        methods: set[tuple[str, str]] = set()
+        functions: set[str] = set()
+        raising: set = set()
+        scope, imports = _calling_scope(stub)
+        for dotted in stub.patched:
+            owner, _, method = dotted.rpartition(".")
+            raises = dotted in stub.raising
+            target = self.index.resolve(scope, owner, imports)
+            if not isinstance(target, ClassInfo) and owner.rpartition(".")[2] in in_mro:
+                target = self._resolve_absolute(owner)
+            if target is None and _CLASS_OF_CLASS.search(owner):
+                # ``Cls.__mro__[1]``, ``obj.__class__.__bases__[0]``: a class of the stub's
+                # hierarchy picked by position.  Where the position is not readable, every
+                # definition of the method in the MRO counts as replaced: the audit must not
+                # follow a body the test may have patched out.
+                picked = self._class_by_position(stub, owner)
+                owners = [picked] if picked is not None else self.index.mro(cls)[0]
+                for klass in owners:
+                    methods.add((klass.qualname, method))
+                    if raises:
+                        raising.add((klass.qualname, method))
+                continue
+            if isinstance(target, ClassInfo):
+                methods.add((target.qualname, method))
+                if raises:
+                    raising.add((target.qualname, method))
+                continue
+            if isinstance(target, ModuleRef):
+                function = f"{target.module.name}.{method}"
+            elif isinstance(target, External):
+                function = f"{target.dotted}.{method}"
+            elif owner.startswith("vllm.") or ("." in owner and target is None):
+                function = dotted  # a string patch target: already dotted
+            else:
+                continue
+            functions.add(function)
+            if raises:
+                raising.add(function)
+        return frozenset(methods), frozenset(functions), frozenset(raising)
+
+    def class_of(self, stub: Stub):
+        """What the stub's class expression names: through the test module's imports, or,
+        for a full dotted path (``importlib.import_module("vllm.x.y").Cls``), in the tree; a
+        class the test defines inside a function (with that function's imports); a registry
+        entry with a literal key (``Owner._registry["nccl"]()``, ``ClassIndex.registered``).
+        ``Unknown`` says why the extractor or the registry could not settle it."""
+        if stub.local_class is not None:
+            return ClassInfo(stub.module, stub.local_class, stub.local_scope, stub.local_imports)
+        target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
+        if target is None and stub.class_expr.startswith("vllm."):
+            found = self._resolve_absolute(stub.class_expr)
+            if found is not None:
+                return found
+        if target is None:
+            lookup = _registry_lookup(stub.class_expr)
+            if lookup is not None:
+                owner, attr, key = lookup
+                return self.index.registered(stub.module, owner, attr, key, stub.local_imports)
+        if target is None and stub.why is not None:
+            return Unknown(stub.why)
+        return target
+
+    def _runs_own_method(self, stub: Stub, cls: ClassInfo, event: StubEvent) -> bool:
+        """Whether ``Via.m(stub)`` runs what ``stub.m()`` would: ``Via`` is a class of the
+        stub's MRO and finds the same plain method ``m`` (or, like the stub, none)."""
+        scope, imports = _calling_scope(stub)
+        via = self.index.resolve(scope, event.via or "", imports)
+        if not isinstance(via, ClassInfo):
+            return False
+        if via.qualname not in {k.qualname for k in self.index.mro(cls)[0]}:
+            return False
+        own, named = self.index.lookup(cls, event.name), self.index.lookup(via, event.name)
+        if own is None or named is None:
+            return own is named
+        if own.kind is not MemberKind.METHOD:
+            return False  # a staticmethod takes the stub as a plain argument
+        return own.owner.qualname == named.owner.qualname and own.node is named.node
+
+    def _class_by_position(self, stub: Stub, owner: str) -> ClassInfo | None:
+        """``Cls.__mro__[i]`` / ``Cls.__bases__[i]`` with ``Cls`` a class of the tree and the
+        position within the in-tree classes, else None."""
+        match = _CLASS_OF_CLASS.fullmatch(owner)
+        if match is None:
+            return None
+        head, which, position = match.group(1), match.group(2), int(match.group(3))
+        scope, imports = _calling_scope(stub)
+        base = self.index.resolve(scope, head, imports)
+        if not isinstance(base, ClassInfo):
+            return None
+        if which == "__mro__":
+            chain, external = self.index.mro(base)
+        else:
+            chain, external = self.index.bases(base)
+            if external:
+                return None
+        return chain[position] if position < len(chain) else None
+
+    def _patch_of_missing_name(self, cls: ClassInfo, event: StubEvent) -> list[Finding]:
+        """``monkeypatch.setattr(stub, "n", v)`` raises AttributeError when the stub has no
+        ``n`` (pytest's ``raising=True`` default; ``patch.object`` without ``create``): the
+        class must still define it.  Unknown when a base lies outside the tree."""
+        if self.index.lookup(cls, event.name) is not None or self.index.mro(cls)[1]:
+            return []
+        if event.name in _OBJECT_NAMES:
+            return []
+        close = self.index.close_member_names(cls, event.name)
+        return [
+            at_call(
+                cls,
+                event,
+                kind=FindingKind.MISSING_METHOD,
+                name=event.name,
+                message=f"the test patches {cls.name}.{event.name}, which no longer exists "
+                f"(monkeypatch.setattr raises AttributeError){did_you_mean(close)}",
+                vllm_location=Location(cls.path, cls.node.lineno),
+                stub_side=f"patches {event.name}",
+                vllm_side="close: " + ", ".join(close) if close else "not defined",
+            )
+        ]
+
+    def _resolve_absolute(self, dotted: str) -> ClassInfo | None:
+        """A class named by its full dotted path (``"vllm.x.y.Sampler"``, as string patch
+        targets spell it) whether or not the test imports that module."""
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.tree.module(".".join(parts[:cut]))
+            if module is not None:
+                found = self.index.resolve(module, ".".join(parts[cut:]))
+                return found if isinstance(found, ClassInfo) else None
+        return None
+
+    def _missing_reads(
+        self, stub: Stub, cls: ClassInfo, event: StubEvent, report: MethodReport
+    ) -> Iterable[Finding]:
+        if stub.opaque:
+            return
+        method = event.name
+        for access in report.required:
+            where = "" if access.certain else " on a path the test may not take"
+            yield Finding(
+                kind=FindingKind.MISSING_ATTRIBUTE
+                if access.certain
+                else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+                class_name=cls.name,
+                method=method,
+                name=access.name,
+                message=f"{cls.name}.{method}() reads self.{access.name} "
+                f"(in {access.method}){where} but the stub never sets it",
+                vllm_location=access.location,
+                stub_location=stub.location,
+                stub_side="not set",
+                vllm_side=f"read in {access.method}",
+                tests=(event.test,) if event.test else (),
+            )
+
+
+def _registry_lookup(class_expr: str) -> tuple[str, str, str] | None:
+    """``(Owner, attr, key)`` of ``Owner.attr["key"]`` or ``Owner.attr["key"]()`` (a registry
+    holding classes or zero-argument loaders of them), else None."""
+    try:
+        expr = ast.parse(class_expr, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
+        expr = expr.func
+    if not (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute)):
+        return None
+    key = expr.slice
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        return None
+    owner = ast.unparse(expr.value.value)
+    if not all(part.isidentifier() for part in owner.split(".")):
+        return None
+    return owner, expr.value.attr, key.value
+
+
+# ``X.__mro__[1]``, ``X.__class__.__bases__[0]``: a class chosen by its place in a hierarchy.
+_CLASS_OF_CLASS = re.compile(r"(.+?)\.(__mro__|__bases__)\[(\d+)\]")
+
+_OBJECT_NAMES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+
+
+def _calling_scope(stub: Stub) -> tuple:
+    """The module (and its function-local imports) whose names the test's calls and patches
+    on ``stub`` use: another test module's, for a stub a helper returned to it."""
+    if stub.scope_module is not None:
+        return stub.scope_module, {}
+    return stub.module, stub.local_imports
