@@ -22,6 +22,7 @@ from factories.analysis.allowlist import NO_ALLOWLIST, Allowlist
 from factories.analysis.baseline import finding_file, is_suppressed, suppressed_kinds
 from factories.analysis.class_audit import ClassAuditor
 from factories.analysis.classes import ClassIndex, ClassInfo, Missing
+from factories.analysis.extraction import Stub, StubExtractor, has_object_new
 from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import ReadSetAnalyzer
 from factories.analysis.report import (
@@ -36,7 +37,6 @@ from factories.analysis.report import (
 )
 from factories.analysis.since import KnownReads
 from factories.analysis.source_tree import Overlay, SourceTree, gc_paused
-from factories.analysis.stubs import Stub, StubExtractor, has_object_new
 from factories.analysis.trigger import TextScan, dependent_stubs
 from factories.errors import AuditInputError, SourceError
 

@@ -10,7 +10,6 @@ the stale-field verdict (``report.FieldUsage``).
 
 from __future__ import annotations
 
-import ast
 import difflib
 import re
 from collections.abc import Iterable
@@ -22,13 +21,12 @@ from factories.analysis.classes import (
     MemberKind,
     Missing,
     ModuleRef,
-    Unknown,
 )
+from factories.analysis.extraction import EventKind, Stub, StubEvent
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import MethodReport, ReadSetAnalyzer
 from factories.analysis.report import FieldUsage, at_call, did_you_mean
 from factories.analysis.source_tree import SourceTree
-from factories.analysis.stubs import EventKind, Stub, StubEvent
 
 
 class ClassAuditor:
@@ -215,7 +213,7 @@ class ClassAuditor:
             raises = dotted in stub.raising
             target = self.index.resolve(scope, owner, imports)
             if not isinstance(target, ClassInfo) and owner.rpartition(".")[2] in in_mro:
-                target = self._resolve_absolute(owner)
+                target = self.index.resolve_absolute(owner)
             if target is None and _CLASS_OF_CLASS.search(owner):
                 # ``Cls.__mro__[1]``, ``obj.__class__.__bases__[0]``: a class of the stub's
                 # hierarchy picked by position.  Where the position is not readable, every
@@ -247,26 +245,10 @@ class ClassAuditor:
         return frozenset(methods), frozenset(functions), frozenset(raising)
 
     def class_of(self, stub: Stub):
-        """What the stub's class expression names: through the test module's imports, or,
-        for a full dotted path (``importlib.import_module("vllm.x.y").Cls``), in the tree; a
-        class the test defines inside a function (with that function's imports); a registry
-        entry with a literal key (``Owner._registry["nccl"]()``, ``ClassIndex.registered``).
-        ``Unknown`` says why the extractor or the registry could not settle it."""
-        if stub.local_class is not None:
-            return ClassInfo(stub.module, stub.local_class, stub.local_scope, stub.local_imports)
-        target = self.index.resolve(stub.module, stub.class_expr, stub.local_imports)
-        if target is None and stub.class_expr.startswith("vllm."):
-            found = self._resolve_absolute(stub.class_expr)
-            if found is not None:
-                return found
-        if target is None:
-            lookup = _registry_lookup(stub.class_expr)
-            if lookup is not None:
-                owner, attr, key = lookup
-                return self.index.registered(stub.module, owner, attr, key, stub.local_imports)
-        if target is None and stub.why is not None:
-            return Unknown(stub.why)
-        return target
+        """What the stub's class names (``ClassIndex.resolve_ref``), with the imports of the
+        function that created it.  ``Unknown`` says why the extractor or the registry could
+        not settle it."""
+        return self.index.resolve_ref(stub.class_ref, stub.module, stub.local_imports)
 
     def _runs_own_method(self, stub: Stub, cls: ClassInfo, event: StubEvent) -> bool:
         """Whether ``Via.m(stub)`` runs what ``stub.m()`` would: ``Via`` is a class of the
@@ -326,17 +308,6 @@ class ClassAuditor:
             )
         ]
 
-    def _resolve_absolute(self, dotted: str) -> ClassInfo | None:
-        """A class named by its full dotted path (``"vllm.x.y.Sampler"``, as string patch
-        targets spell it) whether or not the test imports that module."""
-        parts = dotted.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            module = self.tree.module(".".join(parts[:cut]))
-            if module is not None:
-                found = self.index.resolve(module, ".".join(parts[cut:]))
-                return found if isinstance(found, ClassInfo) else None
-        return None
-
     def _missing_reads(
         self, stub: Stub, cls: ClassInfo, event: StubEvent, report: MethodReport
     ) -> Iterable[Finding]:
@@ -360,26 +331,6 @@ class ClassAuditor:
                 vllm_side=f"read in {access.method}",
                 tests=(event.test,) if event.test else (),
             )
-
-
-def _registry_lookup(class_expr: str) -> tuple[str, str, str] | None:
-    """``(Owner, attr, key)`` of ``Owner.attr["key"]`` or ``Owner.attr["key"]()`` (a registry
-    holding classes or zero-argument loaders of them), else None."""
-    try:
-        expr = ast.parse(class_expr, mode="eval").body
-    except SyntaxError:
-        return None
-    if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
-        expr = expr.func
-    if not (isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Attribute)):
-        return None
-    key = expr.slice
-    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
-        return None
-    owner = ast.unparse(expr.value.value)
-    if not all(part.isidentifier() for part in owner.split(".")):
-        return None
-    return owner, expr.value.attr, key.value
 
 
 # ``X.__mro__[1]``, ``X.__class__.__bases__[0]``: a class chosen by its place in a hierarchy.

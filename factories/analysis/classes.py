@@ -14,6 +14,13 @@ import enum
 
 import attrs
 
+from factories.analysis.extraction import (
+    ClassRef,
+    ExpressionClass,
+    LocalClass,
+    RegistryClass,
+    UnsettledClass,
+)
 from factories.analysis.signatures import literal_value
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, SourceError, SourceTree
 
@@ -184,6 +191,41 @@ class ClassIndex:
             else:
                 return current
         return current
+
+    def resolve_ref(
+        self,
+        ref: ClassRef,
+        module: ModuleInfo,
+        local_imports: dict[str, ImportTarget] | None = None,
+    ) -> Resolved | Unknown:
+        """What a stub's class names in the test ``module`` (``local_imports``: those of the
+        test function): a dotted name through the imports, or for a full ``vllm.`` path in the
+        tree; a class the test defines inside a function; a registry entry with a literal key
+        (``registered``).  An unsettled class is ``Unknown`` with the extractor's reason unless
+        its name is one the test imports; an expression names nothing (None)."""
+        if isinstance(ref, LocalClass):
+            return ClassInfo(module, ref.node, ref.prefix, local_imports)
+        if isinstance(ref, RegistryClass):
+            return self.registered(module, ref.owner, ref.attr, ref.key, local_imports)
+        if isinstance(ref, ExpressionClass):
+            return None
+        found = self.resolve(module, ref.text, local_imports)
+        if found is None and ref.text.startswith("vllm."):
+            found = self.resolve_absolute(ref.text)
+        if found is None and isinstance(ref, UnsettledClass):
+            return Unknown(ref.why)
+        return found
+
+    def resolve_absolute(self, dotted: str) -> ClassInfo | None:
+        """A class named by its full dotted path (``"vllm.x.y.Sampler"``, as string patch
+        targets spell it) whether or not the test imports that module."""
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            module = self.tree.module(".".join(parts[:cut]))
+            if module is not None:
+                found = self.resolve(module, ".".join(parts[cut:]))
+                return found if isinstance(found, ClassInfo) else None
+        return None
 
     def _resolve_name(
         self,

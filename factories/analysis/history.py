@@ -51,10 +51,10 @@ from pathlib import Path
 import attrs
 
 from factories.analysis.audit import StubAuditor
+from factories.analysis.extraction import is_object_new, str_literal
 from factories.analysis.findings import Finding, FindingKind, Severity
 from factories.analysis.since import KnownReads
 from factories.analysis.source_tree import Overlay
-from factories.analysis.stubs import is_object_new, str_literal
 from factories.errors import HistoryInputError
 
 #: Below this similarity of the creating function's statements a matched stub is "rewritten".

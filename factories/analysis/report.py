@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from factories.analysis.classes import ClassInfo, External, Unknown
+from factories.analysis.extraction import Stub, StubEvent
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.source_tree import SourceTree
-from factories.analysis.stubs import Stub, StubEvent
 from factories.errors import SourceError
 
 

@@ -37,8 +37,8 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis.extraction import Stub
 from factories.analysis.source_tree import ModuleInfo, SourceTree, _shallow_statements
-from factories.analysis.stubs import Stub
 from factories.errors import SourceError
 
 _STUB_MARK = b"object.__new__("

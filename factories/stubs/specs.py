@@ -14,10 +14,10 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis.extraction import EventKind, NamedClass, Stub, StubEvent
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape
 from factories.analysis.source_tree import ImportTarget, ModuleInfo
-from factories.analysis.stubs import EventKind, Stub, StubEvent
 
 AITER_MLA_MODULE = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
 
@@ -117,7 +117,7 @@ def stub_from_spec(spec: StubSpec) -> Stub:
     events = [StubEvent(EventKind.SET, f.name, spec.defined_at) for f in spec.fields]
     events += [StubEvent(EventKind.CALL, c.method, spec.defined_at, c.shape) for c in spec.calls]
     return Stub(
-        class_expr=spec.class_name,
+        class_ref=NamedClass(spec.class_name),
         location=spec.defined_at,
         module=module,
         events=tuple(events),

@@ -1,0 +1,69 @@
+"""Find ``object.__new__`` stubs in test files and what each one sets and calls.
+
+A stub is an ``object.__new__(Cls)`` call.  Its *events* are, in source order, the attributes
+the test puts on the object (plain and augmented assignment, ``setattr``/``monkeypatch.setattr``
+/``patch.object`` with a literal name, ``__dict__.update``/``vars(x).update`` with a literal dict
+or keywords) and the methods it calls on it (with the call's shape).  The object is followed
+through local aliases and through helper functions that build and ``return`` it (also inside a
+returned tuple), into every caller in the same module, and into a same-module helper it is
+passed to (``_refresh(worker)``), whose sets and calls are the stub's too.  A stub handed to
+other code *escapes*: its missing reads are still checked for the calls the test makes, but
+stale-field warnings are suppressed, since something else may read those fields.  The test's own
+loads of a stub field (``stub.x`` in an assertion or a closure the code calls back) are ``read``
+events: a field the test itself reads is not stale.
+
+The stub's class is a ``ClassRef`` (``ClassIndex.resolve_ref`` finds it in the tree).
+
+Private modules, one job each: ``_scope`` (parent links, scopes, imports, callers), ``_cases``
+(parametrize cases and the ``Bindings`` a stub is followed under), ``_class_choice`` (the
+class), ``_follow`` (aliases, helpers, fixtures, callers), ``_events`` (sets, calls, reads,
+patches), ``_extractor`` (the pieces put together).
+"""
+
+from __future__ import annotations
+
+from factories.analysis.extraction._cases import (
+    Bindings,
+    ParamCase,
+    parametrize_values,
+    read_param_cases,
+)
+from factories.analysis.extraction._class_choice import (
+    ClassRef,
+    ExpressionClass,
+    LocalClass,
+    NamedClass,
+    RegistryClass,
+    UnsettledClass,
+    ref_of_expression,
+)
+from factories.analysis.extraction._extractor import StubExtractor
+from factories.analysis.extraction._model import (
+    EventKind,
+    Stub,
+    StubEvent,
+    has_object_new,
+    is_object_new,
+)
+from factories.analysis.extraction._syntax import str_literal
+
+__all__ = [
+    "Bindings",
+    "ClassRef",
+    "EventKind",
+    "ExpressionClass",
+    "LocalClass",
+    "NamedClass",
+    "ParamCase",
+    "RegistryClass",
+    "Stub",
+    "StubEvent",
+    "StubExtractor",
+    "UnsettledClass",
+    "has_object_new",
+    "is_object_new",
+    "parametrize_values",
+    "read_param_cases",
+    "ref_of_expression",
+    "str_literal",
+]

@@ -1,0 +1,194 @@
+"""Where things are in one test module: parent links, scopes, imports, callers.
+
+Shared by every part of the extraction, so that a module is indexed once however many stubs
+it holds.  Nothing here depends on which parametrize case or caller a stub is followed under.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
+from factories.analysis.findings import Location
+from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+
+
+class ModuleScope:
+    """The parsed test module with lazily built parent links and per-scope caches."""
+
+    def __init__(self, module: ModuleInfo) -> None:
+        self.module = module
+        self.path = str(module.path)
+        # Only top-level statements whose text mentions what we look for are walked: a vLLM
+        # test file can hold thousands of lines that never touch a stub.
+        self._texts = [
+            "\n".join(module.lines[first_line(s) - 1 : (s.end_lineno or s.lineno)])
+            for s in module.tree.body
+        ]
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self._indexed: set[int] = set()
+        self._nodes_cache: dict[int, list[ast.AST]] = {}
+        self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
+
+    def index(self, needle: str) -> list[ast.stmt]:
+        """Top-level statements whose source contains ``needle``, with parent links built."""
+        hits = []
+        for stmt, text in zip(self.module.tree.body, self._texts):
+            if needle not in text:
+                continue
+            hits.append(stmt)
+            if id(stmt) in self._indexed:
+                continue
+            self._indexed.add(id(stmt))
+            self.parents[stmt] = self.module.tree
+            for parent in ast.walk(stmt):
+                for child in ast.iter_child_nodes(parent):
+                    self.parents[child] = parent
+        return hits
+
+    def ensure_indexed(self, stmt: ast.AST) -> None:
+        """Parent links for a top-level definition that no text needle has indexed yet."""
+        if id(stmt) in self._indexed:
+            return
+        self._indexed.add(id(stmt))
+        self.parents.setdefault(stmt, self.module.tree)
+        for parent in ast.walk(stmt):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[child] = parent
+
+    def text_of_function(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        """The source text of a definition, decorators included."""
+        return "\n".join(self.module.lines[first_line(func) - 1 : func.end_lineno or func.lineno])
+
+    def loc(self, node: ast.AST) -> Location:
+        return Location(self.path, getattr(node, "lineno", 0))
+
+    def nodes(self, scope: ast.AST) -> list[ast.AST]:
+        """Nodes of ``scope`` in source order, nested defs included (closures may use the
+        stub); at module scope, functions and classes are their own scopes."""
+        if id(scope) not in self._nodes_cache:
+            self._nodes_cache[id(scope)] = _own_nodes(scope)
+        return self._nodes_cache[id(scope)]
+
+    def scope_imports(self, node: ast.AST) -> dict[str, ImportTarget]:
+        """Imports visible at ``node``: those of each enclosing function, innermost last."""
+        chain: list[ast.AST] = []
+        current: ast.AST | None = node
+        while current is not None:
+            if isinstance(current, FUNCTION_DEFS):
+                chain.append(current)
+            current = self.parents.get(current)
+        table: dict[str, ImportTarget] = {}
+        for func in reversed(chain):
+            if id(func) not in self._imports_cache:
+                own: dict[str, ImportTarget] = {}
+                for sub in ast.walk(func):
+                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                        own.update(collect_imports([sub], self.module.name, self.module.is_package))
+                self._imports_cache[id(func)] = own
+            table.update(self._imports_cache[id(func)])
+        return table
+
+    def enclosing_scope(self, node: ast.AST) -> ast.AST:
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, (*FUNCTION_DEFS, ast.Module)):
+            current = self.parents.get(current)
+        return current or self.module.tree
+
+    def enclosing_class(self, node: ast.AST) -> str | None:
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, ast.ClassDef):
+            current = self.parents.get(current)
+        return current.name if isinstance(current, ast.ClassDef) else None
+
+    def qualified_prefix(self, node: ast.AST) -> str:
+        """Python's ``__qualname__`` prefix of a definition: ``Test.test_x.<locals>.``."""
+        parts: list[str] = []
+        current = self.parents.get(node)
+        while current is not None and current is not self.module.tree:
+            if isinstance(current, FUNCTION_DEFS):
+                parts.append(f"{current.name}.<locals>.")
+            elif isinstance(current, ast.ClassDef):
+                parts.append(f"{current.name}.")
+            current = self.parents.get(current)
+        return "".join(reversed(parts))
+
+    def local_def(self, name: ast.Name) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The ``def`` that ``name`` refers to: in an enclosing function, else the module's."""
+        current = self.parents.get(name)
+        while current is not None:
+            if isinstance(current, FUNCTION_DEFS):
+                for stmt in ast.walk(current):
+                    if not isinstance(stmt, FUNCTION_DEFS) or stmt is current:
+                        continue
+                    if stmt.name == name.id:
+                        return stmt
+            current = self.parents.get(current)
+        return self.module.functions.get(name.id)
+
+    def is_callee(self, node: ast.Attribute) -> bool:
+        parent = self.parents.get(node)
+        return isinstance(parent, ast.Call) and parent.func is node
+
+    def callers(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> list[tuple[ast.Call, str | None]]:
+        """The calls of ``func`` in this module, each with the class a method call names.
+
+        A module-level function is called by name.  A method of a module-level class ``C``
+        (a classmethod building the stub, a test class's helper) is called as ``C.m()`` or
+        ``Sub.m()`` for a same-module subclass ``Sub`` (named: the call's class), or as
+        ``self.m()``/``cls.m()`` inside ``C`` or such a subclass (the class is not named)."""
+        owner = self.parents.get(func)
+        if isinstance(owner, ast.ClassDef) and self.parents.get(owner) is self.module.tree:
+            family = self._subclasses(owner.name)
+            out: list[tuple[ast.Call, str | None]] = []
+            for stmt in self.index("." + func.name + "("):
+                for n in ast.walk(stmt):
+                    if not (
+                        isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Attribute)
+                        and n.func.attr == func.name
+                        and isinstance(n.func.value, ast.Name)
+                    ):
+                        continue
+                    receiver = n.func.value.id
+                    if receiver in family:
+                        out.append((n, receiver))
+                    elif receiver in ("self", "cls") and self.enclosing_class(n) in family:
+                        out.append((n, None))
+            return out
+        if owner is not self.module.tree:
+            return []
+        return [
+            (n, None)
+            for stmt in self.index(func.name + "(")
+            for n in ast.walk(stmt)
+            if isinstance(n, ast.Call) and getattr(n.func, "id", None) == func.name
+        ]
+
+    def _subclasses(self, name: str) -> frozenset[str]:
+        """``name`` and the module-level classes of this module that derive from it here."""
+        family = {name}
+        grew = True
+        while grew:
+            grew = False
+            for cls_name, node in self.module.classes.items():
+                if cls_name in family:
+                    continue
+                bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
+                if bases & family:
+                    family.add(cls_name)
+                    grew = True
+        return frozenset(family)
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+    body = scope.body  # type: ignore[attr-defined]
+    nodes: list[ast.AST] = []
+    for stmt in body:
+        if isinstance(scope, ast.Module) and isinstance(stmt, (*FUNCTION_DEFS, ast.ClassDef)):
+            continue
+        nodes.extend(ast.walk(stmt))
+    nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
+    return nodes
