@@ -14,7 +14,7 @@ import enum
 
 import attrs
 
-from factories.analysis.extraction import (
+from factories.analysis.class_refs import (
     ClassRef,
     ExpressionClass,
     LocalClass,

@@ -16,19 +16,13 @@ The stub's class is a ``ClassRef`` (``ClassIndex.resolve_ref`` finds it in the t
 
 Private modules, one job each: ``_scope`` (parent links, scopes, imports, callers), ``_cases``
 (parametrize cases and the ``Bindings`` a stub is followed under), ``_class_choice`` (the
-class), ``_follow`` (aliases, helpers, fixtures, callers), ``_events`` (sets, calls, reads,
-patches), ``_extractor`` (the pieces put together).
+class, as a ``class_refs.ClassRef``), ``_follow`` (aliases, helpers, fixtures, callers),
+``_events`` (sets, calls, reads, patches), ``_extractor`` (the pieces put together).
 """
 
 from __future__ import annotations
 
-from factories.analysis.extraction._cases import (
-    Bindings,
-    ParamCase,
-    parametrize_values,
-    read_param_cases,
-)
-from factories.analysis.extraction._class_choice import (
+from factories.analysis.class_refs import (
     ClassRef,
     ExpressionClass,
     LocalClass,
@@ -36,6 +30,12 @@ from factories.analysis.extraction._class_choice import (
     RegistryClass,
     UnsettledClass,
     ref_of_expression,
+)
+from factories.analysis.extraction._cases import (
+    Bindings,
+    ParamCase,
+    parametrize_values,
+    read_param_cases,
 )
 from factories.analysis.extraction._extractor import StubExtractor
 from factories.analysis.extraction._model import (

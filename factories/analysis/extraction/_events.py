@@ -12,8 +12,8 @@ import re
 
 import attrs
 
+from factories.analysis.class_refs import NamedClass
 from factories.analysis.extraction._cases import Bindings, CaseReader
-from factories.analysis.extraction._class_choice import NamedClass
 from factories.analysis.extraction._model import EventKind, StubEvent
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._syntax import (

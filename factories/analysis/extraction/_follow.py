@@ -12,8 +12,8 @@ import ast
 
 import attrs
 
+from factories.analysis.class_refs import NamedClass
 from factories.analysis.extraction._cases import Bindings, CaseReader
-from factories.analysis.extraction._class_choice import NamedClass
 from factories.analysis.extraction._events import EventRecorder, Track
 from factories.analysis.extraction._model import Stub
 from factories.analysis.extraction._scope import ModuleScope

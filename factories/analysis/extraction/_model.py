@@ -8,7 +8,7 @@ from pathlib import Path
 
 import attrs
 
-from factories.analysis.extraction._class_choice import ClassRef
+from factories.analysis.class_refs import ClassRef
 from factories.analysis.findings import Location
 from factories.analysis.signatures import CallShape
 from factories.analysis.source_tree import ImportTarget, ModuleInfo
