@@ -32,7 +32,7 @@ from factories.analysis.classes import (
     Unknown,
 )
 from factories.analysis.findings import Finding, FindingKind, Location, Severity
-from factories.analysis.readset import MethodReport, ReadSetAnalyzer
+from factories.analysis.readset import CallContext, MethodReport, ReadSetAnalyzer
 from factories.analysis.since import KnownReads
 from factories.analysis.source_tree import Overlay, SourceTree, gc_paused
 from factories.analysis.stubs import EventKind, Stub, StubEvent, StubExtractor, has_object_new
@@ -500,10 +500,8 @@ class StubAuditor:
         state: frozenset[str] = frozenset()
         constants: dict[str, object] = {}
         maybe_written: frozenset[str] = frozenset()
-        provided: set[str] = set()  # set by the test itself (for ``_provisioned`` blocks)
+        provided: set[str] = set()  # set by the test itself (for ``provisioned`` blocks)
         replaced, functions, raising = self._replaced_methods(stub, cls)
-        self.analyzer.patched_functions = functions
-        self.analyzer.raising = raising
         set_at: dict[str, Location] = {}
         reads: set[str] = set()
         analysed_any = False
@@ -563,12 +561,16 @@ class StubAuditor:
                 if name not in state and name not in maybe_written
             }
             known.update(constants)
-            self.analyzer.expect_raise = event.expect_raise
-            self.analyzer.detached = event.detached
-            report = self.analyzer.analyze(
-                cls, event.name, state, known, replaced, call=event.shape, provided=provided
+            context = CallContext(
+                replaced=replaced,
+                patched_functions=functions,
+                raising=raising,
+                expect_raise=event.expect_raise,
+                detached=event.detached,
             )
-            self.analyzer.expect_raise = self.analyzer.detached = False
+            report = self.analyzer.analyze(
+                cls, event.name, state, known, call=event.shape, provided=provided, context=context
+            )
             maybe_written |= report.written_names
             analysed_any = True
             assert event.shape is not None
