@@ -24,7 +24,7 @@ from factories.analysis.classes import (
 )
 from factories.analysis.extraction import EventKind, Stub, StubEvent
 from factories.analysis.findings import Finding, FindingKind, Location
-from factories.analysis.readset import MethodReport, ReadSetAnalyzer
+from factories.analysis.readset import CallContext, MethodReport, ReadSetAnalyzer
 from factories.analysis.report import FieldUsage, at_call, did_you_mean
 from factories.analysis.source_tree import SourceTree
 
@@ -94,10 +94,8 @@ class ClassAuditor:
         state: frozenset[str] = frozenset()
         constants: dict[str, object] = {}
         maybe_written: frozenset[str] = frozenset()
-        provided: set[str] = set()  # set by the test itself (for ``_provisioned`` blocks)
+        provided: set[str] = set()  # set by the test itself (for ``provisioned`` blocks)
         replaced, functions, raising = self.replaced_methods(stub, cls)
-        self.analyzer.patched_functions = functions
-        self.analyzer.raising = raising
         set_at: dict[str, Location] = {}
         reads: set[str] = set()
         analysed_any = False
@@ -157,12 +155,16 @@ class ClassAuditor:
                 if name not in state and name not in maybe_written
             }
             known.update(constants)
-            self.analyzer.expect_raise = event.expect_raise
-            self.analyzer.detached = event.detached
-            report = self.analyzer.analyze(
-                cls, event.name, state, known, replaced, call=event.shape, provided=provided
+            context = CallContext(
+                replaced=replaced,
+                patched_functions=functions,
+                raising=raising,
+                expect_raise=event.expect_raise,
+                detached=event.detached,
             )
-            self.analyzer.expect_raise = self.analyzer.detached = False
+            report = self.analyzer.analyze(
+                cls, event.name, state, known, call=event.shape, provided=provided, context=context
+            )
             maybe_written |= report.written_names
             analysed_any = True
             assert event.shape is not None

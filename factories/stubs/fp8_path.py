@@ -13,7 +13,7 @@ import attrs
 
 from factories.analysis.audit import StubAuditor
 from factories.analysis.classes import ClassInfo
-from factories.analysis.readset import MethodReport
+from factories.analysis.readset import CallContext, MethodReport
 from factories.stubs.specs import AITER_MLA_MODULE, BUILDER_FP8_PREFILL, IMPL_FP8_PREFILL
 
 
@@ -49,6 +49,9 @@ def analyze_fp8_path(
         builder_cls, [c.method for c in BUILDER_FP8_PREFILL.calls], BUILDER_FP8_PREFILL.field_names
     )
     forward = auditor.analyzer.analyze(
-        impl_cls, IMPL_FP8_PREFILL.calls[0].method, IMPL_FP8_PREFILL.field_names, replaced=replaced
+        impl_cls,
+        IMPL_FP8_PREFILL.calls[0].method,
+        IMPL_FP8_PREFILL.field_names,
+        context=CallContext(replaced=replaced),
     )
     return Fp8PathAnalysis(auditor, builder, forward)

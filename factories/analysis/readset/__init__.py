@@ -1,0 +1,61 @@
+"""Which instance attributes a method sequence reads before it writes them.
+
+This is the one analysis everything else consumes: factories check their stub specs against it
+before building an object, contracts pin the hand-off between builder and impl with it, and
+``tools/audit_stubs.py`` audits vLLM's own ``object.__new__`` stubs with it.
+
+The walk is a small abstract interpretation over a method's AST.  Its state is the set of
+attributes *definitely* written on every path so far; ``if`` branches meet by intersection, loop
+bodies may run zero times, ``return``/``raise`` end a path.  A ``self.X`` load outside that set
+which the class body does not define is a *required read*: an ``object.__new__`` stub must set X.
+A read on any branch counts (the analysis cannot know which branch a test takes; the audit
+report marks that class of finding), except where literal values decide it: stub fields set to
+literals, literal arguments and defaults prune ``if`` branches, conditional expressions and the
+operands of ``and``/``or`` that short-circuit skips.  ``hasattr(self, "x")`` guards narrow the
+branch they protect, an assertion's message (evaluated only when the test already fails) is not a
+read, and the attributes every object has (``__dict__``, ``__class__``) are never missing.
+``self.m(...)`` is followed into ``m`` through the MRO, ``super().m(...)`` past the defining
+class, properties into their getters and setters.
+
+Where the test's values do not decide a branch, its set-up can still say which way it goes: a
+block that alone reads fields the test set is one it prepared (``provisioned``), and a
+condition that reads a field the stub lacks is a guard written after the test (``both_arms``).
+Reads record the undecided blocks they sit in for the first.
+
+What the test arranged around the call (methods and functions it patched, which of them raise,
+``pytest.raises``, a task it may cancel) is a ``CallContext`` passed into ``analyze``; nothing
+is set on the analyzer from outside, so a call's report does not depend on earlier calls.
+
+Where things are (the ``_`` modules are private):
+
+- ``_model``: the values (``AttributeAccess``, ``ParamAccess``, ``CallSite``, ``MethodReport``,
+  ``CallContext``), the ``Recorder`` of one walk and its result ``Walked``;
+- ``_analyzer``: ``ReadSetAnalyzer`` (``analyze``, ``analyze_sequence``, the memo, replaced
+  methods, ``MAX_CALL_DEPTH``);
+- ``_walker``: ``Walker``, one walk of one body, and the control flow its handlers share;
+- ``_statements``, ``_expressions``, ``_calls``, ``_decisions``: the walker's handlers, a
+  method per AST node kind (``stmt_If``, ``expr_BoolOp``), calls, and known values;
+- ``_paths``: undecided blocks (``BlockIds``), ``provisioned``, one access per name;
+- ``_syntax``: small questions about a node's shape, and the handler dispatch.
+"""
+
+from __future__ import annotations
+
+from factories.analysis.readset._analyzer import MAX_CALL_DEPTH, ReadSetAnalyzer
+from factories.analysis.readset._model import (
+    AttributeAccess,
+    CallContext,
+    CallSite,
+    MethodReport,
+    ParamAccess,
+)
+
+__all__ = [
+    "MAX_CALL_DEPTH",
+    "AttributeAccess",
+    "CallContext",
+    "CallSite",
+    "MethodReport",
+    "ParamAccess",
+    "ReadSetAnalyzer",
+]

@@ -1,0 +1,197 @@
+"""``ReadSetAnalyzer``: the public entry, the memo, and what the test replaced.
+
+``analyze`` is a function of its arguments: the method, the instance's state and literal
+fields, the call's literal arguments, the fields the test set, and the ``CallContext``.  The
+analyzer's own state is caches whose content depends on the source alone: the memo (keyed by
+every value a walk depends on), the block numbering (``BlockIds``), and which tree functions
+hold a ``raise``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping, Sequence
+
+from factories.analysis.classes import ClassIndex, ClassInfo, Member, MemberKind
+from factories.analysis.findings import Location
+from factories.analysis.readset._model import CallContext, MethodReport, Recorder, Walked
+from factories.analysis.readset._paths import BlockIds, first_by_name, provisioned
+from factories.analysis.readset._walker import Walker
+from factories.analysis.signatures import CallShape, Signature
+from factories.errors import MethodNotFound
+
+#: How many nested method calls (``self.m()``, ``super().m()``, properties) one walk follows
+#: below the analysed call; deeper calls are assumed to read and write nothing.
+MAX_CALL_DEPTH = 16
+
+_NO_CONTEXT = CallContext()
+
+
+class ReadSetAnalyzer:
+    """Analyses calls on instances of in-tree classes.  Results are memoised per analyzer."""
+
+    def __init__(self, index: ClassIndex) -> None:
+        self.index = index
+        self._memo: dict[tuple, Walked] = {}
+        self.blocks = BlockIds()
+        self.raises_cache: dict[int, bool] = {}  # id of a function's AST -> holds a ``raise``
+
+    def method_member(self, cls: ClassInfo, method: str) -> Member:
+        member = self.index.lookup(cls, method)
+        if member is None or member.kind not in (
+            MemberKind.METHOD,
+            MemberKind.CLASSMETHOD,
+            MemberKind.STATICMETHOD,
+        ):
+            raise MethodNotFound(method)
+        return member
+
+    def analyze(
+        self,
+        cls: ClassInfo,
+        method: str,
+        initial: Iterable[str] = (),
+        constants: Mapping[str, object] | None = None,
+        call: CallShape | None = None,
+        provided: Iterable[str] = (),
+        context: CallContext = _NO_CONTEXT,
+    ) -> MethodReport:
+        """One call of ``method`` on an instance whose ``__dict__`` holds ``initial``.
+
+        ``constants`` are literal values of some of those attributes (a stub's
+        ``impl._fp8_prefill_enabled = False``): branches they decide are pruned, so a stub that
+        switches a feature off is not asked for the feature's fields.  ``call`` is the test's
+        call, whose literal arguments prune branches too.  ``provided`` are the fields the
+        test itself set (not class defaults, not earlier calls' writes): a block that alone
+        reads some of them is the one the test prepared the stub for (see ``provisioned``).
+        ``context`` is what the test arranged around the call (patches, ``pytest.raises``).
+        """
+        member = self.method_member(cls, method)
+        node = member.node
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        start = frozenset(initial)
+        bound = member.kind is not MemberKind.STATICMETHOD
+        if member.kind is MemberKind.METHOD:
+            params = call.bind_literals(node, bound=True) if call is not None else {}
+            walked = self.walk(
+                context, cls, member, start, {}, (), consts=dict(constants or {}), params=params
+            )
+        else:
+            walked = Walked(Recorder(), start)
+        recorder = walked.recorder
+        after = walked.state if walked.state is not None else start
+        required = provisioned(
+            recorder.required, recorder.reads, frozenset(provided), self.blocks.siblings
+        )
+        return MethodReport(
+            class_name=cls.name,
+            method=method,
+            signature=Signature.of(node, bound=bound),
+            location=Location(member.owner.path, node.lineno),
+            initial=start,
+            required=first_by_name(required),
+            writes=first_by_name(recorder.writes),
+            reads=first_by_name(recorder.reads),
+            param_accesses=tuple(dict.fromkeys(recorder.params)),
+            calls=tuple(recorder.calls),
+            state_after=after,
+        )
+
+    def analyze_sequence(
+        self,
+        cls: ClassInfo,
+        methods: Sequence[str],
+        initial: Iterable[str] = (),
+        context: CallContext = _NO_CONTEXT,
+    ) -> tuple[MethodReport, ...]:
+        """Calls in order on one instance; each starts from what the previous left written."""
+        reports: list[MethodReport] = []
+        state = frozenset(initial)
+        for method in methods:
+            report = self.analyze(cls, method, state, context=context)
+            reports.append(report)
+            state = report.state_after
+        return tuple(reports)
+
+    # -- internals ----------------------------------------------------------------------
+
+    def _is_replaced(
+        self, context: CallContext, cls: ClassInfo, member: Member, after: ClassInfo | None
+    ) -> bool:
+        """Whether the test patched ``member.name`` on a class that ``getattr`` on an
+        instance of ``cls`` meets no later than the class defining ``member``.
+
+        ``monkeypatch.setattr(Parent, "build", fake)`` also replaces the ``build`` that
+        ``Parent`` merely inherits from its own base: the patch shadows it for ``Parent``
+        and every subclass that does not override it.  ``after`` is the class a
+        ``super().m()`` call searches past.
+        """
+        if not context.replaced:
+            return False
+        chain = self.index.mro(cls)[0]
+        if after is not None:
+            names = [c.qualname for c in chain]
+            if after.qualname in names:
+                chain = chain[names.index(after.qualname) + 1 :]
+        for klass in chain:
+            if (klass.qualname, member.name) in context.replaced:
+                return True
+            if klass.qualname == member.owner.qualname:
+                return False
+        return (member.owner.qualname, member.name) in context.replaced
+
+    def walk(
+        self,
+        context: CallContext,
+        cls: ClassInfo,
+        member: Member,
+        state: frozenset[str],
+        aliases: dict[str, str],
+        stack: tuple[str, ...],
+        body: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+        consts: dict[str, object] | None = None,
+        params: dict[str, object] | None = None,
+        after: ClassInfo | None = None,
+        certain: bool = True,
+    ) -> Walked:
+        """Walk ``member`` (or ``body``, a property's setter) from ``state``; ``stack`` names
+        the calls being walked above it, ``certain`` whether the caller's call runs on every
+        run.  Block ids in the result are relative to this call (the caller places them)."""
+        node = body or member.node
+        consts = consts or {}
+        if self._is_replaced(context, cls, member, after):
+            if (member.owner.qualname, member.name) in context.raising or any(
+                (klass.qualname, member.name) in context.raising for klass in self.index.mro(cls)[0]
+            ):
+                return Walked(Recorder(), None, raised=True)  # the replacement always raises
+            return Walked(Recorder(), state)
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
+        if key_name in stack or len(stack) > MAX_CALL_DEPTH:
+            return Walked(Recorder(), state)
+        memo_key = (
+            cls.qualname,
+            key_name,
+            state,
+            tuple(sorted(aliases.items())),
+            tuple(sorted(consts.items(), key=lambda kv: kv[0])),
+            tuple(sorted((params or {}).items(), key=lambda kv: kv[0])),
+            certain,
+            context,
+        )
+        walked = self._memo.get(memo_key)
+        if walked is None:
+            walker = Walker(
+                self,
+                context,
+                cls,
+                member.owner,
+                node,
+                aliases,
+                stack + (key_name,),
+                consts,
+                params or {},
+                certain,
+            )
+            walked = self._memo[memo_key] = walker.run(state)
+        return walked

@@ -1,0 +1,215 @@
+"""Calls: ``getattr``/``setattr`` on ``self``, methods of the class (followed), calls out of it
+(recorded as ``CallSite``), and what the test arranged to raise (``CallContext``).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+import attrs
+
+from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
+from factories.analysis.readset._model import AttributeAccess, CallSite, State
+from factories.analysis.readset._syntax import literal_name
+from factories.analysis.signatures import CallShape
+from factories.analysis.values import Obj
+from factories.errors import SourceError
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+class CallHandlers:
+    """The call half of ``Walker`` (its state lives there)."""
+
+    def call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
+        func = node.func
+        for arg in node.args:
+            state = self.expr(arg.value if isinstance(arg, ast.Starred) else arg, state)
+        for kw in node.keywords:
+            state = self.expr(kw.value, state)
+
+        # getattr/setattr with a literal name on self
+        if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr"):
+            if (
+                node.args
+                and isinstance(node.args[0], ast.Name)
+                and node.args[0].id == self.self_name
+            ):
+                literal = literal_name(node.args[1] if len(node.args) > 1 else None)
+                if literal is not None:
+                    if func.id == "setattr":
+                        self.rec.writes.append(
+                            AttributeAccess(literal, self.loc(node), self.qualname)
+                        )
+                        self.consts.pop(literal, None)
+                        return state | {literal}
+                    if func.id == "getattr" and len(node.args) == 2:
+                        out = self.read_attr(literal, node, state)
+                        return out if out is not None else state
+                    self.rec.reads.append(AttributeAccess(literal, self.loc(node), self.qualname))
+                    return state
+
+        # self.m(...): a method of the class, or a callable stored on the instance
+        if self.is_self_attr(func):
+            name = func.attr  # type: ignore[attr-defined]
+            stored = self.consts.get(name)
+            if name in state and isinstance(stored, Obj) and stored.raises:
+                self.end_path()  # the test put a mock that raises there
+                return state
+            member = self.index.lookup(self.cls, name) if name not in state else None
+            if member is not None and member.kind is MemberKind.METHOD:
+                return self.call_method(member, node, state)
+            out = self.read_attr(name, func, state)
+            if member is None:
+                self.rec.calls.append(CallSite(f"self.{name}", self.loc(node), CallShape.of(node)))
+            return out if out is not None else state
+
+        # super().m(...)
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "super"
+        ):
+            member = self.index.lookup(self.cls, func.attr, after=self.owner)
+            if member is not None and member.kind is MemberKind.METHOD:
+                return self.call_method(member, node, state, after=self.owner)
+            return state
+
+        return self.call_out(node, state)
+
+    def call_out(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
+        """A call of something outside the instance: recorded, and, when the test arranged
+        for it (``CallContext``), where the expected exception may come from."""
+        func = node.func
+        target = self.call_target(func)
+        if target is not None:
+            self.rec.calls.append(CallSite(target, self.loc(node), CallShape.of(node)))
+        state = self.expr(func, state)
+        context = self.context
+        if context.expect_raise and self.function_raises(func):
+            self.raised = True
+            self.certain = False  # the expected exception may come from this function
+        if context.patched_functions:
+            keys = {target} if target is not None else set()
+            if isinstance(func, ast.Name):
+                keys.add(f"{self.module.name}.{func.id}")
+            if keys & context.raising:
+                self.end_path()
+            elif keys & context.patched_functions and context.expect_raise:
+                self.raised = True
+                self.certain = False  # the test's replacement may be what raises
+        return state
+
+    def call_method(
+        self,
+        member: Member,
+        call: ast.Call,
+        state: frozenset[str],
+        after: ClassInfo | None = None,
+    ) -> State:
+        """``self.m(...)``/``super().m(...)``: followed into ``m`` with the parameter paths and
+        literal values the call passes."""
+        callee = member.node
+        assert isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef))
+        positional = [a.arg for a in list(callee.args.posonlyargs) + list(callee.args.args)][1:]
+        aliases: dict[str, str] = {}
+        for name, arg in zip(positional, call.args):
+            path = self.param_path(arg)
+            if path is not None and not isinstance(arg, ast.Starred):
+                aliases[name] = path
+        for kw in call.keywords:
+            path = self.param_path(kw.value) if kw.arg else None
+            if path is not None:
+                aliases[kw.arg] = path  # type: ignore[index]
+        shape = CallShape.of(call)
+        shape = (
+            attrs.evolve(
+                shape,
+                positional_literals=tuple(
+                    self.known(a) for a in call.args if not isinstance(a, ast.Starred)
+                ),
+                keyword_literals=tuple(
+                    (k.arg, self.known(k.value)[0])
+                    for k in call.keywords
+                    if k.arg and self.known(k.value)
+                ),
+            )
+            if not shape.star_args
+            else shape
+        )
+        before = len(self.rec.writes)
+        walked = self.follow(
+            member,
+            state,
+            aliases=aliases,
+            params=shape.bind_literals(callee, bound=True),
+            after=after,
+        )
+        for write in self.rec.writes[before:]:
+            self.consts.pop(write.name, None)
+        if walked.state is None:
+            self.end_path()
+            return state
+        if walked.raised:
+            self.raised = True
+            if self.context.expect_raise:
+                self.certain = False  # the expected exception may have come from that call
+        return walked.state
+
+    def function_raises(self, func: ast.expr) -> bool:
+        """Whether ``func`` is a function of the tree whose body holds a ``raise``."""
+        text = ast.unparse(func) if isinstance(func, (ast.Name, ast.Attribute)) else ""
+        if not text or text.split(".")[0] in (self.self_name, *self.params):
+            return False
+        try:
+            target = self.index.resolve(self.module, text, self.local_imports)
+        except SourceError:
+            return False  # only a hint for placing reads; the module's own users report it
+        if not isinstance(target, FunctionRef):
+            return False
+        key = id(target.node)
+        cache = self.analyzer.raises_cache
+        if key not in cache:
+            cache[key] = any(isinstance(n, ast.Raise) for n in ast.walk(target.node))
+        return cache[key]
+
+    def call_target(self, func: ast.expr) -> str | None:
+        """Dotted, import-resolved name of a callee outside the instance, or None."""
+        suffix: list[str] = []
+        node: ast.expr = func
+        while True:
+            if isinstance(node, ast.Attribute):
+                suffix.append(node.attr)
+                node = node.value
+            elif isinstance(node, ast.Call):
+                suffix.append("()")
+                node = node.func
+            else:
+                break
+        if not isinstance(node, ast.Name) or node.id == self.self_name:
+            return None
+        name = node.id
+        if name in self.params or name in self.aliases:
+            return None  # a parameter's method: recorded as a parameter path
+        if name in self.local_imports:
+            head = self.local_imports[name].dotted
+        elif name in self.locals:
+            return None
+        elif name in self.module.imports:
+            head = self.module.imports[name].dotted
+        elif (
+            name in self.module.classes
+            or name in self.module.functions
+            or name in self.module.assigned
+        ):
+            head = f"{self.module.name}.{name}"
+        elif name in _BUILTINS:
+            return None
+        else:
+            head = name
+        text = head
+        for part in reversed(suffix):
+            text += part if part == "()" else f".{part}"
+        return text

@@ -1,0 +1,164 @@
+"""A handler per expression kind (``expr_<NodeName>``), and reads of ``self``.
+
+Each handler takes the state before the expression and returns it after (an expression never
+ends a path by itself; a call that always raises marks ``ended`` instead).  Kinds without a
+handler walk their children in order (``expr_other``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from factories.analysis.classes import MemberKind
+from factories.analysis.readset._model import AttributeAccess, ParamAccess, State
+from factories.analysis.readset._syntax import handler
+
+# What every instance of a class without ``__slots__`` has, whatever its ``__init__`` did.
+_OBJECT_ATTRIBUTES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+
+
+class ExpressionHandlers:
+    """The expression half of ``Walker`` (its state lives there)."""
+
+    def expr(self, node: ast.expr, state: frozenset[str]) -> frozenset[str]:
+        return handler(type(self), "expr_", type(node))(self, node, state)
+
+    def expr_other(self, node: ast.expr, state: frozenset[str]) -> frozenset[str]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                state = self.expr(child, state)
+            elif isinstance(child, ast.comprehension):
+                state = self.expr(child.iter, state)
+                for cond in child.ifs:
+                    state = self.expr(cond, state)
+        return state
+
+    def expr_Attribute(self, node: ast.Attribute, state: frozenset[str]) -> frozenset[str]:
+        if not isinstance(node.ctx, ast.Load):
+            return self.expr_other(node, state)
+        if self.is_self_attr(node):
+            out = self.read_attr(node.attr, node, state)
+            return out if out is not None else state
+        path = self.param_path(node)
+        if path is not None:
+            self.rec.params.append(ParamAccess(path, self.loc(node), write=False))
+            return state
+        return self.expr(node.value, state)
+
+    def expr_Name(self, node: ast.Name, state: frozenset[str]) -> frozenset[str]:
+        if self.param_path(node) is not None and isinstance(node.ctx, ast.Load):
+            root = self.aliases.get(node.id, node.id)
+            self.rec.params.append(ParamAccess(root, self.loc(node), write=False))
+        return state
+
+    def expr_Call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
+        return self.call(node, state)
+
+    def expr_Await(self, node: ast.Await, state: frozenset[str]) -> frozenset[str]:
+        state = self.expr(node.value, state)
+        if self.context.detached:
+            self.certain = False  # a task the test may cancel while it waits here
+        return state
+
+    def expr_Lambda(self, node: ast.Lambda, state: frozenset[str]) -> frozenset[str]:
+        with self.guarded():
+            self.expr(node.body, state)
+        return state
+
+    def expr_ListComp(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, state
+    ) -> frozenset[str]:
+        """The first iterable runs; the rest runs once per element, maybe never."""
+        state = self.expr(node.generators[0].iter, state)
+        with self.guarded():
+            for gen in node.generators[1:]:
+                self.expr(gen.iter, state)
+            for gen in node.generators:
+                for cond in gen.ifs:
+                    self.expr(cond, state)
+            for part in (
+                getattr(node, "elt", None),
+                getattr(node, "key", None),
+                getattr(node, "value", None),
+            ):
+                if part is not None:
+                    self.expr(part, state)
+        return state
+
+    expr_SetComp = expr_GeneratorExp = expr_DictComp = expr_ListComp
+
+    def expr_IfExp(self, node: ast.IfExp, state: frozenset[str]) -> frozenset[str]:
+        verdict, when_true, when_false = self.branch(node.test, state)
+        if verdict is True:
+            return self.expr(node.body, when_true)
+        if verdict is False:
+            return self.expr(node.orelse, when_false)
+        with self.guarded():
+            return self.expr(node.body, when_true) & self.expr(node.orelse, when_false)
+
+    def expr_BoolOp(self, node: ast.BoolOp, state: frozenset[str]) -> frozenset[str]:
+        """``a and b``/``a or b`` as Python runs it: an operand runs only when the ones before
+        it did not decide the result, so an operand after a known-false ``and`` (known-true
+        ``or``) operand is not read; only the first operand's writes are certain.  An
+        operand after one that reads a field the stub lacks runs as surely as that one: the
+        stub fails there already, and the condition was written with both in mind
+        (``self.owns_indexer or meta.epoch != self.index_epoch``, both new)."""
+        first, *rest = node.values
+        since = len(self.rec.required)
+        out = self.expr(first, state)
+        current, previous = out, first
+        is_and = isinstance(node.op, ast.And)
+        was, chain = self.certain, self.chain
+        for value in rest:
+            verdict = self.truth(previous)
+            if verdict is (not is_and):
+                break
+            if verdict is None and not self.placed(since):
+                self.certain = False  # this operand runs on some runs only
+            since = len(self.rec.required)
+            current = current | self.guards(previous)[0 if is_and else 1]
+            current = self.expr(value, current)
+            previous = value
+        self.certain, self.chain = was, chain
+        return out
+
+    # -- self and parameters ------------------------------------------------------------
+
+    def is_self_attr(self, node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == self.self_name
+        )
+
+    def param_path(self, node: ast.AST | None) -> str | None:
+        """``metadata.prefill.x`` for an attribute chain rooted at a parameter or its alias."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        if node.id in self.aliases:
+            root = self.aliases[node.id]
+        elif node.id in self.params and node.id not in self.shadowed:
+            root = node.id
+        else:
+            return None
+        return ".".join([root] + list(reversed(parts)))
+
+    def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
+        """``self.<name>`` read here: required unless written, universal or defined by the
+        class; a property is followed into its getter."""
+        access = AttributeAccess(name, self.loc(node), self.qualname, self.certain, self.chain)
+        self.rec.reads.append(access)
+        if name in state or name in _OBJECT_ATTRIBUTES:
+            return state
+        member = self.index.lookup(self.cls, name)
+        if member is None:
+            self.rec.required.append(access)
+            return state
+        if member.kind is MemberKind.PROPERTY:
+            out = self.follow(member, state).state
+            return out if out is not None else state
+        return state

@@ -1,0 +1,80 @@
+"""Placing reads on the test's path: undecided blocks, the blocks a test prepared, one access
+per name.
+
+A block is an ``if`` arm or a loop body the test's values do not decide.  ``BlockIds`` numbers
+them; the numbers are only ever compared for equality (``provisioned``, ``Walker.placed``), so
+which walk met a block first does not change any result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import attrs
+
+from factories.analysis.readset._model import AttributeAccess
+
+
+class BlockIds:
+    """A stable number for each block, shared by every walk of that code, and the pairing of
+    an ``if``'s two arms.  Keyed by the identity of AST nodes that the parsed tree keeps alive
+    for the analyzer's lifetime, so the content is a function of the source alone."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[int, int], int] = {}  # (id of the AST node, arm) -> block id
+        self.siblings: dict[int, int] = {}  # the other arm of an ``if`` arm's block
+
+    def of(self, node: object, arm: int) -> int:
+        """One arm (0, 1) of an ``if`` (keyed by its statement list) or a loop's body (0,
+        keyed by the loop)."""
+        return self._ids.setdefault((id(node), arm), len(self._ids))
+
+    def arms(self, body: object, orelse: object) -> tuple[int, int]:
+        """The two arms of one ``if``, recorded as siblings."""
+        ids = (self.of(body, 0), self.of(orelse, 1))
+        self.siblings.update({ids[0]: ids[1], ids[1]: ids[0]})
+        return ids
+
+
+def provisioned(
+    required: Sequence[AttributeAccess],
+    reads: Sequence[AttributeAccess],
+    provided: frozenset[str],
+    siblings: Mapping[int, int],
+) -> list[AttributeAccess]:
+    """Required reads made certain because the test prepared the block they sit in.
+
+    A test that sets stub fields which the call reads only inside one undecided block (an
+    ``if`` arm, a loop body) means that block to run: why else set them.  A read on that
+    block's straight line (from its entry, before any further undecided split, exit or jump)
+    is then as certain as the block itself.  A block is *provisioned* when some field the
+    test set is read inside it and nowhere outside it on the call's path; a read is certain
+    when every block it sits in is provisioned.  ``siblings`` pairs the two arms of an
+    ``if``."""
+    if not provided:
+        return list(required)
+    inside: dict[str, frozenset[int]] = {}
+    for access in reads:
+        if access.name not in provided:
+            continue
+        blocks = frozenset(access.blocks or ()) if not access.certain else frozenset()
+        inside[access.name] = inside.get(access.name, blocks) & blocks
+    ready = frozenset().union(*inside.values())
+    # Both arms of one ``if`` prepared: the test (or a helper shared by tests) set up for
+    # either way, so neither is singled out.
+    ready = frozenset(b for b in ready if siblings.get(b) not in ready)
+    return [
+        attrs.evolve(a, certain=True)
+        if not a.certain and a.blocks and set(a.blocks) <= ready
+        else a
+        for a in required
+    ]
+
+
+def first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ...]:
+    """One access per name: the first certain one, else the first."""
+    seen: dict[str, AttributeAccess] = {}
+    for item in items:
+        if item.name not in seen or (item.certain and not seen[item.name].certain):
+            seen[item.name] = item
+    return tuple(seen.values())

@@ -1,0 +1,206 @@
+"""A handler per statement kind (``stmt_<NodeName>``), and stores.
+
+Each handler takes the state before the statement and returns the state after it (None: the
+path ends there).  Kinds without a handler walk their child expressions (``stmt_other``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from factories.analysis.classes import MemberKind
+from factories.analysis.readset._model import AttributeAccess, ParamAccess, State, meet
+from factories.analysis.readset._syntax import as_load, handler, sized
+from factories.analysis.values import Obj
+
+
+class StatementHandlers:
+    """The statement half of ``Walker`` (its state lives there)."""
+
+    def stmt(self, node: ast.stmt, state: frozenset[str]) -> State:
+        return handler(type(self), "stmt_", type(node))(self, node, state)
+
+    def stmt_other(self, node: ast.stmt, state: frozenset[str]) -> State:
+        for child in ast.iter_child_nodes(node):  # Expr, ...
+            if isinstance(child, ast.expr):
+                state = self.expr(child, state)
+        return state
+
+    def stmt_Assign(self, node: ast.Assign, state: frozenset[str]) -> State:
+        state = self.expr(node.value, state)
+        for target in node.targets:
+            state = self.store(target, state, node.value)
+        return state
+
+    def stmt_AnnAssign(self, node: ast.AnnAssign, state: frozenset[str]) -> State:
+        if node.value is None:
+            return state
+        state = self.expr(node.value, state)
+        return self.store(node.target, state, node.value)
+
+    def stmt_AugAssign(self, node: ast.AugAssign, state: frozenset[str]) -> State:
+        state = self.expr(node.value, state)
+        state = self.expr(as_load(node.target), state)
+        return self.store(node.target, state, None)
+
+    def stmt_Delete(self, node: ast.Delete, state: frozenset[str]) -> State:
+        for target in node.targets:
+            if self.is_self_attr(target):
+                state = state - {target.attr}  # type: ignore[attr-defined]
+            else:
+                state = self.expr(target, state)
+        return state
+
+    def stmt_If(self, node: ast.If, state: frozenset[str]) -> State:
+        before = len(self.rec.required)
+        verdict, when_true, when_false = self.branch(node.test, state)
+        if verdict is True:
+            return self.block(node.body, when_true)
+        if verdict is False:
+            return self.block(node.orelse, when_false)
+        return self.both_arms(node.body, when_true, node.orelse, when_false, self.placed(before))
+
+    def stmt_For(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> State:
+        state = self.expr(node.iter, state)
+        state = self.store(node.target, state, None)
+        with self.guarded(loop=node):
+            self.block(node.body, state)
+        with self.guarded():
+            return meet(state, self.block(node.orelse, state))
+
+    stmt_AsyncFor = stmt_For
+
+    def stmt_While(self, node: ast.While, state: frozenset[str]) -> State:
+        state = self.expr(node.test, state)
+        with self.guarded(loop=node):
+            self.block(node.body, state)
+        with self.guarded():
+            return meet(state, self.block(node.orelse, state))
+
+    def stmt_Try(self, node: ast.Try, state: frozenset[str]) -> State:
+        body_state = self.block(node.body, state)
+        body_state = self.block(node.orelse, body_state) if body_state is not None else None
+        result = body_state
+        with self.guarded():
+            for handler_ in node.handlers:
+                result = meet(result, self.block(handler_.body, state))
+        if node.finalbody:
+            final_in = result if result is not None else state
+            final = self.block(node.finalbody, final_in)
+            return None if result is None or final is None else final
+        return result
+
+    stmt_TryStar = stmt_Try
+
+    def stmt_With(self, node: ast.With | ast.AsyncWith, state: frozenset[str]) -> State:
+        for item in node.items:
+            state = self.expr(item.context_expr, state)
+            if item.optional_vars is not None:
+                state = self.store(item.optional_vars, state, None)
+        return self.block(node.body, state)
+
+    stmt_AsyncWith = stmt_With
+
+    def stmt_Return(self, node: ast.Return, state: frozenset[str]) -> State:
+        if node.value is not None:
+            state = self.expr(node.value, state)
+        self.returned = meet(self.returned, state)
+        self.exits += 1
+        return None
+
+    def stmt_Raise(self, node: ast.Raise, state: frozenset[str]) -> State:
+        for child in ast.iter_child_nodes(node):
+            state = self.expr(child, state)
+        self.raised = True
+        if self.context.expect_raise:
+            self.exits += 1
+        return None
+
+    def stmt_Break(self, node: ast.Break | ast.Continue, state: frozenset[str]) -> State:
+        self.jumps += 1
+        return None
+
+    stmt_Continue = stmt_Break
+
+    def stmt_Match(self, node: ast.Match, state: frozenset[str]) -> State:
+        state = self.expr(node.subject, state)
+        result: State = state  # no case may match
+        with self.guarded():
+            for case in node.cases:
+                case_state = state if case.guard is None else self.expr(case.guard, state)
+                result = meet(result, self.block(case.body, case_state))
+        return result
+
+    def stmt_FunctionDef(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, state: frozenset[str]
+    ) -> State:
+        """A nested def may run later or never: its reads count, its writes do not."""
+        returned = self.returned
+        with self.guarded(keep_exits=True):
+            for child in node.body:
+                self.stmt(child, state)
+        self.returned, self.ended = returned, False
+        return state
+
+    stmt_AsyncFunctionDef = stmt_ClassDef = stmt_FunctionDef
+
+    def stmt_Pass(self, node: ast.stmt, state: frozenset[str]) -> State:
+        return state
+
+    stmt_Import = stmt_ImportFrom = stmt_Global = stmt_Nonlocal = stmt_Pass
+
+    def stmt_Assert(self, node: ast.Assert, state: frozenset[str]) -> State:
+        """The message runs only when the assertion fails, and then the test fails anyway."""
+        state = self.expr(node.test, state)
+        return state | self.guards(node.test)[0]
+
+    # -- stores -------------------------------------------------------------------------
+
+    def store(
+        self, target: ast.expr, state: frozenset[str], value: ast.expr | None
+    ) -> frozenset[str]:
+        if self.is_self_attr(target):
+            name = target.attr  # type: ignore[attr-defined]
+            member = self.index.lookup(self.cls, name)
+            if member is not None and member.kind is MemberKind.PROPERTY:
+                if member.setter is not None:
+                    out = self.follow(member, state, body=member.setter).state
+                    return out if out is not None else state
+                return state
+            self.rec.writes.append(AttributeAccess(name, self.loc(target), self.qualname))
+            self.consts.pop(name, None)
+            return state | {name}
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                state = self.store(elt, state, None)
+            return state
+        if isinstance(target, ast.Starred):
+            return self.store(target.value, state, None)
+        if isinstance(target, ast.Name):
+            self.name_consts.pop(target.id, None)
+            value_known = self.known(value) if value is not None else ()
+            if (
+                value_known
+                and self.certain
+                and (isinstance(value_known[0], Obj) or sized(value) is not None)
+            ):
+                # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``
+                self.name_consts[target.id] = value_known[0]
+            path = self.param_path(value) if value is not None else None
+            if path is not None:
+                self.aliases[target.id] = path
+            else:
+                self.aliases.pop(target.id, None)
+                if target.id in self.params:
+                    self.shadowed.add(target.id)
+            return state
+        if isinstance(target, ast.Attribute):
+            path = self.param_path(target)
+            if path is not None:
+                self.rec.params.append(ParamAccess(path, self.loc(target), write=True))
+                return state
+            return self.expr(target.value, state)
+        if isinstance(target, ast.Subscript):
+            state = self.expr(target.value, state)
+            return self.expr(target.slice, state)
+        return state

@@ -1,0 +1,61 @@
+"""Small questions about the shape of an AST node, independent of any walk."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable
+
+
+def sized(node: ast.expr | None) -> ast.expr | None:
+    """``x`` of ``len(x)``, ``x.shape[0]`` or ``x.size(0)``: the expressions whose value is
+    the length of ``x``."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "len"
+        and len(node.args) == 1
+        and not node.keywords
+    ):
+        return node.args[0]
+    if (
+        isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "shape"
+        and isinstance(node.slice, ast.Constant)
+        and node.slice.value == 0
+    ):
+        return node.value.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "size"
+        and len(node.args) == 1
+        and isinstance(node.args[0], ast.Constant)
+        and node.args[0].value == 0
+    ):
+        return node.func.value
+    return None
+
+
+def as_load(node: ast.expr) -> ast.expr:
+    """The target of ``x.a += 1`` as the read it also is."""
+    if isinstance(node, ast.Attribute):
+        return ast.copy_location(ast.Attribute(node.value, node.attr, ast.Load()), node)
+    if isinstance(node, ast.Name):
+        return ast.copy_location(ast.Name(node.id, ast.Load()), node)
+    return node
+
+
+def literal_name(node: ast.AST | None) -> str | None:
+    """The text of a string literal (``getattr(self, "x")``), else None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+@functools.cache
+def handler(walker: type, prefix: str, kind: type) -> Callable:
+    """The walker's method for a node kind, pyflakes-style: ``<prefix><NodeName>`` (``stmt_If``,
+    ``expr_Call``), else ``<prefix>other``; looked up once per kind."""
+    return getattr(walker, prefix + kind.__name__, None) or getattr(walker, prefix + "other")

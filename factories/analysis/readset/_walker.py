@@ -1,0 +1,267 @@
+"""``Walker``: one walk of one function body, and the control flow every handler shares.
+
+The handlers live beside it, one concern a module, and meet here as the walker's bases:
+``_statements`` (a handler per statement kind, and stores), ``_expressions`` (a handler per
+expression kind, and reads of ``self``), ``_calls`` (calls: into the class, out of it, and
+what may raise), ``_decisions`` (what the test's known values decide).  This module holds what
+they all use: the walk state, ``block``, the undecided ``if`` (``both_arms``), the parts that
+run on some runs only (``guarded``), and ``follow``, the one way a handler walks another method
+of the class (a property getter or setter, ``self.m()``, ``super().m()``).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from factories.analysis.classes import ClassInfo, Member
+from factories.analysis.findings import Location
+from factories.analysis.readset._calls import CallHandlers
+from factories.analysis.readset._decisions import Decisions
+from factories.analysis.readset._expressions import ExpressionHandlers
+from factories.analysis.readset._model import CallContext, Recorder, State, Walked, meet
+from factories.analysis.readset._statements import StatementHandlers
+from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+
+if TYPE_CHECKING:
+    from factories.analysis.readset._analyzer import ReadSetAnalyzer
+
+_MISSING = object()
+
+
+class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, Decisions):
+    """Walks one function body; see the package docstring for the state semantics.
+
+    What the walk is *in* never changes (the analyzer and its ``context``, the classes, the
+    function, its module, parameters and locals, the ``stack`` of calls above it).  What it
+    has *met* so far does: the known values (``consts`` of stub fields, ``name_consts`` of
+    locals and parameters), parameter ``aliases``, what it recorded (``rec``), and the flow
+    marks below.
+    """
+
+    def __init__(
+        self,
+        analyzer: ReadSetAnalyzer,
+        context: CallContext,
+        cls: ClassInfo,
+        owner: ClassInfo,
+        func: ast.FunctionDef | ast.AsyncFunctionDef,
+        aliases: dict[str, str],
+        stack: tuple[str, ...],
+        consts: dict[str, object],
+        params: dict[str, object],
+        certain: bool,
+    ) -> None:
+        self.analyzer = analyzer
+        self.context = context
+        self.consts = dict(consts)
+        self.name_consts = dict(params)
+        self.index = analyzer.index
+        self.cls = cls
+        self.owner = owner
+        self.func = func
+        self.module: ModuleInfo = owner.module
+        self.stack = stack
+        self.rec = Recorder()
+        self.qualname = f"{owner.name}.{func.name}"
+        args = func.args
+        positional = list(args.posonlyargs) + list(args.args)
+        self.self_name = positional[0].arg if positional else None
+        self.params = [a.arg for a in positional[1:]] + [a.arg for a in args.kwonlyargs]
+        self.aliases: dict[str, str] = dict(aliases)
+        self.shadowed: set[str] = set()
+        # Whether the statement being walked runs on every run of the call (see ``guarded``),
+        # and how many ``return``s the walk has met: a continuation after an undecided branch
+        # that may return is reached on some runs only.  ``chain``: the undecided blocks the
+        # statement sits in, on each one's straight line (None: uncertain for another reason),
+        # relative to this call (the caller prefixes its own); ``jumps`` counts
+        # ``break``/``continue``, which leave that straight line too.
+        self.certain = certain
+        self.chain: tuple[int, ...] | None = ()
+        self.exits = 0
+        self.jumps = 0
+        self.raised = False  # met a ``raise`` here or in a method this one calls
+        self.ended = False  # the current statement called something that always raises
+        self.returned: State = None  # meet of the states at each ``return``
+        self.local_imports: dict[str, ImportTarget] = {}
+        for sub in ast.walk(func):
+            if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                self.local_imports.update(
+                    collect_imports([sub], self.module.name, self.module.is_package)
+                )
+        self.locals = {
+            n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        } | set(self.local_imports)
+
+    @property
+    def certain(self) -> bool:
+        return self._certain
+
+    @certain.setter
+    def certain(self, value: bool) -> None:
+        self._certain = value
+        self.chain = () if value else None
+
+    def run(self, state: frozenset[str]) -> Walked:
+        """What the call records, and its state when it returns (falling off the end or at any
+        ``return``); None when every path raises, so the caller's path ends there too."""
+        out = meet(self.block(self.func.body, state), self.returned)
+        return Walked(self.rec, out, self.raised)
+
+    def loc(self, node: ast.AST) -> Location:
+        return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
+
+    def follow(
+        self,
+        member: Member,
+        state: frozenset[str],
+        *,
+        body: ast.FunctionDef | ast.AsyncFunctionDef | None = None,
+        aliases: dict[str, str] | None = None,
+        params: dict[str, object] | None = None,
+        after: ClassInfo | None = None,
+    ) -> Walked:
+        """Walk another method of the class (``body``: a property's setter) as called from
+        here, with what is known here, and record its accesses where this call sits."""
+        walked = self.analyzer.walk(
+            self.context,
+            self.cls,
+            member,
+            state,
+            aliases or {},
+            self.stack,
+            body=body,
+            consts=self.consts,
+            params=params,
+            after=after,
+            certain=self.certain,
+        )
+        self.rec.extend(walked.recorder, self.chain)
+        return walked
+
+    # -- control flow -------------------------------------------------------------------
+
+    def block(self, body: Sequence[ast.stmt], state: State) -> State:
+        for stmt in body:
+            if state is None:
+                return None
+            state = self.stmt(stmt, state)
+            if self.ended:  # the statement called something that always raises
+                self.ended = False
+                return None
+        return state
+
+    @contextlib.contextmanager
+    def guarded(self, keep_exits: bool = False, loop: ast.AST | None = None) -> Iterator[None]:
+        """Walk a part that runs on some runs only (an undecided branch, a loop body, a
+        handler, a nested def): its reads are not certain.  After it, the walk is certain
+        again unless that part may have returned (then the rest runs on some runs only);
+        ``keep_exits`` for a nested def, whose ``return`` ends the def, not this call.
+        ``loop``: the part is that loop's body, a block a test may provision."""
+        was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
+        self.certain = False
+        if loop is not None and chain is not None:
+            self.chain = chain + (self.analyzer.blocks.of(loop, 0),)
+        try:
+            yield
+        finally:
+            returned = self.exits > exits
+            if keep_exits:
+                self.exits = exits
+            if keep_exits or loop is not None:
+                self.jumps = jumps  # a ``break``/``continue`` ends that loop's body only
+            jumped = self.jumps > jumps
+            self.certain = was and not returned
+            self.chain = chain if not (returned or jumped) else None
+
+    def both_arms(
+        self,
+        body: Sequence[ast.stmt],
+        body_in: frozenset[str],
+        orelse: Sequence[ast.stmt],
+        orelse_in: frozenset[str],
+        new_guard: bool = False,
+    ) -> State:
+        """An undecided ``if``: either arm may run, so a read is certain only when both arms
+        make it certainly (relative to the arm) -- ``if c: f(self.x) else: g(self.x)`` needs
+        ``x`` whichever way the test goes.  Each arm starts from the same known values; a
+        name either arm rebinds is unknown after the branch.
+
+        ``new_guard``: the condition reads a field the stub lacks, so the test was written
+        before this branch existed (or never meant to decide it) and the stub already fails
+        there.  When one arm leaves the call (``return``, ``break``, ``continue``) and the
+        other goes on, the test's path is the one that goes on: the code it was written for
+        lies past the guard (``if engine in self._invalid_engines: return`` added later)."""
+        was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
+        consts, names = dict(self.consts), dict(self.name_consts)
+        marks: list[tuple[int, int]] = []
+        states: list[State] = []
+        left: list[bool] = []  # whether each arm may leave the call or the loop body
+        changed: set[tuple[str, str]] = set()
+        ids = self.analyzer.blocks.arms(body, orelse)
+        for number, (arm, arm_in) in enumerate(((body, body_in), (orelse, orelse_in))):
+            self.certain = was
+            self.chain = None if chain is None else chain + (ids[number],)
+            self.consts, self.name_consts = dict(consts), dict(names)
+            marks.append((len(self.rec.reads), len(self.rec.required)))
+            before = self.exits + self.jumps
+            states.append(self.block(arm, arm_in))
+            left.append(states[-1] is None or self.exits + self.jumps > before)
+            self.ended = False
+            changed |= {
+                ("c", k)
+                for k in consts.keys() | self.consts.keys()
+                if consts.get(k, _MISSING) is not self.consts.get(k, _MISSING)
+            }
+            changed |= {
+                ("n", k)
+                for k in names.keys() | self.name_consts.keys()
+                if names.get(k, _MISSING) is not self.name_consts.get(k, _MISSING)
+            }
+        marks.append((len(self.rec.reads), len(self.rec.required)))
+        self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
+        self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
+        if new_guard and left[0] != left[1] and states[left.index(False)] is not None:
+            stays = left.index(False)
+            if states[1 - stays] is None:  # the leaving arm always leaves
+                self.exits, self.jumps = exits, jumps
+                self.certain, self.chain = was, chain
+                for which in (0, 1):  # the other arm's reads are not on the test's path
+                    accesses = self.rec.reads if which == 0 else self.rec.required
+                    for i in range(marks[1 - stays][which], marks[2 - stays][which]):
+                        if accesses[i].certain:
+                            accesses[i] = attrs.evolve(accesses[i], certain=False)
+                return states[stays]
+        for which in (0, 1):
+            accesses = self.rec.reads if which == 0 else self.rec.required
+            first = range(marks[0][which], marks[1][which])
+            second = range(marks[1][which], marks[2][which])
+            in_first = {accesses[i].name for i in first if accesses[i].certain}
+            in_second = {accesses[i].name for i in second if accesses[i].certain}
+            both = in_first & in_second
+            for i in list(first) + list(second):
+                if accesses[i].certain and accesses[i].name not in both:
+                    accesses[i] = attrs.evolve(accesses[i], certain=False)
+        self.certain = was and self.exits == exits
+        self.chain = chain if self.exits == exits and self.jumps == jumps else None
+        return meet(states[0], states[1])
+
+    def placed(self, since: int) -> bool:
+        """Whether a required read recorded since ``since`` sits where the walk is now: as
+        certain, or in the same undecided blocks (the stub fails at that read whenever the
+        walk gets here)."""
+        new = self.rec.required[since:]
+        if self.certain:
+            return any(a.certain for a in new)
+        return self.chain is not None and any(a.blocks == self.chain for a in new)
+
+    def end_path(self) -> None:
+        """A call that raises on every run: the rest of this path is not reached."""
+        self.ended = True
+        self.raised = True
+        if self.context.expect_raise:
+            self.exits += 1
