@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from factories.analysis.audit import StubAuditor  # noqa: E402
-from factories.errors import ReleaseNotFetched  # noqa: E402
+from factories.errors import ReleaseNotFetchedError  # noqa: E402
 from factories.stubs.specs import ALL_SPECS, stubs_from_specs  # noqa: E402
 from factories.testing.releases import release_source  # noqa: E402
 
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         vllm_src = args.vllm_src or release_source("0.34.0")
-    except ReleaseNotFetched as exc:
+    except ReleaseNotFetchedError as exc:
         parser.error(str(exc))
     tests = args.tests or vllm_src / "tests"
     if not (vllm_src / "vllm" / "__init__.py").is_file() or not tests.is_dir():
