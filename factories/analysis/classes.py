@@ -14,7 +14,7 @@ import enum
 
 import attrs
 
-from factories.analysis.signatures import literal_value
+from factories.analysis.binding import literal_value
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, SourceError, SourceTree
 
 # Bases that contribute nothing an instance reads.

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis.binding import CallShape
 from factories.analysis.findings import Location
-from factories.analysis.signatures import CallShape
 from factories.analysis.source_tree import ImportTarget, ModuleInfo
 from factories.analysis.stubs import EventKind, Stub, StubEvent
 

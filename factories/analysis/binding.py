@@ -1,0 +1,217 @@
+"""Method signatures from the AST, and the check of a call against one.
+
+A stub's call ``builder._init_fp8_prefill_ps_buffers(max_num_reqs=..., device=...)`` drifts
+when vLLM adds a required parameter (0.29.0's ``attn_out_dtype``); binding the call's shape to
+the current ``def`` catches it without running anything.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+
+import attrs
+
+from factories.analysis.findings import FindingKind
+
+
+class ParamKind(enum.Enum):
+    POSITIONAL_ONLY = "positional-only"
+    POSITIONAL_OR_KEYWORD = "positional-or-keyword"
+    VAR_POSITIONAL = "*args"
+    KEYWORD_ONLY = "keyword-only"
+    VAR_KEYWORD = "**kwargs"
+
+
+@attrs.frozen
+class Param:
+    name: str
+    kind: ParamKind
+    has_default: bool
+
+    def __str__(self) -> str:
+        prefix = {"*args": "*", "**kwargs": "**"}.get(self.kind.value, "")
+        return f"{prefix}{self.name}{'=…' if self.has_default else ''}"
+
+
+def literal_value(node: ast.AST | None) -> tuple[object] | tuple[()]:
+    """``(value,)`` for a literal bool/None/number/string, else ``()``."""
+    if isinstance(node, ast.Constant) and isinstance(
+        node.value, (bool, int, float, str, type(None))
+    ):
+        return (node.value,)
+    return ()
+
+
+@attrs.frozen
+class CallShape:
+    """What a call site passes: positional count, keyword names, whether it unpacks, and
+    the literal values among its arguments (``positional_literals[i]`` is ``(v,)`` or ``()``)."""
+
+    n_positional: int
+    keywords: tuple[str, ...]
+    star_args: bool = False
+    star_kwargs: bool = False
+    positional_literals: tuple[tuple, ...] = attrs.field(default=(), eq=False)
+    keyword_literals: tuple[tuple[str, object], ...] = attrs.field(default=(), eq=False)
+
+    @classmethod
+    def of(cls, call: ast.Call) -> CallShape:
+        star_args = any(isinstance(a, ast.Starred) for a in call.args)
+        plain = [a for a in call.args if not isinstance(a, ast.Starred)]
+        keywords = tuple(k.arg for k in call.keywords if k.arg is not None)
+        star_kwargs = any(k.arg is None for k in call.keywords)
+        kw_literals = tuple(
+            (k.arg, literal_value(k.value)[0])
+            for k in call.keywords
+            if k.arg is not None and literal_value(k.value)
+        )
+        return cls(
+            len(plain),
+            keywords,
+            star_args,
+            star_kwargs,
+            tuple(literal_value(a) for a in plain) if not star_args else (),
+            kw_literals,
+        )
+
+    def bind_literals(
+        self, node: ast.FunctionDef | ast.AsyncFunctionDef, bound: bool
+    ) -> dict[str, object]:
+        """Parameter -> literal value for this call: literal arguments, and the literal
+        defaults of parameters the call cannot have supplied."""
+        args = node.args
+        positional = [a.arg for a in list(args.posonlyargs) + list(args.args)]
+        if bound:
+            positional = positional[1:]
+        out: dict[str, object] = {}
+        for name, lit in zip(positional, self.positional_literals):
+            if lit:
+                out[name] = lit[0]
+        out.update(dict(self.keyword_literals))
+        if self.star_args or self.star_kwargs:
+            return out
+        supplied = set(positional[: self.n_positional]) | set(self.keywords)
+        all_positional = [a.arg for a in list(args.posonlyargs) + list(args.args)]
+        defaults = dict(
+            zip(all_positional[len(all_positional) - len(args.defaults) :], args.defaults)
+        )
+        defaults.update(
+            {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+        )
+        for name, default in defaults.items():
+            lit = literal_value(default)
+            if name not in supplied and lit:
+                out[name] = lit[0]
+        return out
+
+    def __str__(self) -> str:
+        parts = [f"{self.n_positional} positional"]
+        if self.keywords:
+            parts.append("keywords " + ", ".join(self.keywords))
+        if self.star_args:
+            parts.append("*args")
+        if self.star_kwargs:
+            parts.append("**kwargs")
+        return "; ".join(parts)
+
+
+@attrs.frozen
+class CallMismatch:
+    kind: FindingKind
+    name: str
+    message: str
+
+
+@attrs.frozen
+class Signature:
+    """Parameters of a ``def`` with the bound first parameter (``self``) already dropped."""
+
+    params: tuple[Param, ...]
+
+    @classmethod
+    def of(cls, node: ast.FunctionDef | ast.AsyncFunctionDef, bound: bool = True) -> Signature:
+        args = node.args
+        positional = list(args.posonlyargs) + list(args.args)
+        n_defaults = len(args.defaults)
+        first_default = len(positional) - n_defaults
+        params: list[Param] = []
+        for i, arg in enumerate(positional):
+            kind = (
+                ParamKind.POSITIONAL_ONLY
+                if i < len(args.posonlyargs)
+                else ParamKind.POSITIONAL_OR_KEYWORD
+            )
+            params.append(Param(arg.arg, kind, i >= first_default))
+        if args.vararg:
+            params.append(Param(args.vararg.arg, ParamKind.VAR_POSITIONAL, True))
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            params.append(Param(arg.arg, ParamKind.KEYWORD_ONLY, default is not None))
+        if args.kwarg:
+            params.append(Param(args.kwarg.arg, ParamKind.VAR_KEYWORD, True))
+        if bound and params and params[0].kind is not ParamKind.VAR_POSITIONAL:
+            params = params[1:]
+        return cls(tuple(params))
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(str(p) for p in self.params) + ")"
+
+    def check(self, shape: CallShape) -> list[CallMismatch]:
+        """Mismatches of a call shape against this signature, as ``inspect.Signature.bind``."""
+        out: list[CallMismatch] = []
+        positional = [
+            p
+            for p in self.params
+            if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+        ]
+        has_var_pos = any(p.kind is ParamKind.VAR_POSITIONAL for p in self.params)
+        has_var_kw = any(p.kind is ParamKind.VAR_KEYWORD for p in self.params)
+        by_name = {p.name: p for p in self.params}
+        if shape.n_positional > len(positional) and not has_var_pos:
+            out.append(
+                CallMismatch(
+                    FindingKind.TOO_MANY_POSITIONAL,
+                    str(shape.n_positional),
+                    f"takes {len(positional)} positional arguments but "
+                    f"{shape.n_positional} were given",
+                )
+            )
+        filled = {p.name for p in positional[: shape.n_positional]}
+        for kw in shape.keywords:
+            param = by_name.get(kw)
+            if param is None or param.kind in (
+                ParamKind.POSITIONAL_ONLY,
+                ParamKind.VAR_POSITIONAL,
+                ParamKind.VAR_KEYWORD,
+            ):
+                if not has_var_kw:
+                    out.append(
+                        CallMismatch(
+                            FindingKind.UNKNOWN_KEYWORD,
+                            kw,
+                            f"got an unexpected keyword argument {kw!r}",
+                        )
+                    )
+                continue
+            if kw in filled:
+                out.append(
+                    CallMismatch(
+                        FindingKind.DUPLICATE_ARGUMENT, kw, f"got multiple values for {kw!r}"
+                    )
+                )
+            filled.add(kw)
+        if shape.star_args or shape.star_kwargs:
+            return out  # unpacking may supply anything; only report what is certain
+        for p in self.params:
+            if p.has_default or p.name in filled:
+                continue
+            if p.kind in (ParamKind.VAR_POSITIONAL, ParamKind.VAR_KEYWORD):
+                continue
+            out.append(
+                CallMismatch(
+                    FindingKind.MISSING_ARGUMENT,
+                    p.name,
+                    f"missing required argument {p.name!r}",
+                )
+            )
+        return out
