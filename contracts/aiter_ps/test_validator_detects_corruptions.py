@@ -47,7 +47,7 @@ class Plan:
     def tensor(self, name: str) -> torch.Tensor:
         return torch.from_numpy(getattr(self, name).astype(self.dtypes.get(name, np.int32)))
 
-    def findings(self):
+    def violations(self):
         kw = dict(
             qo_indptr=self.qo,
             kv_indptr=self.kv,
