@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from factories.errors import ReleaseNotFetched
+from factories.errors import ReleaseNotFetchedError
 from factories.testing import selfcheck
 from factories.testing.releases import release_source
 
@@ -38,7 +38,7 @@ def release_src():
     def get(version: str) -> Path:
         try:
             return release_source(version)
-        except ReleaseNotFetched as exc:
+        except ReleaseNotFetchedError as exc:
             pytest.fail(str(exc), pytrace=False)
 
     return get

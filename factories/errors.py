@@ -12,12 +12,8 @@ Imports nothing but the standard library: the torch-free audit CLI and the stdli
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # annotations only: a runtime import would pull in attrs and the specs
-    from factories.analysis.findings import Finding
-    from factories.stubs.specs import StubSpec
 
 
 class GuardError(Exception):
@@ -41,7 +37,7 @@ class SourceError(GuardError):
         self.reason = reason
 
 
-class MethodNotFound(GuardError, LookupError):
+class MethodNotFoundError(GuardError, LookupError):
     """The class (through its MRO) defines no method of that name."""
 
 
@@ -64,19 +60,13 @@ class StubDriftError(GuardError, AssertionError):
     """vLLM reads something the factory's stub does not provide (or a call no longer binds).
 
     An ``AssertionError`` so that a drifted stub fails a test rather than erroring it; the
-    message lists every finding because the fix is one edit per finding in the specs.
+    message (written by ``factories.stubs.drift``) lists every finding because the fix is one
+    edit per finding in the specs; ``findings`` keeps them for callers that assert on kinds.
     """
 
-    def __init__(self, spec: StubSpec, findings: tuple[Finding, ...]) -> None:
-        self.spec = spec
+    def __init__(self, message: str, findings: Sequence[object]) -> None:
+        super().__init__(message)
         self.findings = findings
-        lines = [
-            f"{spec.class_name} stub for {spec.scenario!r} drifted from vLLM "
-            f"(spec at {spec.defined_at}); update factories/stubs/specs.py:"
-        ]
-        for f in findings:
-            lines.append(f"  - [{f.kind.value}] {f.message} (vLLM: {f.vllm_location})")
-        super().__init__("\n".join(lines))
 
 
 class StaleStubFieldWarning(UserWarning):
@@ -106,11 +96,11 @@ class ToleranceFileError(GuardError, ValueError):
     calibration."""
 
 
-class MutationDoesNotApply(GuardError, AssertionError):
+class MutationDoesNotApplyError(GuardError, AssertionError):
     """The text to replace is missing or ambiguous in this vLLM version."""
 
 
-class ReleaseNotFetched(GuardError, LookupError):
+class ReleaseNotFetchedError(GuardError, LookupError):
     """The release source is not in the cache; the message says how to fetch it."""
 
 
@@ -126,28 +116,9 @@ class HistoryInputError(GuardError):
     ``vllm/`` or ``tests/``, a malformed ``--pairs``): one line, exit 2."""
 
 
-class BadInput(GuardError):
-    """A ``tools/calibrate_tolerance.py`` command-line value that cannot be used (one line,
-    exit 2)."""
-
-
-__all__ = [
-    "AuditInputError",
-    "BadInput",
-    "FetchError",
-    "GuardError",
-    "HistoryInputError",
-    "MethodNotFound",
-    "MutationDoesNotApply",
-    "PreconditionError",
-    "ReleaseNotFetched",
-    "SourceError",
-    "StaleStubFieldWarning",
-    "StandInError",
-    "StubDriftError",
-    "ToleranceFileError",
-    "UnsupportedDtypeError",
-]
+class AccuracyInputError(GuardError):
+    """A value given to the calibration or the fingerprint (``tools/calibrate_tolerance.py``,
+    ``tools/fingerprint_kernel.py``) that cannot be used: one line, exit 2."""
 
 
 # ---------------------------------------------------------------- judging by running
@@ -155,3 +126,23 @@ __all__ = [
 
 class JudgeError(GuardError):
     """``tools/judge_stubs_by_running.py`` cannot run: a bad folder, interpreter or JSON file."""
+
+
+__all__ = [
+    "AccuracyInputError",
+    "AuditInputError",
+    "FetchError",
+    "GuardError",
+    "HistoryInputError",
+    "JudgeError",
+    "MethodNotFoundError",
+    "MutationDoesNotApplyError",
+    "PreconditionError",
+    "ReleaseNotFetchedError",
+    "SourceError",
+    "StaleStubFieldWarning",
+    "StandInError",
+    "StubDriftError",
+    "ToleranceFileError",
+    "UnsupportedDtypeError",
+]

@@ -42,7 +42,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from factories.errors import ReleaseNotFetched  # noqa: E402
+from factories.errors import ReleaseNotFetchedError  # noqa: E402
 from factories.testing.releases import release_source  # noqa: E402
 
 TRIGGER_MODULE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--runs must be at least 1")
     try:
         root = args.vllm_src or release_source("0.34.0")
-    except ReleaseNotFetched as exc:
+    except ReleaseNotFetchedError as exc:
         parser.error(str(exc))
     tests = args.tests or root / "tests"
     if not (root / "vllm" / "__init__.py").is_file() or not tests.is_dir():

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Replay vLLM's release history against the stub audit (``factories.analysis.history``).
+"""Replay vLLM's release history against the stub audit (``factories.evaluation.history``).
 
 For each consecutive pair N -> N+1 of the fetched releases: the attributes vLLM's tests added to
 existing ``object.__new__`` stubs (repairs), how many of them the audit's error-level findings
@@ -25,13 +25,13 @@ from typing import NoReturn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from factories.analysis.history import (  # noqa: E402
+from factories.errors import GuardError  # noqa: E402
+from factories.evaluation.history import (  # noqa: E402
     format_misses,
     format_table,
     parse_pair,
     run_history,
 )
-from factories.errors import GuardError  # noqa: E402
 from factories.testing.releases import RELEASES, cache_dir  # noqa: E402
 
 PROG = "bench_history"

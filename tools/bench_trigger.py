@@ -32,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from factories.errors import ReleaseNotFetched  # noqa: E402
+from factories.errors import ReleaseNotFetchedError  # noqa: E402
 from factories.testing.releases import release_source  # noqa: E402
 from tools.bench_audit import machine  # noqa: E402
 
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         root = args.vllm_src or release_source("0.34.0")
-    except ReleaseNotFetched as exc:
+    except ReleaseNotFetchedError as exc:
         raise SystemExit(str(exc)) from None
     if args.since:
         with tempfile.TemporaryDirectory(prefix="bench-trigger-") as tmp:

@@ -29,7 +29,7 @@ if str(REPO) not in sys.path:
 
 from factories.accuracy import calibration  # noqa: E402
 from factories.accuracy.tolerance import TOLERANCE_FILE  # noqa: E402
-from factories.errors import BadInput, ToleranceFileError  # noqa: E402
+from factories.errors import AccuracyInputError, ToleranceFileError  # noqa: E402
 
 DEFAULT_PNG = REPO / "docs" / "tolerances.png"
 COMMANDS = ("check", "kill_matrix", "soak", "replot", "gpu_model_check")
@@ -102,32 +102,32 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     args = p.parse_args(argv)
     if args.backend not in ("emulated", "aiter"):
-        raise BadInput(f"--backend must be emulated or aiter, got {args.backend!r}")
+        raise AccuracyInputError(f"--backend must be emulated or aiter, got {args.backend!r}")
     if args.variant is not None and args.variant != cal.ENVELOPE:
         from factories.aiter.emulation import ARITHMETIC_VARIANTS
 
         if args.variant not in ARITHMETIC_VARIANTS:
-            raise BadInput(
+            raise AccuracyInputError(
                 f"unknown --variant {args.variant!r}; give 'envelope' or one of "
                 f"{', '.join(ARITHMETIC_VARIANTS)}"
             )
     if args.cases:
         unknown = [c for c in args.cases if c not in cal.MATRIX]
         if unknown:
-            raise BadInput(f"unknown case id(s) {', '.join(unknown)}; known: {known}")
+            raise AccuracyInputError(f"unknown case id(s) {', '.join(unknown)}; known: {known}")
     for name in ("seeds", "soak"):
         value = getattr(args, name)
         if value is not None and value < 1:
-            raise BadInput(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+            raise AccuracyInputError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
     if args.seed0 < 0:
-        raise BadInput(f"--seed0 must be >= 0, got {args.seed0}")
+        raise AccuracyInputError(f"--seed0 must be >= 0, got {args.seed0}")
     if sum(bool(getattr(args, c)) for c in COMMANDS) > 1:
-        raise BadInput(
+        raise AccuracyInputError(
             "--check, --replot, --kill-matrix, --soak and --gpu-model-check are separate "
             "commands; give one"
         )
     if args.png and not args.png.endswith(".png"):
-        raise BadInput(f"--png must name a .png file, got {args.png!r}")
+        raise AccuracyInputError(f"--png must name a .png file, got {args.png!r}")
     return args
 
 
@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse_args(argv)
-    except BadInput as exc:
+    except AccuracyInputError as exc:
         print(f"calibrate_tolerance: {exc}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # argparse: usage error (2) or --help (0)

@@ -24,12 +24,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from factories.errors import BadInput  # noqa: E402
+from factories.errors import AccuracyInputError  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2 (not argparse's usage block)
-        raise BadInput(f"{message} (see --help)")
+        raise AccuracyInputError(f"{message} (see --help)")
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -54,26 +54,28 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.list_variants:
         if args.backend or args.variant:
-            raise BadInput("--list-variants takes no --backend or --variant")
+            raise AccuracyInputError("--list-variants takes no --backend or --variant")
         return args
     if args.backend not in ("aiter", "emulated"):
-        raise BadInput(f"--backend must be aiter or emulated, got {args.backend!r}")
+        raise AccuracyInputError(f"--backend must be aiter or emulated, got {args.backend!r}")
     if args.variant is not None:
         if args.backend != "emulated":
-            raise BadInput("--variant chooses the emulation's arithmetic: use --backend emulated")
+            raise AccuracyInputError(
+                "--variant chooses the emulation's arithmetic: use --backend emulated"
+            )
         if args.variant in NOT_FINGERPRINTED:
-            raise BadInput(
+            raise AccuracyInputError(
                 f"{args.variant} is not told apart from {NOT_FINGERPRINTED[args.variant]} "
                 "(an fp32-level difference); pick one of --list-variants"
             )
         if args.variant not in FINGERPRINT_VARIANTS:
-            raise BadInput(f"unknown --variant {args.variant!r}; see --list-variants")
+            raise AccuracyInputError(f"unknown --variant {args.variant!r}; see --list-variants")
     if args.device not in ("cpu", "cuda"):
-        raise BadInput(f"--device must be cpu or cuda, got {args.device!r}")
+        raise AccuracyInputError(f"--device must be cpu or cuda, got {args.device!r}")
     if args.device != "cpu" and args.backend != "emulated":
-        raise BadInput("--device places the emulation: use it with --backend emulated")
+        raise AccuracyInputError("--device places the emulation: use it with --backend emulated")
     if args.seed < 0:
-        raise BadInput(f"--seed must be >= 0, got {args.seed}")
+        raise AccuracyInputError(f"--seed must be >= 0, got {args.seed}")
     return args
 
 
@@ -81,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parse_args(argv)
-    except BadInput as exc:
+    except AccuracyInputError as exc:
         print(f"fingerprint_kernel: {exc}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help

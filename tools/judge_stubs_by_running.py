@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Judge ``audit-stubs`` by running vLLM's own ``object.__new__``-stub tests (issue 12).
 
-Thin CLI over ``factories.analysis.judge``: run a release's stub-bearing test files, one forked
+Thin CLI over ``factories.evaluation.judge``: run a release's stub-bearing test files, one forked
 pytest per file, in the venv of the vLLM under test (``--python``), and optionally compare the
 recorded method calls and AttributeErrors with an ``audit-stubs --format json`` output.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from factories.analysis.judge import main
+from factories.evaluation.judge import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -27,7 +27,7 @@ from factories.aiter.layout import KERNEL_TILE_ROWS, WorkInfoCol
 from factories.aiter.ps_buffers import PS_BUFFERS, PsDims, as_shape
 from factories.aiter.revision import CONTRACT_MODES, AiterContract
 from factories.aiter.validator import Check
-from factories.mutation.kernels import NEED_LSE_IGNORED, aiter_backend_for
+from factories.mutation.broken_kernels import NEED_LSE_IGNORED, aiter_backend_for
 
 KERNEL = PlannerSettings.for_fp8_prefill_kernel(is_causal=True)
 SENTINEL = 123.0
@@ -62,7 +62,7 @@ def test_plan_is_valid_per_revision_and_need_lse(contract, need_lse, cu, heads, 
     q_lens, kv_lens = BATCHES[batch]
     plan = _plan(contract, need_lse, q_lens, kv_lens, heads, cu)
     with aiter_contract(contract):
-        assert plan.findings(contract=contract) == ()
+        assert plan.violations(contract=contract) == ()
     if need_lse:  # the validator's own rule, restated: no work writes the output directly
         loc = plan.work_info[: int(plan.work_indptr[-1]), WorkInfoCol.PARTIAL_O_LOC]
         assert (loc >= 0).all()
@@ -102,7 +102,7 @@ def test_need_lse_is_refused_before_3606():
     with aiter_contract("pre-3606"), pytest.raises(TypeError, match="need_lse"):
         _plan(AiterContract.PRE_3606, True, [10], [10])
     with pytest.raises(ValueError, match="need_lse"):
-        _plan(AiterContract.PR_3606, True, [10], [10]).findings(contract=AiterContract.PRE_3606)
+        _plan(AiterContract.PR_3606, True, [10], [10]).violations(contract=AiterContract.PRE_3606)
 
 
 # --- the worked example (contract §2.4 / §8.4), derived by hand -----------------------------------
@@ -217,7 +217,7 @@ def test_need_lse_contracts_fail_when_the_emulation_ignores_need_lse():
     contract = AiterContract.PR_3606
     plan = _plan(contract, True, [1000], [1000], aiter=broken)
     with aiter_contract(contract):
-        checks = {f.check for f in plan.findings(contract=contract)}
+        checks = {f.check for f in plan.violations(contract=contract)}
         final_lse, _, _ = _final_lse(plan, aiter=broken)
     assert {Check.SPLIT_PARTIAL_FLAGS, Check.REDUCE_MISSING_GROUP} <= checks, checks
     assert plan.reduce_indptr.tolist() != WORKED[True][2]

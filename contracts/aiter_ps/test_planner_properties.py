@@ -77,7 +77,7 @@ def test_worked_example_reduce_info(worked_example):
 
 
 def test_worked_example_is_valid(worked_example):
-    assert worked_example.findings() == ()
+    assert worked_example.violations() == ()
 
 
 # --- get_ps_metadata_info_v1 --------------------------------------------------------------------
@@ -117,7 +117,7 @@ def test_info_follows_the_emulated_cu_count():
 def test_8192_one_request_sixteen_heads_has_no_splits():
     """Contract §2.4 load-balance example: each TG gets exactly one (short, long) pair."""
     plan = plan_batch([8192], [8192], 16, KERNEL, cu_count=256)
-    assert plan.findings() == ()
+    assert plan.violations() == ()
     assert plan.num_reduce_groups == 0
     wi = plan.work_indptr.tolist()
     assert all(b - a == 2 for a, b in itertools.pairwise(wi))
@@ -129,7 +129,7 @@ def test_8192_one_request_sixteen_heads_has_no_splits():
 def test_every_output_element_overwritten_but_work_metadata_ptrs_untouched():
     garbage = 0x5A5A5A5A
     plan = plan_batch([1000, 3, 300], [1000, 3, 900], 2, KERNEL, cu_count=8, fill=garbage)
-    assert plan.findings() == ()  # includes: every tail zeroed
+    assert plan.violations() == ()  # includes: every tail zeroed
     for buf in plan.buffers[1:]:
         assert not (buf == garbage).any()
     assert (plan.buffers[0] == garbage).all(), "work_metadata_ptrs must stay untouched"
@@ -159,7 +159,7 @@ def test_kv_much_shorter_than_q_under_causal_starves_the_whole_request():
     assert [t.num_blocks // 128 for t in tiles] == [-4, 1, -2, 0] and total == -5
     plan = plan_batch([1000], [100], 1, KERNEL, cu_count=8)
     assert plan.work_indptr.tolist() == [0] * 9
-    assert {f.check for f in plan.findings()} == {Check.Q_ROWS_ONCE, Check.TILE_HEAD_COVERAGE}
+    assert {f.check for f in plan.violations()} == {Check.Q_ROWS_ONCE, Check.TILE_HEAD_COVERAGE}
 
 
 def test_c_division_truncates_toward_zero():
@@ -245,7 +245,7 @@ def test_every_planned_batch_is_valid_and_fits_the_info_sizes(contract, need_lse
     q_lens, kv_lens, heads, cu, s = batch
     with aiter_contract(contract):
         plan = plan_batch(q_lens, kv_lens, heads, s, cu_count=cu, need_lse=need_lse)
-        assert plan.findings() == ()
+        assert plan.violations() == ()
         sizes = PsMetadataSizes.compute(len(q_lens), heads, max(q_lens), 256, cu)
     ri = plan.reduce_indptr.tolist()
     assert int(plan.work_indptr[-1]) <= sizes.max_works
@@ -260,4 +260,4 @@ def test_other_legal_settings_keep_every_invariant_but_the_kernels(batch, kvg_bs
     q_lens, kv_lens, heads, cu, s = batch
     s = PlannerSettings(1, 256, kvg_bs[0], kvg_bs[1], s.is_causal)
     plan = plan_batch(q_lens, kv_lens, heads, s, cu_count=cu)
-    assert {f.check for f in plan.findings()} <= {Check.KERNEL_SETTINGS}
+    assert {f.check for f in plan.violations()} <= {Check.KERNEL_SETTINGS}

@@ -47,7 +47,7 @@ class Plan:
     def tensor(self, name: str) -> torch.Tensor:
         return torch.from_numpy(getattr(self, name).astype(self.dtypes.get(name, np.int32)))
 
-    def findings(self):
+    def violations(self):
         kw = dict(
             qo_indptr=self.qo,
             kv_indptr=self.kv,
@@ -131,7 +131,7 @@ def test_base_plan_exercises_every_feature(clean_plan, plan):
 
 
 def test_clean_plan_reports_nothing(plan):
-    assert plan.findings() == ()
+    assert plan.violations() == ()
 
 
 # --- corruptions: (name, expected check, mutation) ------------------------------------------------
@@ -331,7 +331,7 @@ CORRUPTIONS: list[tuple[str, Check, Callable[[Plan], None]]] = [
 @pytest.mark.parametrize("name, check, mutate", CORRUPTIONS, ids=[c[0] for c in CORRUPTIONS])
 def test_corruption_is_reported_by_the_right_check(plan, name, check, mutate):
     mutate(plan)
-    findings = plan.findings()
+    findings = plan.violations()
     assert check in {f.check for f in findings}, f"{name}: got {findings}"
     hit = next(f for f in findings if f.check == check)
     assert hit.where and hit.message  # a finding says where and why, not just "False"
@@ -343,7 +343,7 @@ def test_every_check_has_a_corruption_test():
 
 def test_findings_carry_expected_and_actual(plan):
     plan.fm[0, 1] -= 1
-    f = next(f for f in plan.findings() if f.check is Check.REDUCE_FINAL_MAP)
+    f = next(f for f in plan.violations() if f.check is Check.REDUCE_FINAL_MAP)
     assert f.where == "reduce_final_map[0]"
     assert f.actual == (int(plan.fm[0, 0]), int(plan.fm[0, 1]))
     assert f.expected == (int(plan.fm[0, 0]), int(plan.fm[0, 1]) + 1)
@@ -351,5 +351,5 @@ def test_findings_carry_expected_and_actual(plan):
 
 def test_validator_does_not_mutate_its_inputs(clean_plan):
     before = [b.clone() for b in clean_plan.buffers]
-    clean_plan.findings()
+    clean_plan.violations()
     assert all(torch.equal(a, b) for a, b in zip(before, clean_plan.buffers))

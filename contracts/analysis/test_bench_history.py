@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from factories.analysis.history import format_misses, run_history
+from factories.evaluation.history import format_misses, run_history
 
 #: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
 #: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.

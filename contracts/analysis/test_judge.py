@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from factories.analysis import judge
+from factories.evaluation import judge
 
 #: Tests of this project's tools, never of the vLLM under test: they run with --selfcheck (CI),
 #: not in a developer's plain ``pytest contracts/``.

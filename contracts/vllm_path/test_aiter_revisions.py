@@ -29,12 +29,12 @@ from factories.aiter.revision import (
 )
 from factories.aiter.spy import spy_module
 from factories.aiter.validator import validate_plan
-from factories.mutation.kernels import NEED_LSE_IGNORED, aiter_backend_for
+from factories.mutation.broken_kernels import NEED_LSE_IGNORED, aiter_backend_for
 from factories.stubs.builders import make_builder, make_impl, make_prefill_batch, make_qkv
 from factories.stubs.pipeline import (
     PLAN_BATCHES,
     Limits,
-    attached_plan_findings,
+    attached_plan_violations,
     build_ps_plan,
     init_ps_buffers,
     run_forward,
@@ -66,7 +66,7 @@ def test_attached_plan_is_valid_per_revision_and_need_lse(
         builder = make_builder(16)
         init_ps_buffers(builder, limits, device)
         build_ps_plan(builder, batch)
-        findings = attached_plan_findings(aiter_mla, builder, batch, limits, cu_count)
+        findings = attached_plan_violations(aiter_mla, builder, batch, limits, cu_count)
         md = batch.metadata
         qo = batch.qo_indptr_cpu
         buffers = [builder.fp8_ps_work_metadata] + [

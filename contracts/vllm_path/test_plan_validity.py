@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from factories.stubs.builders import make_prefill_batch
-from factories.stubs.pipeline import PLAN_BATCHES, Limits, attached_plan_findings
+from factories.stubs.pipeline import PLAN_BATCHES, Limits, attached_plan_violations
 
 
 @pytest.mark.parametrize("cu_count", [256, 304, 80], indirect=True, ids=lambda c: f"cu{c}")
@@ -19,7 +19,7 @@ def test_attached_plan_is_valid(
     batch = make_prefill_batch(lens, num_decodes=decodes, device=device)
     limits = Limits(len(lens) + 2, max(lens) + 100, sum(lens) + 300)
     builder = plan_batch(num_heads, batch, limits)
-    findings = attached_plan_findings(aiter_mla, builder, batch, limits, cu_count)
+    findings = attached_plan_violations(aiter_mla, builder, batch, limits, cu_count)
     planned_at = aiter_call_sites.get("get_ps_metadata_v1", "?")
     assert findings == (), f"the plan made at {planned_at} is invalid: {findings}"
     assert batch.metadata.fp8_prefill_kv_indices.tolist() == list(range(sum(lens)))
@@ -33,5 +33,7 @@ def test_kvlen_granularity_64_is_caught(plan_batch, aiter_mla, device, cu_count,
     batch = make_prefill_batch([3000, 700], num_decodes=1, device=device)
     limits = Limits.for_batch(batch)
     builder = plan_batch(16, batch, limits, builder_cls=module.AiterMLAMetadataBuilder)
-    checks = {f.check for f in attached_plan_findings(aiter_mla, builder, batch, limits, cu_count)}
+    checks = {
+        f.check for f in attached_plan_violations(aiter_mla, builder, batch, limits, cu_count)
+    }
     assert checks, "a plan on 64-token kv boundaries passed the kernel's invariants"

@@ -14,6 +14,14 @@ What the accuracy suite (``tests/accuracy``), the calibration and the GPU kernel
 - :mod:`~factories.accuracy.calibration`: derives the bounds (``tools/calibrate_tolerance.py``).
 - :mod:`~factories.accuracy.fingerprint`: crafted probes that name the kernel pair's arithmetic
   among the candidate variants (``tools/fingerprint_kernel.py``).
+- :mod:`~factories.accuracy.error_model`: per backend, the arithmetic a correct kernel does and
+  the low-precision reference that quantizes where it does (what the calibration bounds).
+- :mod:`~factories.accuracy.error_stats`: aggregate error statistics (relative Frobenius error,
+  slope) that see a systematic error below the element-wise noise floor.
+- :mod:`~factories.accuracy.kill_matrix`: every kernel mutant of
+  :mod:`factories.mutation.broken_kernels` through the real entry, judged by each check.
+- :mod:`~factories.accuracy.differential`: two kernels on one plan, the first diverging work
+  item named (real AITER vs the emulation on gfx950).
 
 The names below are re-exported because the suite, the tools and ``factories.mutation`` import
 them from here. Module import touches neither vLLM nor typeguard (the GPU runner runs where

@@ -168,7 +168,7 @@ def sweep(
     )
     from factories.accuracy.reference import causal_key_counts, causal_reference
     from factories.accuracy.run import run_fp8_prefill
-    from factories.mutation.kernels import aiter_backend_for
+    from factories.mutation.broken_kernels import aiter_backend_for
 
     rtol = U_BF16  # the pipelines' excess statistics (the plot); the models use their own
     pipelines: dict[str, Any] = {}
@@ -755,7 +755,7 @@ def soak(
     from factories.accuracy.error_stats import error_stats
     from factories.accuracy.reference import causal_reference
     from factories.accuracy.run import check_fp8_prefill, run_fp8_prefill
-    from factories.mutation.kernels import BASE_BACKEND, aiter_backend_for
+    from factories.mutation.broken_kernels import BASE_BACKEND, aiter_backend_for
 
     data, file_tols = load(file)
     file_backend = BASE_BACKEND[base]

@@ -68,7 +68,7 @@ from factories.aiter.layout import (
     V_HEAD_DIM,
     PlannerSettings,
 )
-from factories.errors import BadInput
+from factories.errors import AccuracyInputError
 
 #: Variants that are fp32-level siblings of another (``exp`` instead of the folded ``exp2`` moves
 #: a few P across an fp8 midpoint, by an amount that depends on the device's exp2 approximation):
@@ -412,7 +412,7 @@ def fingerprint(
     elif backend == "emulated":
         if isinstance(variant, str):
             if variant not in ARITHMETIC_VARIANTS:
-                raise BadInput(
+                raise AccuracyInputError(
                     f"unknown variant {variant!r}: pick one of --list-variants "
                     f"({', '.join(FINGERPRINT_VARIANTS)})"
                 )
@@ -431,7 +431,7 @@ def fingerprint(
             return run_candidate(s, batch, arithmetic)
 
     else:
-        raise BadInput(f"--backend must be aiter or emulated, got {backend!r}")
+        raise AccuracyInputError(f"--backend must be aiter or emulated, got {backend!r}")
 
     say = progress or (lambda _m: None)
     seeds = (seed,) + tuple(seed + i for i in range(1, NOISE_SEEDS + 1))

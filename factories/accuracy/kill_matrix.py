@@ -1,10 +1,11 @@
 """The kill matrix: every kernel mutant through vLLM's real FP8 prefill entry, judged.
 
 Why: a tolerance is only validated by the bugs it fails on. :func:`run_kill_matrix` runs each
-mutant of :mod:`factories.mutation.kernels` through :func:`factories.accuracy.run_fp8_prefill`
-and judges it with the seed test's bound, the derived tolerance and the error statistic, so
-docs/TOLERANCES.md can show which check kills which bug. It lives with the accuracy checks (not
-with the mutants) because it depends on them: the mutants depend only on the emulated AITER.
+mutant of :mod:`factories.mutation.broken_kernels` through
+:func:`factories.accuracy.run_fp8_prefill` and judges it with the seed test's bound, the derived
+tolerance and the error statistic, so docs/TOLERANCES.md can show which check kills which bug.
+It lives with the accuracy checks (not with the mutants) because it depends on them: the
+mutants depend only on the emulated AITER.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import attrs
 import torch
 
-from factories.mutation.kernels import BASE_BACKEND, MUTANTS, KernelMutant, aiter_backend_for
+from factories.mutation.broken_kernels import BASE_BACKEND, MUTANTS, KernelMutant, aiter_backend_for
 
 
 @attrs.frozen

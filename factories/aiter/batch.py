@@ -19,7 +19,7 @@ import torch
 from factories.aiter.emulation.device_model import current_cu_count, emulated_cu_count
 from factories.aiter.emulation.planner import get_ps_metadata_info_v1, get_ps_metadata_v1
 from factories.aiter.layout import PlannerSettings
-from factories.aiter.validator import Finding, validate_plan
+from factories.aiter.validator import PlanViolation, validate_plan
 
 
 def indptr(lengths: Sequence[int]) -> torch.Tensor:
@@ -144,7 +144,7 @@ class PsPlan:
         ri = self.reduce_indptr.to("cpu")
         return int((ri[1:] != ri[:-1]).sum())
 
-    def findings(self, **overrides: object) -> tuple[Finding, ...]:
+    def violations(self, **overrides: object) -> tuple[PlanViolation, ...]:
         kwargs: dict[str, object] = dict(
             qo_indptr=self.qo_indptr,
             kv_indptr=self.kv_indptr,

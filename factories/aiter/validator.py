@@ -1,4 +1,4 @@
-"""A pure validator for PS prefill plans: every invariant of contract §2.4, as findings.
+"""A pure validator for PS prefill plans: every invariant of contract §2.4, as violations.
 
 Why: the planner's output is consumed by a kernel that trusts it blindly (no range checks; a bad
 partial slot corrupts a neighbour, a missing kv piece silently drops keys). A validator that
@@ -42,7 +42,7 @@ class Check(enum.Enum):
     """The invariants a plan must satisfy; the value is the stable name, ``invariant`` the rule.
 
     An enum rather than string keys so that a misspelt check is an ``AttributeError`` at the
-    call site instead of a finding nobody asserts on; the text is what a failure prints.
+    call site instead of a violation nobody asserts on; the text is what a failure prints.
     """
 
     invariant: str
@@ -163,7 +163,7 @@ _MAX_PER_CHECK = 8
 
 
 @attrs.frozen
-class Finding:
+class PlanViolation:
     """One violated invariant: which check, where, why, and the expected and actual values."""
 
     check: Check
@@ -174,10 +174,10 @@ class Finding:
 
 
 @attrs.define
-class _Findings:
-    """Collects findings, at most ``_MAX_PER_CHECK`` per check plus one overflow summary."""
+class _Violations:
+    """Collects violations, at most ``_MAX_PER_CHECK`` per check plus one overflow summary."""
 
-    items: list[Finding] = attrs.Factory(list)
+    items: list[PlanViolation] = attrs.Factory(list)
     counts: dict[Check, int] = attrs.Factory(dict)
 
     def add(
@@ -186,12 +186,18 @@ class _Findings:
         n = self.counts.get(check, 0)
         self.counts[check] = n + 1
         if n < _MAX_PER_CHECK:
-            self.items.append(Finding(check, where, message, _plain(expected), _plain(actual)))
+            self.items.append(
+                PlanViolation(check, where, message, _plain(expected), _plain(actual))
+            )
 
-    def result(self) -> tuple[Finding, ...]:
+    def result(self) -> tuple[PlanViolation, ...]:
         extra = [
-            Finding(
-                c, "(more)", f"{n - _MAX_PER_CHECK} more findings of this check not listed", None, n
+            PlanViolation(
+                c,
+                "(more)",
+                f"{n - _MAX_PER_CHECK} more violations of this check not listed",
+                None,
+                n,
             )
             for c, n in self.counts.items()
             if n > _MAX_PER_CHECK
@@ -264,7 +270,7 @@ def validate_plan(
     max_qlen: int | None = None,
     need_lse: bool = False,
     contract: AiterContract | None = None,
-) -> tuple[Finding, ...]:
+) -> tuple[PlanViolation, ...]:
     """Check a PS plan (the six buffers, in ``get_ps_metadata_info_v1`` order) against its inputs.
 
     ``cu_count`` defaults to the emulated one; ``partial_rows`` (rows of splitData/splitLse)
@@ -276,7 +282,7 @@ def validate_plan(
     contract = current_contract() if contract is None else contract
     if need_lse and contract is AiterContract.PRE_3606:
         raise ValueError("need_lse exists only from the 3606 contract revision on")
-    f = _Findings()
+    f = _Violations()
     cu = current_cu_count() if cu_count is None else cu_count
     qo, kv, ctx = _np(qo_indptr), _np(kv_indptr), _np(context_lens)
     wi, info = _np(work_indptr).reshape(-1), _np(work_info).reshape(-1, WORK_INFO_COLS)
@@ -343,7 +349,7 @@ _BUFFER_NAMES = (
 )
 
 
-def _check_static(f: _Findings, buffers: tuple, s: PlannerSettings, qo, kv, ctx) -> None:
+def _check_static(f: _Violations, buffers: tuple, s: PlannerSettings, qo, kv, ctx) -> None:
     wmp = buffers[0]
     if hasattr(wmp, "dtype") and (_dtype_name(wmp) != "uint64" or tuple(wmp.shape) != (2,)):
         f.add(
@@ -388,7 +394,7 @@ def _check_static(f: _Findings, buffers: tuple, s: PlannerSettings, qo, kv, ctx)
             )
 
 
-def _check_work_indptr(f: _Findings, wi: np.ndarray, cu: int, info_rows: int) -> int:
+def _check_work_indptr(f: _Violations, wi: np.ndarray, cu: int, info_rows: int) -> int:
     if len(wi) != cu + 1:
         f.add(
             Check.WORK_INDPTR_LENGTH,
@@ -422,7 +428,7 @@ def _count_groups(ri: np.ndarray) -> tuple[int, int]:
 
 
 def _check_sizes(
-    f: _Findings,
+    f: _Violations,
     used_works,
     n_groups,
     n_partials,
@@ -481,7 +487,7 @@ def _where(works: np.ndarray, i: int) -> str:
 
 
 def _check_fields(
-    f: _Findings, works, batch: int, H: int, qhg: int
+    f: _Violations, works, batch: int, H: int, qhg: int
 ) -> tuple[np.ndarray, np.ndarray]:
     b = works[:, WorkInfoCol.BATCH_IDX]
     hr = works[:, WorkInfoCol.Q_HEAD_RANGE] & 0xFFFFFFFF
@@ -512,7 +518,7 @@ def _check_fields(
     return ~(bad_b | bad_h | bad_loc), head
 
 
-def _check_tile_placement(f: _Findings, works, ok, qo, qg) -> np.ndarray:
+def _check_tile_placement(f: _Violations, works, ok, qo, qg) -> np.ndarray:
     b = np.where(ok, works[:, WorkInfoCol.BATCH_IDX], 0)
     qs, qe = works[:, WorkInfoCol.QO_START], works[:, WorkInfoCol.QO_END]
     lo, hi = qo[b], qo[b + 1] if len(qo) > 1 else qo[b]
@@ -537,7 +543,7 @@ def _check_tile_placement(f: _Findings, works, ok, qo, qg) -> np.ndarray:
     return ok & inside & aligned
 
 
-def _check_rows_once(f: _Findings, works, total_rows: int) -> None:
+def _check_rows_once(f: _Violations, works, total_rows: int) -> None:
     cols = [WorkInfoCol.QO_START, WorkInfoCol.QO_END]
     ranges = np.unique(works[:, cols], axis=0) if len(works) else np.zeros((0, 2), np.int64)
     cover = np.zeros(total_rows + 1, dtype=np.int64)
@@ -575,7 +581,7 @@ def _tile_name(tiles: _Tiles, t: int) -> str:
     return f"tile [{tiles.qs[t]}, {tiles.qe[t]}) of request {tiles.batch[t]}"
 
 
-def _check_tile_heads(f: _Findings, tile_of, head, tiles: _Tiles, H: int) -> None:
+def _check_tile_heads(f: _Violations, tile_of, head, tiles: _Tiles, H: int) -> None:
     present = np.zeros((len(tiles.qs), H), dtype=bool)
     present[tile_of, head] = True
     for t, h in zip(*np.nonzero(~present)):
@@ -589,7 +595,7 @@ def _check_tile_heads(f: _Findings, tile_of, head, tiles: _Tiles, H: int) -> Non
 
 
 def _check_pieces(
-    f: _Findings,
+    f: _Violations,
     works,
     tg,
     head,
@@ -702,7 +708,7 @@ def _check_pieces(
     return split_tile
 
 
-def _check_slots(f: _Findings, works, head, ok, rows_avail: int) -> None:
+def _check_slots(f: _Violations, works, head, ok, rows_avail: int) -> None:
     loc = works[:, WorkInfoCol.PARTIAL_O_LOC]
     sp = np.flatnonzero(ok & (loc >= 0))
     for i in sp[loc[sp] % KERNEL_TILE_ROWS != 0]:
@@ -734,7 +740,7 @@ def _check_slots(f: _Findings, works, head, ok, rows_avail: int) -> None:
             )
 
 
-def _check_tg_order(f: _Findings, works, tg, head, ok, tpc: int, khpc: int) -> None:
+def _check_tg_order(f: _Violations, works, tg, head, ok, tpc: int, khpc: int) -> None:
     if len(works) == 0:
         return
     wrong_cluster = ok & (head // max(khpc, 1) != tg // max(tpc, 1))
@@ -784,7 +790,7 @@ def _check_tg_order(f: _Findings, works, tg, head, ok, tpc: int, khpc: int) -> N
 
 
 def _check_balance(
-    f: _Findings, works, tg, head, ok, tpc: int, khpc: int, ncl: int, s: PlannerSettings
+    f: _Violations, works, tg, head, ok, tpc: int, khpc: int, ncl: int, s: PlannerSettings
 ) -> None:
     bpu = s.kvlen_granularity // s.block_size
     span = np.maximum(works[:, WorkInfoCol.KV_END] - works[:, WorkInfoCol.KV_START], 0)
@@ -806,7 +812,7 @@ def _check_balance(
 
 
 def _check_reduce(
-    f: _Findings,
+    f: _Violations,
     ri,
     fm,
     pm,
@@ -915,7 +921,7 @@ def _check_reduce(
         )
 
 
-def _check_tails(f: _Findings, info, used_works, fm, n_groups, pm, n_partials) -> None:
+def _check_tails(f: _Violations, info, used_works, fm, n_groups, pm, n_partials) -> None:
     for r in np.flatnonzero((info[used_works:] != 0).any(axis=1)) + used_works:
         f.add(
             Check.TAIL_ZEROED,
@@ -942,4 +948,4 @@ def _check_tails(f: _Findings, info, used_works, fm, n_groups, pm, n_partials) -
         )
 
 
-__all__: Sequence[str] = ("Check", "Finding", "validate_plan")
+__all__: Sequence[str] = ("Check", "PlanViolation", "validate_plan")

@@ -1,9 +1,26 @@
 """The AST analyzer: what vLLM's methods read, and what a test's ``object.__new__`` stub sets.
 
 Text only: nothing here imports torch or vllm (the audit runs in pre-commit on any Python 3.10+
-with attrs). ``source_tree`` parses a tree that holds ``vllm/``; ``classes`` resolves names to
-classes and MROs; ``readset`` walks method bodies; ``values`` holds what a test states about its
-inputs; ``extraction`` finds the stubs in a test module; ``signatures`` binds calls; ``audit`` turns
-all of it into ``findings``; ``trigger``, ``since`` and ``baseline`` serve pre-commit;
-``history`` replays vLLM's releases to measure the audit. The command line is ``factories.cli``.
+with attrs). One job per module:
+
+- ``source_tree``: parses a tree that holds ``vllm/`` (lazily, once), with an overlay for a base
+  version's text.
+- ``classes``: resolves names through imports to classes, their MROs and members;
+  ``class_refs``: the structured class a stub names (``ClassRef``), which ``classes`` resolves.
+- ``readset/``: walks a method body for the attributes it reads on each path, following
+  ``self.m()``, ``super().m()`` and properties through the MRO, under the ``CallContext`` the
+  test states (patches, ``pytest.raises``, detached tasks).
+- ``values``: what a test states about a value (constructed objects, mocks, enum members,
+  lengths) and how such values compare, so they can decide branches.
+- ``binding``: parameter lists from the AST and the binding of a call's shape to one.
+- ``extraction/``: finds the stubs in a test module and follows each one through aliases,
+  helpers, callers and parametrize cases.
+- ``audit``: ``StubAuditor``, from files to stubs to findings; ``class_audit``: one stub
+  against its class (``ClassAuditor``); ``report``: stale fields, finding builders, merging and
+  order; ``allowlist``: known findings to silence; ``findings``: the frozen result values.
+- ``trigger``, ``since`` and ``baseline`` serve pre-commit: the stubs a ``vllm/`` change
+  affects, the reads a change added, the findings already known.
+
+The command line is ``factories.cli``; how well all of this does is measured by
+``factories.evaluation``.
 """

@@ -14,6 +14,7 @@ import enum
 
 import attrs
 
+from factories.analysis.binding import literal_value
 from factories.analysis.class_refs import (
     ClassRef,
     ExpressionClass,
@@ -21,7 +22,6 @@ from factories.analysis.class_refs import (
     RegistryClass,
     UnsettledClass,
 )
-from factories.analysis.signatures import literal_value
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, SourceError, SourceTree
 
 # Bases that contribute nothing an instance reads.

@@ -40,7 +40,7 @@ def collect_imports(body: list[ast.stmt], module: str, is_package: bool) -> dict
     the analyzer wants to know what a name *can* refer to, not whether it is bound at run time.
     """
     table: dict[str, ImportTarget] = {}
-    for node in _shallow_statements(body):
+    for node in shallow_statements(body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -56,15 +56,15 @@ def collect_imports(body: list[ast.stmt], module: str, is_package: bool) -> dict
     return table
 
 
-def _shallow_statements(body: list[ast.stmt]):
+def shallow_statements(body: list[ast.stmt]):
     """Statements of ``body`` plus those nested in if/try/with blocks (not in defs)."""
     for node in body:
         yield node
         if isinstance(node, (ast.If, ast.Try, ast.With)):
             for field in ("body", "orelse", "finalbody"):
-                yield from _shallow_statements(getattr(node, field, []) or [])
+                yield from shallow_statements(getattr(node, field, []) or [])
             for handler in getattr(node, "handlers", []) or []:
-                yield from _shallow_statements(handler.body)
+                yield from shallow_statements(handler.body)
 
 
 def _absolute_module(node: ast.ImportFrom, module: str, is_package: bool) -> str:
@@ -110,7 +110,7 @@ class ModuleInfo:
             source = decode_source(source)
         info = cls(name=name, path=path, tree=tree, is_package=is_package)
         info.lines = source.splitlines()
-        for node in _shallow_statements(tree.body):
+        for node in shallow_statements(tree.body):
             if isinstance(node, ast.ClassDef):
                 info.classes.setdefault(node.name, node)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -14,17 +14,19 @@ resolved through, and those of the classes a test patches.  That is the reverse 
 the analyzer itself.
 
 Building it for a whole ``tests/`` tree costs the whole-tree audit (~6 s on vLLM 0.34.0), too
-slow for a commit hook and not worth a cache that can go stale.  ``candidate_files`` is a cheap,
-*sound* text pre-filter: a stub can depend on module ``m`` only through a chain of named
-references that starts at ``m``'s own name (an import of ``m`` spells its last component; a
-bare ``from . import x`` is resolved from the file's path) and goes on through the names that
+slow for a commit hook and not worth a cache that can go stale. ``TextScan.candidate_files`` is
+a cheap, *sound* text pre-filter: a stub can depend on module ``m`` only through a chain of
+named references that starts at ``m``'s own name (an import of ``m`` spells its last component;
+a bare ``from . import x`` is resolved from the file's path) and goes on through the names that
 statements mentioning it bind (``from .m import Base``, ``class Sub(Base)``, ``Alias = Sub``,
-``import a.m as z``), ending in the test file.  The closure of those names over the vLLM tree is
+``import a.m as z``), ending in the test file. The closure of those names over the vLLM tree is
 computed on text and on the shallow statements of the few files that mention them; test files
-holding ``object.__new__`` and one of the names are the candidates.  The decision is still the
-analyzer's: ``dependent_files`` audits the candidates' stubs and keeps the files with a stub
-whose dependencies meet the changed modules.  ``contracts/analysis/test_trigger.py`` checks on
-vLLM 0.34.0 that the pre-filter never drops a file the full index says depends on a module.
+holding ``object.__new__`` and one of the names are the candidates. The decision is still the
+analyzer's: ``StubAuditor.triggered`` audits the candidates' stubs and keeps the files with a
+stub whose dependencies meet the changed modules (``dependent_stubs`` is that rule on stubs
+already extracted). ``contracts/analysis/test_trigger_and_baseline.py``
+(``test_the_pre_filter_never_drops_a_dependent_file_on_0_34``) checks on vLLM 0.34.0 that the
+pre-filter never drops a file the full index says depends on a module.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from pathlib import Path
 import attrs
 
 from factories.analysis.extraction import Stub
-from factories.analysis.source_tree import ModuleInfo, SourceTree, _shallow_statements
+from factories.analysis.source_tree import ModuleInfo, SourceTree, shallow_statements
 from factories.errors import SourceError
 
 _STUB_MARK = b"object.__new__("
@@ -97,7 +99,7 @@ def _edges(module: ModuleInfo) -> list[tuple[frozenset[str], str, bool]]:
     spells, the name it binds, whether it is a bare relative import ``from . import x``): a
     reference to any of those words may continue through the bound name."""
     out: list[tuple[frozenset[str], str, bool]] = []
-    for stmt in _shallow_statements(module.tree.body):
+    for stmt in shallow_statements(module.tree.body):
         if isinstance(stmt, ast.ClassDef):
             words = set().union(*(_words(b) for b in [*stmt.bases, *stmt.keywords]))
             out.append((frozenset(words), stmt.name, False))

@@ -45,7 +45,8 @@ _EXCEPTIONS = frozenset(
     if isinstance(getattr(builtins, name), type)
     and issubclass(getattr(builtins, name), BaseException)
 )
-_MAX_DEPTH = 4
+#: How many nested expressions and local-name bindings ``test_value`` looks through.
+_MAX_EXPRESSION_DEPTH = 4
 # Array constructors whose first dimension is their data's length or a literal size argument.
 _FROM_DATA = frozenset({"tensor", "as_tensor", "array", "asarray"})
 _FROM_SIZE = frozenset({"zeros", "ones", "empty", "full", "rand", "randn"})
@@ -127,7 +128,7 @@ def test_value(
     """``(value,)`` for what the test's expression ``node`` is known to be, else ``()``.
 
     ``resolve`` maps a local name to the expression last assigned to it (or None)."""
-    if node is None or depth > _MAX_DEPTH:
+    if node is None or depth > _MAX_EXPRESSION_DEPTH:
         return ()
     if isinstance(node, ast.Constant):
         if isinstance(node.value, (bool, int, float, str, type(None))):

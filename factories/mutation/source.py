@@ -20,7 +20,7 @@ from pathlib import Path
 
 import attrs
 
-from factories.errors import MutationDoesNotApply
+from factories.errors import MutationDoesNotApplyError
 
 
 @attrs.frozen
@@ -36,7 +36,7 @@ class Mutation:
     def apply_to_text(self, text: str) -> str:
         found = text.count(self.old)
         if found != self.count:
-            raise MutationDoesNotApply(
+            raise MutationDoesNotApplyError(
                 f"{self.relpath}: expected {self.count} occurrence(s) of {self.old!r}, "
                 f"found {found} ({self.description or 'mutation'})"
             )

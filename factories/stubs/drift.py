@@ -43,12 +43,23 @@ def audit_spec_against(spec: StubSpec, cls: type) -> tuple[Finding, ...]:
     return _audit_cached(spec, str(root), digest)
 
 
+def _drift_message(spec: StubSpec, findings: tuple[Finding, ...]) -> str:
+    """What a ``StubDriftError`` says: the stub, where its spec is, and one line per finding."""
+    lines = [
+        f"{spec.class_name} stub for {spec.scenario!r} drifted from vLLM "
+        f"(spec at {spec.defined_at}); update factories/stubs/specs.py:"
+    ]
+    for f in findings:
+        lines.append(f"  - [{f.kind.value}] {f.message} (vLLM: {f.vllm_location})")
+    return "\n".join(lines)
+
+
 def ensure_no_drift(spec: StubSpec, cls: type) -> None:
     """Raise ``StubDriftError`` on any error finding; warn on stale fields."""
     findings = audit_spec_against(spec, cls)
     errors = tuple(f for f in findings if f.kind is not FindingKind.STALE_FIELD)
     if errors:
-        raise StubDriftError(spec, errors)
+        raise StubDriftError(_drift_message(spec, errors), errors)
     for f in findings:
         warnings.warn(
             f"{f.message} (spec at {spec.defined_at})", StaleStubFieldWarning, stacklevel=3

@@ -80,12 +80,12 @@ PLAN_BATCHES = {
 }
 
 
-def attached_plan_findings(
+def attached_plan_violations(
     aiter_mla: Any, builder: Any, batch: PrefillBatch, limits: Limits, cu_count: int
 ) -> tuple:
     """What is wrong with the PS plan vLLM attached to ``batch`` (its builder's work metadata
     and the metadata's PS fields), checked against what the kernel requires (granularities,
-    causal), not what vLLM asked the planner for: ``validate_plan``'s findings, () if none."""
+    causal), not what vLLM asked the planner for: ``validate_plan``'s violations, () if none."""
     md = batch.metadata
     width = aiter_mla.AiterMLAHelper.get_fp8_prefill_num_heads(builder.num_heads)
     buffers = [builder.fp8_ps_work_metadata] + [

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis.binding import CallShape
 from factories.analysis.extraction import EventKind, NamedClass, Stub, StubEvent
 from factories.analysis.findings import Location
-from factories.analysis.signatures import CallShape
 from factories.analysis.source_tree import ImportTarget, ModuleInfo
 
 AITER_MLA_MODULE = "vllm.v1.attention.backends.mla.rocm_aiter_mla"

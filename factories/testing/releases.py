@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from factories.errors import ReleaseNotFetched
+from factories.errors import ReleaseNotFetchedError
 
 #: The one setting that locates every cache (release sources, the vLLM wheel, fetch logs).
 CACHE_ENV = "VLLM_GUARD_CACHE"
@@ -32,7 +32,7 @@ def release_source(version: str) -> Path:
     """Folder holding ``vllm/`` and ``tests/`` of vLLM ``version``."""
     root = cache_dir() / "vllm-src" / version
     if not (root / "vllm" / "__init__.py").is_file():
-        raise ReleaseNotFetched(
+        raise ReleaseNotFetchedError(
             f"vLLM {version} source is not in {root.parent}; "
             f"run: python tools/fetch_vllm.py {version}"
         )

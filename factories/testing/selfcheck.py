@@ -38,7 +38,7 @@ def selfcheck_version(environ: Mapping[str, str] | None = None) -> str:
 
 
 def selfcheck_source(environ: Mapping[str, str] | None = None) -> Path:
-    """Folder holding the pinned release's ``vllm/`` (``ReleaseNotFetched`` when not cached)."""
+    """Folder holding the pinned release's ``vllm/``; ``ReleaseNotFetchedError`` if not cached."""
     return release_source(selfcheck_version(environ))
 
 

@@ -6,7 +6,7 @@ imports) once, then each file runs ``pytest.main`` in a fresh ``fork()`` so that
 monkeypatching, module state or crash cannot leak into the next, and a hung file is killed at
 its deadline (SIGTERM first: the plugin then writes what it saw).
 
-Invoked by ``factories.analysis.judge`` as ``PY -m factories.testing.stub_runner SPEC.json``;
+Invoked by ``factories.evaluation.judge`` as ``PY -m factories.testing.stub_runner SPEC.json``;
 the spec names the tests folder, the files, the output folder and the timeout.  Standard
 library only until ``main`` runs.
 """

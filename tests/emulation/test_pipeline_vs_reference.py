@@ -193,7 +193,7 @@ def test_pipeline_matches_float64_reference(case: Case, device: str):
     plan = plan_batch(
         case.q_lens, case.kv_lens, case.heads, settings, cu_count=case.cu, device=device
     )
-    assert plan.findings() == ()
+    assert plan.violations() == ()
     assert plan.num_reduce_groups > 0, "the case must exercise split tiles"
     x = make_inputs(case, device)
     got = run_pipeline(plan, x, device)

@@ -16,7 +16,7 @@ from factories.accuracy.kill_matrix import KILL_CASES, run_mutant
 from factories.accuracy.tolerance import file_tolerance, read
 from factories.aiter.emulation import ARITHMETIC_VARIANTS, KernelArithmetic
 from factories.aiter.emulation.arithmetic import NO_FAULTS
-from factories.mutation.kernels import BASES, MUTANTS, aiter_backend_for, arithmetic_for
+from factories.mutation.broken_kernels import BASES, MUTANTS, aiter_backend_for, arithmetic_for
 
 pytestmark = pytest.mark.requires_vllm
 

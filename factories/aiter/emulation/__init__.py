@@ -15,6 +15,11 @@ names, order and defaults (ROCm/aiter e4048607a5; pinned in :mod:`.signatures`):
 - ``mla_reduce_v1(partial_output, partial_lse, reduce_indptr, reduce_final_map, reduce_partial_map,
   max_seqlen_q, num_kv_splits, final_output, final_lse=None)``
 
+One job per module: ``planner`` (the two planner functions, a re-implementation of AITER's host
+planner), ``kernels`` (the PS prefill kernel and the reduce), ``arithmetic`` (the kernels'
+rounding as a parameter, and the faults the kill matrix injects), ``device_model`` (the CU count
+and the arch's fp8).
+
 Why an emulation: none of these exist without a gfx950 GPU, yet vLLM's glue around them (buffer
 sizing, positional calls, partial slots, which rows get an LSE, scale tensors, fp8 flavour) is
 where regressions happen. The CU count that AITER takes from the current device is an explicit

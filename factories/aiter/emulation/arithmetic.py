@@ -14,7 +14,7 @@ and task-safe, no module globals. The defaults are the shipped emulation (fp32 P
 :class:`KernelArithmetic` (see its fields) and the named presets :data:`ARITHMETIC_VARIANTS`
 describe *correct* kernels that round differently. :class:`KernelFaults` describes *bugs*
 (off-by-one causal limit, a reduce that drops a partial) that cannot be made by wrapping what the
-kernels are handed; it exists for :mod:`factories.mutation.kernels` only.
+kernels are handed; it exists for :mod:`factories.mutation.broken_kernels` only.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ The stub's class is a ``ClassRef`` (``ClassIndex.resolve_ref`` finds it in the t
 Private modules, one job each: ``_scope`` (parent links, scopes, imports, callers), ``_cases``
 (parametrize cases and the ``Bindings`` a stub is followed under), ``_class_choice`` (the
 class, as a ``class_refs.ClassRef``), ``_follow`` (aliases, helpers, fixtures, callers),
-``_events`` (sets, calls, reads, patches), ``_extractor`` (the pieces put together).
+``_events`` (sets, calls, reads, patches), ``_model`` (the ``Stub`` and ``StubEvent`` values),
+``_syntax`` (small questions about AST nodes), ``_extractor`` (the pieces put together).
 """
 
 from __future__ import annotations

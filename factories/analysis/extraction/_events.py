@@ -12,6 +12,7 @@ import re
 
 import attrs
 
+from factories.analysis.binding import CallShape
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.extraction._cases import Bindings, CaseReader
 from factories.analysis.extraction._model import EventKind, StubEvent
@@ -22,7 +23,6 @@ from factories.analysis.extraction._syntax import (
     is_name_in,
     str_literal,
 )
-from factories.analysis.signatures import CallShape
 from factories.analysis.values import Obj, is_exception_expr, raises_when_called
 
 # How many levels of same-module helpers are searched for the patches a test applies.

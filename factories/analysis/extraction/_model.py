@@ -8,9 +8,9 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis.binding import CallShape
 from factories.analysis.class_refs import ClassRef
 from factories.analysis.findings import Location
-from factories.analysis.signatures import CallShape
 from factories.analysis.source_tree import ImportTarget, ModuleInfo
 
 

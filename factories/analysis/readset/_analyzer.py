@@ -12,13 +12,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping, Sequence
 
+from factories.analysis.binding import CallShape, Signature
 from factories.analysis.classes import ClassIndex, ClassInfo, Member, MemberKind
 from factories.analysis.findings import Location
 from factories.analysis.readset._model import CallContext, MethodReport, Recorder, Walked
 from factories.analysis.readset._paths import BlockIds, first_by_name, provisioned
 from factories.analysis.readset._walker import Walker
-from factories.analysis.signatures import CallShape, Signature
-from factories.errors import MethodNotFound
+from factories.errors import MethodNotFoundError
 
 #: How many nested method calls (``self.m()``, ``super().m()``, properties) one walk follows
 #: below the analysed call; deeper calls are assumed to read and write nothing.
@@ -43,7 +43,7 @@ class ReadSetAnalyzer:
             MemberKind.CLASSMETHOD,
             MemberKind.STATICMETHOD,
         ):
-            raise MethodNotFound(method)
+            raise MethodNotFoundError(method)
         return member
 
     def analyze(

@@ -9,10 +9,10 @@ import builtins
 
 import attrs
 
+from factories.analysis.binding import CallShape
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._model import AttributeAccess, CallSite, State
 from factories.analysis.readset._syntax import literal_name
-from factories.analysis.signatures import CallShape
 from factories.analysis.values import Obj
 from factories.errors import SourceError
 

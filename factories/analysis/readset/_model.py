@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import attrs
 
+from factories.analysis.binding import CallShape, Signature
 from factories.analysis.findings import Location
-from factories.analysis.signatures import CallShape, Signature
 
 State = frozenset[str] | None  # None: this path cannot be reached (after return/raise)
 

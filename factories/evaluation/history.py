@@ -60,7 +60,7 @@ from factories.errors import HistoryInputError
 #: Below this similarity of the creating function's statements a matched stub is "rewritten".
 REWRITE_RATIO = 0.5
 #: How many levels of helper, caller and fixture the ground truth follows a stub through.
-_MAX_DEPTH = 2
+_MAX_FOLLOW_LEVELS = 2
 #: The folder, under a release's work root, that holds the previous release's tests.
 _PRIOR = "prior_release"
 _SETTERS = frozenset({"setattr", "__setattr__", "object"})
@@ -210,7 +210,9 @@ class _Follower:
                     returned = True
             elif isinstance(node, (ast.Name, ast.Attribute)) and ast.unparse(node) in names:
                 uses.lines.add(node.lineno)
-        if depth < _MAX_DEPTH and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if depth < _MAX_FOLLOW_LEVELS and isinstance(
+            scope, (ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
             self._siblings(scope, names, uses, depth)
         uses.scope = outer
         return returned
@@ -252,7 +254,7 @@ class _Follower:
             for key in keys:
                 uses.set(key, node.lineno)
             uses.lines.add(node.lineno)
-        elif isinstance(func, ast.Name) and depth < _MAX_DEPTH:
+        elif isinstance(func, ast.Name) and depth < _MAX_FOLLOW_LEVELS:
             helper = self.m.helper(func.id)
             if helper is None:
                 return
@@ -282,12 +284,14 @@ class _Follower:
             if sibling is scope:
                 continue
             if isinstance(sibling, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                self.follow(sibling, on_self, sibling.lineno, uses, _MAX_DEPTH)
+                self.follow(sibling, on_self, sibling.lineno, uses, _MAX_FOLLOW_LEVELS)
 
     def users(self, scope: ast.AST, uses: _Uses, depth: int) -> None:
         """The stub leaves ``scope`` by ``return``/``yield``: follow it into the callers that
         bind the result to a name and the tests that request ``scope`` as a fixture."""
-        if depth >= _MAX_DEPTH or not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if depth >= _MAX_FOLLOW_LEVELS or not isinstance(
+            scope, (ast.FunctionDef, ast.AsyncFunctionDef)
+        ):
             return
         fixture = next((k for k, v in self.m.fixtures.items() if v is scope), None)
         for funcs in self.m.by_name.values():
