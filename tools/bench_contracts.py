@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 MODULE = "vllm.v1.attention.backends.mla.rocm_aiter_mla"
 PARTS = (
     "contracts/analysis",
+    "contracts/analyzer",
     "contracts/aiter_ps",
     "contracts/test_ps_table.py",
     "contracts/vllm_path",

@@ -1,5 +1,8 @@
-"""Every module here is a self-proof of the analyzer: it runs ``audit-stubs`` and the analysis on
-pinned release sources and never reads the vLLM under test (each module is marked ``selfcheck``).
+"""Every module here is a self-proof of the analyzer on pinned release sources (it runs
+``audit-stubs`` and the analysis on them, or mutates them) or a slow one (real git, pytest or
+``audit-stubs`` subprocesses); it never reads the vLLM under test (each module is marked
+``selfcheck``).  The analyzer's cases on tiny synthetic trees, cheap enough for every run, are
+in ``contracts/analyzer/`` and run in a plain ``pytest contracts/``.
 
 Without ``--selfcheck`` their tests would all be deselected, so they are not even collected:
 importing and assertion-rewriting these large modules was 0.3 s of every plain

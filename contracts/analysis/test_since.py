@@ -1,11 +1,8 @@
-"""``--since REV`` / ``--base-src DIR``: reads a change added are errors, nothing else changes.
+"""``--since REV`` / ``--base-src DIR`` on the command line, with real git, and on real history.
 
-Each case of the table is a tiny ``vllm/mod.py`` in two versions (the base and the change) and
-one test file; the audit runs against the change with the base's reads known.  The cases that
-must stay quiet are the harmless refactors a vLLM developer makes every day (a read moved into
-a helper, lines moved): a check that fires on those would be switched off.  The CLI tests run
-real git in a temporary repository, as pre-commit does; the real-history test audits vLLM
-0.33.0's tests against 0.34.0 with 0.33.0 as the base.
+The CLI tests run real git in a temporary repository, as pre-commit does, on ``worker_tree``
+(the tree whose changes ``contracts/analyzer/test_since_cases.py`` tables); the real-history
+test audits vLLM 0.33.0's tests against 0.34.0 with 0.33.0 as the base.
 """
 
 from __future__ import annotations
@@ -19,166 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from factories.analysis.audit import StubAuditor
-from factories.analysis.findings import FindingKind, Severity
-from factories.analysis.since import KnownReads, base_from_tree
-from factories.cli import main
+from contracts.analyzer.cases import cli
+from contracts.analyzer.worker_tree import BASE, NEW_READ, TEST, vllm_tree
 
-#: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
-#: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.
+#: With --selfcheck (CI) only: the real history reads pinned releases, and each CLI case spawns
+#: git several times (about 2 s in all), too slow for a developer's plain ``pytest contracts/``.
 pytestmark = pytest.mark.selfcheck
 
 REPO = Path(__file__).resolve().parents[2]
-
-TEST = """
-    from vllm.mod import Worker
-
-    def test_step(flag):
-        worker = object.__new__(Worker)
-        worker.ready = True
-        worker.step(flag)
-"""
-
-BASE = """
-    class Worker:
-        def step(self, flag):
-            if flag:
-                return self.cache
-            return self.ready
-"""
-
-# (case id, the changed vllm/mod.py, {attribute: kind} expected against the change)
-CASES = [
-    (
-        "new-read-on-an-undecided-branch",
-        """
-        class Worker:
-            def step(self, flag):
-                if flag:
-                    return self.cache, self.queue
-                return self.ready
-        """,
-        {"cache": "possibly-missing-attribute", "queue": "newly-read-attribute"},
-    ),
-    (
-        "refactor-read-moved-into-a-helper",
-        """
-        class Worker:
-            def step(self, flag):
-                if flag:
-                    return self._cached()
-                return self.ready
-
-            def _cached(self):
-                return self.cache
-        """,
-        {"cache": "possibly-missing-attribute"},
-    ),
-    (
-        "refactor-lines-moved-and-local-renamed",
-        """
-        # a comment above the class moves every line
-
-
-        class Worker:
-            def step(self, enabled):
-                result = self.ready
-                if enabled:
-                    result = self.cache
-                return result
-        """,
-        {"cache": "possibly-missing-attribute"},
-    ),
-    (
-        "new-certain-read-stays-a-plain-error",
-        """
-        class Worker:
-            def step(self, flag):
-                self.queue.clear()
-                if flag:
-                    return self.cache
-                return self.ready
-        """,
-        {"cache": "possibly-missing-attribute", "queue": "missing-attribute"},
-    ),
-    (
-        "new-read-of-a-class-default-needs-nothing",
-        """
-        class Worker:
-            queue = None
-
-            def step(self, flag):
-                if flag:
-                    return self.cache, self.queue
-                return self.ready
-        """,
-        {"cache": "possibly-missing-attribute"},
-    ),
-    (
-        "new-read-in-a-method-the-test-does-not-call",
-        """
-        class Worker:
-            def step(self, flag):
-                if flag:
-                    return self.cache
-                return self.ready
-
-            def other(self):
-                if self.ready:
-                    return self.queue
-        """,
-        {"cache": "possibly-missing-attribute"},
-    ),
-    (
-        "read-the-test-already-avoided-removed",
-        """
-        class Worker:
-            def step(self, flag):
-                return self.ready
-        """,
-        {},
-    ),
-]
-
-
-def _tree(root: Path, source: str) -> Path:
-    (root / "vllm").mkdir(parents=True)
-    (root / "vllm" / "__init__.py").write_text("")
-    (root / "vllm" / "mod.py").write_text(textwrap.dedent(source))
-    return root
-
-
-@pytest.mark.parametrize(("changed", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_reads_the_change_added_are_errors_and_refactors_add_none(tmp_path, changed, expected):
-    now = _tree(tmp_path / "now", changed)
-    base = _tree(tmp_path / "base", BASE)
-    test = tmp_path / "test_worker.py"
-    test.write_text(textwrap.dedent(TEST))
-    overlay = base_from_tree(base).overlay
-    before = StubAuditor(now, overlay).audit_paths([test])
-    known = KnownReads.of("base", before.findings)
-    result = StubAuditor(now).audit_paths([test], since=known)
-    reads = {
-        f.name: f.kind.value
-        for f in result.findings
-        if f.kind.value.endswith("attribute") and f.kind is not FindingKind.STALE_FIELD
-    }
-    assert reads == expected
-    for finding in result.findings:
-        if finding.kind is FindingKind.NEWLY_READ_ATTRIBUTE:
-            assert finding.severity is Severity.ERROR
-            assert "since base" in finding.message and finding.name in finding.message
-
-
-def test_the_base_overlay_reads_the_other_tree_and_leaves_tests_in_place(tmp_path):
-    """Without ``--since`` the same change reports the new read as a note only."""
-    now = _tree(tmp_path / "now", CASES[0][1])
-    test = tmp_path / "test_worker.py"
-    test.write_text(textwrap.dedent(TEST))
-    plain = StubAuditor(now).audit_paths([test])
-    assert {f.name for f in plain.errors} == set()
-    before = StubAuditor(now, base_from_tree(_tree(tmp_path / "base", BASE)).overlay)
-    assert {f.name for f in before.audit_paths([test]).findings} == {"cache"}
 
 
 # -- the command line, with real git --------------------------------------------------------
@@ -201,7 +46,7 @@ def checkout(tmp_path, request):
     top of the checkout or in a folder inside it (paths from git are then relative to it)."""
     top = tmp_path / "repo"
     repo = top if request.param == "at-the-top" else top / "src"
-    _tree(repo, BASE)
+    vllm_tree(repo, BASE)
     (repo / "tests").mkdir()
     (repo / "tests" / "test_worker.py").write_text(textwrap.dedent(TEST))
     _git(top, "init", "-q")
@@ -210,31 +55,21 @@ def checkout(tmp_path, request):
     return repo
 
 
-def _cli(repo: Path, *args: str, capsys) -> tuple[int, str, str]:
-    """``audit-stubs`` in-process: its exit status (argparse's too) and what it printed."""
-    try:
-        status = main(["--vllm-src", str(repo), *args])
-    except SystemExit as exc:
-        status = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_since_head_fails_on_the_read_an_uncommitted_change_adds(checkout, capsys):
-    (checkout / "vllm" / "mod.py").write_text(textwrap.dedent(CASES[0][1]))
-    status, out, err = _cli(
+    (checkout / "vllm" / "mod.py").write_text(textwrap.dedent(NEW_READ))
+    status, out, err = cli(
         checkout, "--since", "HEAD", str(checkout / "vllm" / "mod.py"), capsys=capsys
     )
     assert status == 1, out + err
     assert "error" in out and "self.queue" in out and "[newly-read-attribute]" in out
     assert "tests/test_worker.py:5" in out
     assert "self.cache" not in out  # the base had that read: still a note
-    status, out, err = _cli(checkout, str(checkout / "vllm" / "mod.py"), capsys=capsys)
+    status, out, err = cli(checkout, str(checkout / "vllm" / "mod.py"), capsys=capsys)
     assert status == 0, out + err  # without --since the same read is a note
 
 
 def test_since_head_without_a_change_is_the_plain_audit(checkout, capsys):
-    status, out, err = _cli(checkout, "--since", "HEAD", str(checkout / "tests"), capsys=capsys)
+    status, out, err = cli(checkout, "--since", "HEAD", str(checkout / "tests"), capsys=capsys)
     assert status == 0, out + err
     assert "no vLLM file differs from HEAD" in err
 
@@ -242,7 +77,7 @@ def test_since_head_without_a_change_is_the_plain_audit(checkout, capsys):
 def test_since_head_a_new_module_did_not_exist_at_the_base(checkout, capsys):
     """An added file (untracked, as before ``git add``) is absent from the base."""
     (checkout / "vllm" / "extra.py").write_text("class Extra:\n    pass\n")
-    status, out, err = _cli(checkout, "--since", "HEAD", str(checkout / "tests"), capsys=capsys)
+    status, out, err = cli(checkout, "--since", "HEAD", str(checkout / "tests"), capsys=capsys)
     assert status == 0, out + err
     assert "1 vLLM file(s) differ" in err
 
@@ -257,17 +92,10 @@ def test_since_head_a_new_module_did_not_exist_at_the_base(checkout, capsys):
     ],
 )
 def test_bad_base_is_exit_2_with_one_line(checkout, capsys, args, needle):
-    status, out, err = _cli(checkout, *args, str(checkout / "tests"), capsys=capsys)
+    status, out, err = cli(checkout, *args, str(checkout / "tests"), capsys=capsys)
     assert status == 2
     assert needle in err and len(err.strip().splitlines()) == 1, err
     assert "Traceback" not in err and out == ""
-
-
-def test_since_outside_a_git_checkout_is_exit_2(tmp_path, capsys):
-    repo = _tree(tmp_path / "plain", BASE)
-    status, _, err = _cli(repo, "--since", "HEAD", str(repo), capsys=capsys)
-    assert status == 2
-    assert "not inside a git checkout" in err and len(err.strip().splitlines()) == 1
 
 
 # -- real history ------------------------------------------------------------------------------

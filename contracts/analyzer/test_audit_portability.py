@@ -10,14 +10,12 @@ of stdlib names added after 3.10 catches the likely slips.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
-
-#: Tests of this project's analyzer on pinned release sources, never on the vLLM under test:
-#: they run with --selfcheck (CI), not in a developer's plain ``pytest contracts/``.
-pytestmark = pytest.mark.selfcheck
 
 REPO = Path(__file__).resolve().parents[2]
 OLDEST = (3, 10)
@@ -54,20 +52,33 @@ def _module_file(dotted: str) -> Path | None:
     return None
 
 
-def audit_closure() -> dict[Path, ast.Module]:
-    """Every project module the console script can load, parsed as the oldest Python would.
+@attrs.frozen
+class Module:
+    """One module of the closure as the checks see it: the names it uses (imported, and
+    ``name``/``name.attr`` anywhere) and the top-level packages each absolute import names,
+    by line."""
+
+    names: frozenset[str]
+    imports: tuple[tuple[int, frozenset[str]], ...]
+
+
+@functools.cache
+def audit_closure() -> dict[Path, Module]:
+    """Every project module the console script can load, parsed as the oldest Python would
+    (the parse is the grammar check) and walked once: the checks below share this one result.
 
     Imports inside functions count too (``cli`` imports the specs lazily), and so do the
     ``__init__.py`` of every package on the way.
     """
     todo = [REPO / p for p in ENTRY_POINTS]
-    seen: dict[Path, ast.Module] = {}
+    seen: dict[Path, Module] = {}
     while todo:
         path = todo.pop()
         if path in seen:
             continue
-        seen[path] = tree = ast.parse(path.read_bytes(), str(path), feature_version=OLDEST)
-        for name in _imported_names(tree):
+        tree = ast.parse(path.read_bytes(), str(path), feature_version=OLDEST)
+        seen[path] = module = _read(tree)
+        for name in module.names:
             parts = name.split(".")
             if parts[0] != "factories":
                 continue
@@ -84,19 +95,23 @@ def audit_closure() -> dict[Path, ast.Module]:
     return seen
 
 
-def _imported_names(tree: ast.Module) -> set[str]:
-    out: set[str] = set()
+def _read(tree: ast.Module) -> Module:
+    """``tree``'s ``Module``, in one walk."""
+    names: set[str] = set()
+    imports: list[tuple[int, frozenset[str]]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
+            names.update(alias.name for alias in node.names)
+            imports.append((node.lineno, frozenset(a.name.split(".")[0] for a in node.names)))
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            out.add(node.module)
-            out.update(f"{node.module}.{alias.name}" for alias in node.names)
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            imports.append((node.lineno, frozenset({node.module.split(".")[0]})))
         elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            out.add(f"{node.value.id}.{node.attr}")
+            names.add(f"{node.value.id}.{node.attr}")
         elif isinstance(node, ast.Name):
-            out.add(node.id)
-    return out
+            names.add(node.id)
+    return Module(frozenset(names), tuple(imports))
 
 
 def test_closure_is_the_analyzer_and_not_the_torch_side():
@@ -106,28 +121,21 @@ def test_closure_is_the_analyzer_and_not_the_torch_side():
 
 
 def test_audit_modules_parse_as_the_oldest_supported_python():
-    for path in audit_closure():  # audit_closure parses with feature_version=OLDEST
-        ast.parse(path.read_bytes(), str(path), feature_version=OLDEST)
+    assert audit_closure()  # audit_closure parses with feature_version=OLDEST
 
 
 def test_audit_modules_use_no_stdlib_newer_than_the_oldest_python():
-    for path, tree in audit_closure().items():
-        used = _imported_names(tree)
+    for path, module in audit_closure().items():
+        used = module.names
         assert not used & NEWER_STDLIB, f"{path}: {sorted(used & NEWER_STDLIB)}"
         assert not used & NEWER_NAMES, f"{path}: {sorted(used & NEWER_NAMES)}"
 
 
 def test_audit_modules_import_only_the_stdlib_and_attrs():
     allowed = set(sys.stdlib_module_names) | {"attrs", "factories", "__future__"}
-    for path, tree in audit_closure().items():
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                tops = {alias.name.split(".")[0] for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                tops = {node.module.split(".")[0]}
-            else:
-                continue
-            assert tops <= allowed, f"{path}:{node.lineno} imports {sorted(tops - allowed)}"
+    for path, module in audit_closure().items():
+        for lineno, tops in module.imports:
+            assert tops <= allowed, f"{path}:{lineno} imports {sorted(tops - allowed)}"
 
 
 def test_requires_python_has_no_upper_cap():
