@@ -22,10 +22,10 @@ from typing import NoReturn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from factories.analysis.history import parse_pair  # noqa: E402
 from factories.analysis.standin_history import (  # noqa: E402
     format_repairs,
     format_table,
-    parse_pair,
     run_standin_history,
 )
 from factories.errors import GuardError  # noqa: E402

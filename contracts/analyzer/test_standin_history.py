@@ -340,5 +340,12 @@ def test_cli_on_two_fake_releases(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     report = json.loads(out.read_text())
-    assert report["totals"] == {"repaired_sites": 1, "repairs": 1}
+    assert report["totals"] == {
+        "matched": 1,
+        "new": 0,
+        "rewritten": 0,
+        "repaired_sites": 1,
+        "added_fields": 1,
+    }
+    assert report["populations"]["1.1"]["types.SimpleNamespace"] == {"calls": 1, "files": 1}
     assert report["pairs"][0]["repair_list"][0]["fields"] == ["b"]

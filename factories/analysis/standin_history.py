@@ -26,7 +26,8 @@ field is not itself a rewrite and formatting does not count, and compared line b
 field a matched site sets at N+1 and not at N; a removed field is not counted.
 
 **Fields a site sets**: the call's keyword names and the literal keys of ``**{...}``; then, in
-the same scope (nested functions included) after the call, for a site bound to a name or
+the same scope after the call (a function's body, nested functions included; the module's
+statements outside functions and classes; nothing in a class body), for a site bound to a name or
 attribute expression ``t`` (an assignment target, or ``t.kw`` for a stand-in nested in a keyword
 of a bound one): ``t.a = ...``, ``t.a: T = ...``, ``setattr(t, "a", ...)``,
 ``object.__setattr__``/``monkeypatch.setattr`` with a literal name, until ``t`` is bound again.
@@ -52,23 +53,8 @@ from pathlib import Path
 
 import attrs
 
-from factories.analysis.history import REWRITE_RATIO, check_release, parse_pair
+from factories.analysis.history import REWRITE_RATIO, check_release
 from factories.errors import HistoryInputError
-
-__all__ = [
-    "Matching",
-    "Population",
-    "Repair",
-    "StandinReport",
-    "StandinSite",
-    "file_sites",
-    "format_repairs",
-    "format_table",
-    "match",
-    "parse_pair",
-    "release_sites",
-    "run_standin_history",
-]
 
 #: What a stand-in call's callee must resolve to.
 STANDIN_CALLEES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
@@ -362,6 +348,10 @@ class Matching:
     repairs: tuple[Repair, ...]  # one per repaired site
 
     @property
+    def repaired_sites(self) -> int:
+        return len(self.repairs)
+
+    @property
     def added_fields(self) -> int:
         return sum(len(r.fields) for r in self.repairs)
 
@@ -393,23 +383,18 @@ def match(old: dict[tuple, StandinSite], new: dict[tuple, StandinSite]) -> Match
 
 @attrs.frozen
 class Population:
-    """One release's stand-in calls: per callee, and the test files holding each."""
+    """One release's stand-in calls: (callee, calls, test files holding them) per callee."""
 
     version: str
-    calls: tuple[tuple[str, int], ...]
-    files: tuple[tuple[str, int], ...]
+    counts: tuple[tuple[str, int, int], ...]
 
     @classmethod
     def of(cls, version: str, sites: dict[tuple, StandinSite]) -> Population:
-        calls: Counter[str] = Counter(s.callee for s in sites.values())
-        files: dict[str, set[str]] = defaultdict(set)
+        files: dict[str, list[str]] = defaultdict(list)
         for site in sites.values():
-            files[site.callee].add(site.file)
-        return cls(
-            version,
-            tuple(sorted(calls.items())),
-            tuple(sorted((k, len(v)) for k, v in files.items())),
-        )
+            files[site.callee].append(site.file)
+        counts = ((c, len(files[c]), len(set(files[c]))) for c in sorted(STANDIN_CALLEES))
+        return cls(version, tuple(counts))
 
 
 @attrs.frozen
@@ -419,48 +404,42 @@ class PairResult:
     matching: Matching
 
 
+def _repair_json(r: Repair) -> dict[str, object]:
+    site = r.new
+    return {
+        **{k: getattr(site, k) for k in ("file", "scope", "target", "ordinal", "callee")},
+        **{"fields": list(r.fields), "old_line": r.old.line, "new_line": site.line},
+    }
+
+
 @attrs.frozen
 class StandinReport:
     populations: tuple[Population, ...]
     pairs: tuple[PairResult, ...]
     seconds: float
 
+    def totals(self) -> dict[str, int]:
+        keys = ("matched", "new", "rewritten", "repaired_sites", "added_fields")
+        return {k: sum(getattr(p.matching, k) for p in self.pairs) for k in keys}
+
     def to_json(self) -> dict[str, object]:
+        pairs = []
+        for p in self.pairs:
+            m = p.matching
+            pairs.append(
+                {"pair": f"{p.old}:{p.new}"}
+                | {k: getattr(m, k) for k in self.totals()}
+                | {"repair_list": [_repair_json(r) for r in m.repairs]}
+            )
         return {
             "rewrite_ratio": REWRITE_RATIO,
             "seconds": round(self.seconds, 1),
-            "populations": [
-                {"version": p.version, "calls": dict(p.calls), "files": dict(p.files)}
+            "populations": {
+                p.version: {c: {"calls": n, "files": f} for c, n, f in p.counts}
                 for p in self.populations
-            ],
-            "pairs": [
-                {
-                    "pair": f"{p.old}:{p.new}",
-                    "matched": p.matching.matched,
-                    "new": p.matching.new,
-                    "rewritten": p.matching.rewritten,
-                    "repaired_sites": len(p.matching.repairs),
-                    "repairs": p.matching.added_fields,
-                    "repair_list": [
-                        {
-                            "file": r.new.file,
-                            "scope": r.new.scope,
-                            "target": r.new.target,
-                            "ordinal": r.new.ordinal,
-                            "callee": r.new.callee,
-                            "fields": list(r.fields),
-                            "old_line": r.old.line,
-                            "new_line": r.new.line,
-                        }
-                        for r in p.matching.repairs
-                    ],
-                }
-                for p in self.pairs
-            ],
-            "totals": {
-                "repaired_sites": sum(len(p.matching.repairs) for p in self.pairs),
-                "repairs": sum(p.matching.added_fields for p in self.pairs),
             },
+            "pairs": pairs,
+            "totals": self.totals(),
         }
 
 
@@ -471,26 +450,19 @@ def format_table(report: StandinReport) -> str:
         "| repairs (added fields) |",
         "|---|---|---|---|---|---|",
     ]
-    for p in report.pairs:
-        m = p.matching
+    keys = report.totals()
+    rows = [(f"{p.old} → {p.new}", {k: getattr(p.matching, k) for k in keys}) for p in report.pairs]
+    for name, m in [*rows, ("**total**", keys)]:
         out.append(
-            f"| {p.old} → {p.new} | {m.matched} | {m.new} | {m.rewritten} | "
-            f"{len(m.repairs)} | {m.added_fields} |"
+            f"| {name} | {m['matched']} | {m['new']} | {m['rewritten']} "
+            f"| {m['repaired_sites']} | {m['added_fields']} |"
         )
-    sums = [sum(getattr(p.matching, k) for p in report.pairs) for k in ("matched", "new")]
-    out.append(
-        f"| **total** | {sums[0]} | {sums[1]} "
-        f"| {sum(p.matching.rewritten for p in report.pairs)} "
-        f"| {sum(len(p.matching.repairs) for p in report.pairs)} "
-        f"| **{sum(p.matching.added_fields for p in report.pairs)}** |"
-    )
     callees = sorted(STANDIN_CALLEES, reverse=True)
     out += ["", "| release | " + " | ".join(f"{c} calls (files)" for c in callees) + " |"]
     out.append("|---|" + "---|" * len(callees))
     for pop in report.populations:
-        calls, files = dict(pop.calls), dict(pop.files)
-        cells = [f"{calls.get(c, 0)} ({files.get(c, 0)})" for c in callees]
-        out.append(f"| {pop.version} | " + " | ".join(cells) + " |")
+        cells = {c: f"{n} ({f})" for c, n, f in pop.counts}
+        out.append(f"| {pop.version} | " + " | ".join(cells[c] for c in callees) + " |")
     return "\n".join(out)
 
 
@@ -526,11 +498,11 @@ def run_standin_history(
         )
     results = []
     for old, new in pairs:
-        matching = match(sites[old], sites[new])
-        results.append(PairResult(old, new, matching))
+        m = match(sites[old], sites[new])
+        results.append(PairResult(old, new, m))
         progress(
-            f"[standin-history] {old} -> {new}: {len(matching.repairs)} repaired site(s), "
-            f"{matching.added_fields} added field(s)"
+            f"[standin-history] {old} -> {new}: {m.repaired_sites} repaired site(s), "
+            f"{m.added_fields} added field(s)"
         )
     populations = tuple(Population.of(v, sites[v]) for v in involved)
     return StandinReport(populations, tuple(results), time.perf_counter() - start)
