@@ -1,0 +1,508 @@
+"""Ground truth for namespace stand-ins: the fields vLLM's tests added between two releases.
+
+``history.py`` counts the attributes vLLM's tests had to add to existing ``object.__new__``
+stubs between releases N and N+1.  vLLM's tests also hand real vLLM code
+``types.SimpleNamespace(...)`` and ``argparse.Namespace(...)`` objects; this module counts the
+same thing for those, with its own small AST walk (no code shared with the analyzer's extractor,
+for the reason ``history.py`` gives: a blind spot shared by the measure and the measured
+flatters recall).  Only the rewrite threshold is ``history.py``'s.
+
+**Matching rule.**  A stand-in *site* is one call whose callee resolves, through the test
+module's imports (``import types as t``, ``from types import SimpleNamespace as NS``, a
+``NS = SimpleNamespace`` alias anywhere in the module), to ``types.SimpleNamespace`` or
+``argparse.Namespace``.  Its key is ``(test file relative to the release root, qualname of the
+innermost function or class holding the call, the target text, ordinal of this (scope,
+target) pair)``.  The target says where the object goes: the assignment target
+(``builder.mla_dims``, ``a = b`` for chained targets), ``<return>``/``<yield>``, ``f(x=)`` for
+a keyword argument and ``f(#2)`` for a positional one, ``obj.attr`` for
+``setattr(obj, "attr", NS(...))``, ``<outer>.kw`` for a keyword of an enclosing stand-in,
+``<outer>[]`` for an element of a list, tuple, set or comprehension (``<outer>['k']`` for a
+dict value under a literal key), ``<outer>()`` for a lambda's body, otherwise ``<NodeType>``.
+Two releases' sites match when their keys are equal.  A matched site whose scope was
+*rewritten* is left out: the scope's statements (a module- or class-level site: the statement
+holding the call) are unparsed with every stand-in call's arguments dropped, so that adding a
+field is not itself a rewrite and formatting does not count, and compared line by line with
+``difflib.SequenceMatcher``; a ratio below ``REWRITE_RATIO`` means rewritten.  A *repair* is a
+field a matched site sets at N+1 and not at N; a removed field is not counted.
+
+**Fields a site sets**: the call's keyword names and the literal keys of ``**{...}``; then, in
+the same scope after the call (a function's body, nested functions included; the module's
+statements outside functions and classes; nothing in a class body), for a site bound to a name or
+attribute expression ``t`` (an assignment target, or ``t.kw`` for a stand-in nested in a keyword
+of a bound one): ``t.a = ...``, ``t.a: T = ...``, ``setattr(t, "a", ...)``,
+``object.__setattr__``/``monkeypatch.setattr`` with a literal name, until ``t`` is bound again.
+
+**Limits.**  A renamed or moved file, function or target, or a second stand-in of the same
+target inserted above the first, makes a *new* site (no repair is counted for it).  Not
+followed: aliases (``u = t``), other functions (helpers, sibling methods of a ``self.cfg`` set
+in ``setup_method``, callers of a factory, fixtures), ``**base`` dicts without literal keys,
+stand-ins built by other means (``MagicMock(spec=...)``, dataclasses).  History's *extensions*
+(a field set only in a function that did not use the stub at N) cannot occur: every field is
+set in the site's own scope, which existed at N.  A field a factory gains for a new caller is
+therefore counted as a repair.  Imports are read module-wide, whatever their scope.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import attrs
+
+from factories.analysis.history import REWRITE_RATIO, check_release
+from factories.errors import HistoryInputError
+
+#: What a stand-in call's callee must resolve to.
+STANDIN_CALLEES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
+_CALLEE_MODULES = frozenset(name.partition(".")[0] for name in STANDIN_CALLEES)
+_SETATTR_NAMES = frozenset({"setattr", "__setattr__"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_TRANSPARENT = (ast.IfExp, ast.BoolOp, ast.Await, ast.Starred)
+_CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.ListComp, ast.SetComp, ast.GeneratorExp)
+
+Progress = Callable[[str], None]
+
+
+@attrs.frozen
+class StandinSite:
+    """One stand-in call in one release's tests and the fields the test gives it.
+
+    ``fields`` maps each field to the first line that sets it; ``fingerprint`` is the scope's
+    statements with stand-in arguments dropped (the rewrite test).
+    """
+
+    file: str
+    scope: str
+    target: str
+    ordinal: int
+    line: int
+    callee: str
+    fields: tuple[tuple[str, int], ...]
+    fingerprint: tuple[str, ...] = attrs.field(repr=False)
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return (self.file, self.scope, self.target, self.ordinal)
+
+    @property
+    def field_names(self) -> frozenset[str]:
+        return frozenset(name for name, _ in self.fields)
+
+
+def _str_literal(node: ast.AST | None) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return None
+
+
+def _resolve(func: ast.AST, direct: dict[str, str], modules: dict[str, str]) -> str | None:
+    """The stand-in callee ``func`` names, given the module's imports and aliases."""
+    if isinstance(func, ast.Name):
+        return direct.get(func.id)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        module = modules.get(func.value.id)
+        name = f"{module}.{func.attr}"
+        return name if module and name in STANDIN_CALLEES else None
+    return None
+
+
+class _Module:
+    """One parsed test file: parents, scope qualnames, its stand-in calls (one walk)."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self.parents: dict[ast.AST, ast.AST] = {}
+        self.qualname: dict[ast.AST, str] = {tree: "<module>"}
+        self._calls: list[ast.Call] = []
+        self._aliases: list[ast.Assign] = []
+        self._direct: dict[str, str] = {}
+        self._modules: dict[str, str] = {}
+        self._walk(tree, "")
+        for node in self._aliases:  # ``NS = SimpleNamespace``
+            resolved = _resolve(node.value, self._direct, self._modules)
+            if resolved:
+                self._direct.setdefault(node.targets[0].id, resolved)  # type: ignore[attr-defined]
+        self.callee: dict[ast.Call, str] = {}
+        for call in self._calls:
+            resolved = _resolve(call.func, self._direct, self._modules)
+            if resolved:
+                self.callee[call] = resolved
+        self._nodes: dict[ast.AST, list[ast.AST]] = {}
+
+    def _walk(self, node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            self.parents[child] = node
+            if isinstance(child, ast.Call):
+                self._calls.append(child)
+            elif isinstance(child, ast.Import):
+                for alias in child.names:
+                    if alias.name in _CALLEE_MODULES:
+                        self._modules[alias.asname or alias.name] = alias.name
+            elif isinstance(child, ast.ImportFrom) and child.level == 0:
+                for alias in child.names:
+                    if f"{child.module}.{alias.name}" in STANDIN_CALLEES:
+                        self._direct[alias.asname or alias.name] = f"{child.module}.{alias.name}"
+            elif isinstance(child, ast.Assign) and len(child.targets) == 1:
+                if isinstance(child.targets[0], ast.Name):
+                    self._aliases.append(child)
+            if isinstance(child, _SCOPES):
+                self.qualname[child] = f"{prefix}{child.name}"
+                self._walk(child, f"{prefix}{child.name}.")
+            else:
+                self._walk(child, prefix)
+
+    def nodes(self, scope: ast.AST) -> list[ast.AST]:
+        """The nodes of a function's body in source order (nested functions included)."""
+        if scope not in self._nodes:
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = scope.body
+            elif isinstance(scope, ast.Module):
+                body = [stmt for stmt in scope.body if not isinstance(stmt, _SCOPES)]
+            else:
+                body = []
+            found = [n for stmt in body for n in ast.walk(stmt) if hasattr(n, "lineno")]
+            found.sort(key=lambda n: (n.lineno, n.col_offset))
+            self._nodes[scope] = found
+        return self._nodes[scope]
+
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        current = self.parents.get(node)
+        while current is not None and not isinstance(current, _SCOPES):
+            current = self.parents.get(current)
+        return current or self.tree
+
+    def target(self, call: ast.Call) -> tuple[str, frozenset[str]]:
+        """Where ``call``'s object goes (the key's text) and the names it is bound to."""
+        child, parent = call, self.parents.get(call)
+        while isinstance(parent, _TRANSPARENT):
+            child, parent = parent, self.parents.get(parent)
+        if isinstance(parent, ast.Assign) and child is parent.value:
+            bound = frozenset(
+                ast.unparse(t) for t in parent.targets if isinstance(t, (ast.Name, ast.Attribute))
+            )
+            return " = ".join(ast.unparse(t) for t in parent.targets), bound
+        if isinstance(parent, (ast.AnnAssign, ast.NamedExpr)) and child is parent.value:
+            text = ast.unparse(parent.target)
+            bound = isinstance(parent.target, (ast.Name, ast.Attribute))
+            return text, frozenset({text} if bound else ())
+        if isinstance(parent, ast.Return):
+            return "<return>", frozenset()
+        if isinstance(parent, (ast.Yield, ast.YieldFrom)):
+            return "<yield>", frozenset()
+        if isinstance(parent, ast.keyword):
+            return self._keyword_target(parent)
+        if isinstance(parent, ast.Call) and child in parent.args:
+            index = parent.args.index(child)  # type: ignore[arg-type]
+            named = _str_literal(parent.args[1]) if len(parent.args) == 3 else None
+            if index == 2 and named and _last_name(parent.func) in _SETATTR_NAMES:
+                return f"{ast.unparse(parent.args[0])}.{named}", frozenset()
+            return f"{ast.unparse(parent.func)}(#{index})", frozenset()
+        if isinstance(parent, (*_CONTAINERS, ast.DictComp)):
+            return f"{self.target(parent)[0]}[]", frozenset()
+        if isinstance(parent, ast.Dict):
+            keys = [k for k, v in zip(parent.keys, parent.values) if v is child]
+            key = _str_literal(keys[0]) if keys else None
+            return f"{self.target(parent)[0]}[{repr(key) if key else ''}]", frozenset()
+        if isinstance(parent, ast.Lambda):
+            return f"{self.target(parent)[0]}()", frozenset()
+        return f"<{type(parent).__name__}>", frozenset()
+
+    def _keyword_target(self, keyword: ast.keyword) -> tuple[str, frozenset[str]]:
+        call = self.parents[keyword]
+        assert isinstance(call, ast.Call)
+        if call in self.callee and keyword.arg:
+            outer, bound = self.target(call)
+            return f"{outer}.{keyword.arg}", frozenset(f"{b}.{keyword.arg}" for b in bound)
+        return f"{ast.unparse(call.func)}({keyword.arg or '**'}=)", frozenset()
+
+    def drop_arguments(self) -> None:
+        """Empty every stand-in call's arguments in this (private) tree, for fingerprints:
+        a field added to a stand-in must not make its scope look rewritten."""
+        for call in self.callee:
+            call.args, call.keywords = [], []
+
+    def fingerprint(self, scope: ast.AST, call: ast.AST) -> tuple[str, ...]:
+        """The scope's statements unparsed, one line each, docstring left out; at module or
+        class level, the statement holding the call."""
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = list(scope.body)
+            if body and isinstance(body[0], ast.Expr) and _str_literal(body[0].value):
+                body = body[1:]
+        else:
+            stmt = call
+            while self.parents.get(stmt) is not scope:
+                stmt = self.parents[stmt]
+            body = [stmt]
+        return tuple(line for stmt in body for line in ast.unparse(stmt).splitlines())
+
+
+def _last_name(func: ast.AST) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+
+
+def _later_sets(module: _Module, scope: ast.AST, call: ast.Call, names: set[str]) -> dict:
+    """Fields set on ``names`` in ``scope`` after ``call``, until a name is bound again."""
+    out: dict[str, int] = {}
+    end = (call.end_lineno or call.lineno, call.end_col_offset or 0)
+    for node in module.nodes(scope) if names else ():
+        if (node.lineno, node.col_offset) < end:
+            continue
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for sub in ast.walk(target):
+                    if isinstance(sub, ast.Attribute) and ast.unparse(sub.value) in names:
+                        out.setdefault(sub.attr, node.lineno)
+            rebound = {ast.unparse(t) for t in targets}
+            names -= {n for n in names if any(n == r or n.startswith(r + ".") for r in rebound)}
+            if not names:
+                break
+        elif isinstance(node, ast.Call) and _last_name(node.func) in _SETATTR_NAMES:
+            args = node.args
+            if len(args) == 3 and ast.unparse(args[0]) in names and _str_literal(args[1]):
+                out.setdefault(_str_literal(args[1]), node.lineno)  # type: ignore[arg-type]
+    return out
+
+
+def file_sites(path: Path, rel: str) -> list[StandinSite]:
+    """The stand-in sites of one test file (``rel`` names it in keys); none for a file that
+    cannot be read or parsed."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    if b"Namespace" not in data:
+        return []
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    module = _Module(tree)
+    ordinals: Counter[tuple[str, str]] = Counter()
+    found = []
+    for call in sorted(module.callee, key=lambda n: (n.lineno, n.col_offset)):
+        scope = module.scope_of(call)
+        target, bound = module.target(call)
+        fields = {kw.arg: kw.value.lineno for kw in call.keywords if kw.arg}
+        for kw in call.keywords:
+            if kw.arg is None and isinstance(kw.value, ast.Dict):
+                for key in kw.value.keys:
+                    if _str_literal(key):
+                        fields.setdefault(_str_literal(key), key.lineno)  # type: ignore
+        for name, line in _later_sets(module, scope, call, set(bound)).items():
+            fields.setdefault(name, line)
+        ordinal = ordinals[(module.qualname[scope], target)]
+        ordinals[(module.qualname[scope], target)] += 1
+        found.append((call, scope, target, ordinal, tuple(sorted(fields.items()))))
+    module.drop_arguments()
+    prints: dict[ast.AST, tuple[str, ...]] = {}
+    out = []
+    for call, scope, target, ordinal, fields in found:
+        if scope not in prints or isinstance(scope, (ast.Module, ast.ClassDef)):
+            prints[scope] = module.fingerprint(scope, call)
+        out.append(
+            StandinSite(
+                file=rel,
+                scope=module.qualname[scope],
+                target=target,
+                ordinal=ordinal,
+                line=call.lineno,
+                callee=module.callee[call],
+                fields=fields,
+                fingerprint=prints[scope],
+            )
+        )
+    return out
+
+
+def release_sites(tests: Path, base: Path) -> dict[tuple, StandinSite]:
+    """Every stand-in site under ``tests``, keyed; file names are relative to ``base``."""
+    out: dict[tuple, StandinSite] = {}
+    for path in sorted(tests.rglob("*.py")):
+        for site in file_sites(path, path.relative_to(base).as_posix()):
+            out[site.key] = site
+    return out
+
+
+# ------------------------------------------------------------------ matching: repairs
+
+
+@attrs.frozen
+class Repair:
+    """The fields a matched site sets at N+1 and did not set at N."""
+
+    old: StandinSite
+    new: StandinSite
+    fields: tuple[str, ...]
+
+
+@attrs.frozen
+class Matching:
+    matched: int
+    new: int
+    rewritten: int
+    repairs: tuple[Repair, ...]  # one per repaired site
+
+    @property
+    def repaired_sites(self) -> int:
+        return len(self.repairs)
+
+    @property
+    def added_fields(self) -> int:
+        return sum(len(r.fields) for r in self.repairs)
+
+
+def _similarity(old: StandinSite, new: StandinSite) -> float:
+    return difflib.SequenceMatcher(None, old.fingerprint, new.fingerprint, autojunk=False).ratio()
+
+
+def match(old: dict[tuple, StandinSite], new: dict[tuple, StandinSite]) -> Matching:
+    """Repairs between two releases' sites, by the matching rule of the module docstring."""
+    repairs: list[Repair] = []
+    matched = rewritten = 0
+    for key, after in sorted(new.items()):
+        before = old.get(key)
+        if before is None:
+            continue
+        if _similarity(before, after) < REWRITE_RATIO:
+            rewritten += 1
+            continue
+        matched += 1
+        added = tuple(sorted(after.field_names - before.field_names))
+        if added:
+            repairs.append(Repair(before, after, added))
+    return Matching(matched, len(new.keys() - old.keys()), rewritten, tuple(repairs))
+
+
+# ------------------------------------------------------------------ the replay
+
+
+@attrs.frozen
+class Population:
+    """One release's stand-in calls: (callee, calls, test files holding them) per callee."""
+
+    version: str
+    counts: tuple[tuple[str, int, int], ...]
+
+    @classmethod
+    def of(cls, version: str, sites: dict[tuple, StandinSite]) -> Population:
+        files: dict[str, list[str]] = defaultdict(list)
+        for site in sites.values():
+            files[site.callee].append(site.file)
+        counts = ((c, len(files[c]), len(set(files[c]))) for c in sorted(STANDIN_CALLEES))
+        return cls(version, tuple(counts))
+
+
+@attrs.frozen
+class PairResult:
+    old: str
+    new: str
+    matching: Matching
+
+
+def _repair_json(r: Repair) -> dict[str, object]:
+    site = r.new
+    return {
+        **{k: getattr(site, k) for k in ("file", "scope", "target", "ordinal", "callee")},
+        **{"fields": list(r.fields), "old_line": r.old.line, "new_line": site.line},
+    }
+
+
+@attrs.frozen
+class StandinReport:
+    populations: tuple[Population, ...]
+    pairs: tuple[PairResult, ...]
+    seconds: float
+
+    def totals(self) -> dict[str, int]:
+        keys = ("matched", "new", "rewritten", "repaired_sites", "added_fields")
+        return {k: sum(getattr(p.matching, k) for p in self.pairs) for k in keys}
+
+    def to_json(self) -> dict[str, object]:
+        pairs = []
+        for p in self.pairs:
+            m = p.matching
+            pairs.append(
+                {"pair": f"{p.old}:{p.new}"}
+                | {k: getattr(m, k) for k in self.totals()}
+                | {"repair_list": [_repair_json(r) for r in m.repairs]}
+            )
+        return {
+            "rewrite_ratio": REWRITE_RATIO,
+            "seconds": round(self.seconds, 1),
+            "populations": {
+                p.version: {c: {"calls": n, "files": f} for c, n, f in p.counts}
+                for p in self.populations
+            },
+            "pairs": pairs,
+            "totals": self.totals(),
+        }
+
+
+def format_table(report: StandinReport) -> str:
+    """Markdown: repairs per pair, then each release's population."""
+    out = [
+        "| pair | matched sites | new sites | rewritten | repaired sites "
+        "| repairs (added fields) |",
+        "|---|---|---|---|---|---|",
+    ]
+    keys = report.totals()
+    rows = [(f"{p.old} → {p.new}", {k: getattr(p.matching, k) for k in keys}) for p in report.pairs]
+    for name, m in [*rows, ("**total**", keys)]:
+        out.append(
+            f"| {name} | {m['matched']} | {m['new']} | {m['rewritten']} "
+            f"| {m['repaired_sites']} | {m['added_fields']} |"
+        )
+    callees = sorted(STANDIN_CALLEES, reverse=True)
+    out += ["", "| release | " + " | ".join(f"{c} calls (files)" for c in callees) + " |"]
+    out.append("|---|" + "---|" * len(callees))
+    for pop in report.populations:
+        cells = {c: f"{n} ({f})" for c, n, f in pop.counts}
+        out.append(f"| {pop.version} | " + " | ".join(cells[c] for c in callees) + " |")
+    return "\n".join(out)
+
+
+def format_repairs(report: StandinReport) -> str:
+    """One line per repaired site: pair, file:line at N+1, scope, target, added fields."""
+    return "\n".join(
+        f"{p.old}->{p.new} {r.new.file}:{r.new.line} ({r.new.scope}) {r.new.target} "
+        f"+{','.join(r.fields)}"
+        for p in report.pairs
+        for r in p.matching.repairs
+    )
+
+
+def run_standin_history(
+    src_root: Path,
+    releases: Sequence[str],
+    pairs: Sequence[tuple[str, str]],
+    progress: Progress = lambda _: None,
+) -> StandinReport:
+    """The sites of every release a pair involves, and each pair's matching."""
+    start = time.perf_counter()
+    involved = [v for v in releases if any(v in p for p in pairs)]
+    if not involved:
+        raise HistoryInputError("--pairs: no pair of the releases given")
+    sites: dict[str, dict[tuple, StandinSite]] = {}
+    for version in involved:
+        t0 = time.perf_counter()
+        folder = check_release(src_root, version)
+        sites[version] = release_sites(folder / "tests", folder)
+        progress(
+            f"[standin-history] {version}: {len(sites[version])} stand-in site(s), "
+            f"{time.perf_counter() - t0:.1f} s"
+        )
+    results = []
+    for old, new in pairs:
+        m = match(sites[old], sites[new])
+        results.append(PairResult(old, new, m))
+        progress(
+            f"[standin-history] {old} -> {new}: {m.repaired_sites} repaired site(s), "
+            f"{m.added_fields} added field(s)"
+        )
+    populations = tuple(Population.of(v, sites[v]) for v in involved)
+    return StandinReport(populations, tuple(results), time.perf_counter() - start)
