@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The fields vLLM's tests added to namespace stand-ins between releases
-(``factories.analysis.standin_history``).
+(``factories.evaluation.standin_history``).
 
 For each consecutive pair N -> N+1 of the fetched releases: the ``types.SimpleNamespace`` /
 ``argparse.Namespace`` stand-ins of release N's tests that N+1 still has (matched by file,
@@ -22,13 +22,13 @@ from typing import NoReturn
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from factories.analysis.history import parse_pair  # noqa: E402
-from factories.analysis.standin_history import (  # noqa: E402
+from factories.errors import GuardError  # noqa: E402
+from factories.evaluation.history import parse_pair  # noqa: E402
+from factories.evaluation.standin_history import (  # noqa: E402
     format_repairs,
     format_table,
     run_standin_history,
 )
-from factories.errors import GuardError  # noqa: E402
 from factories.testing.releases import RELEASES, cache_dir  # noqa: E402
 
 PROG = "bench_standin_history"

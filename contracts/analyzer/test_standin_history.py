@@ -1,4 +1,4 @@
-"""The namespace stand-in ground truth (``factories.analysis.standin_history``) on inline tests.
+"""The namespace stand-in ground truth (``factories.evaluation.standin_history``) on inline tests.
 
 Each history case is a pair of tiny test files (release N, release N+1) and the repairs the
 matching rule must find: (scope, target, added fields).  The cases that must find none are as
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from factories.analysis.standin_history import Matching, StandinSite, file_sites, match
+from factories.evaluation.standin_history import Matching, StandinSite, file_sites, match
 
 REPO = Path(__file__).resolve().parents[2]
 TOOL = REPO / "tools" / "bench_standin_history.py"

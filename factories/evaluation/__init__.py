@@ -4,6 +4,8 @@ Not part of the audit: these modules judge it from outside, so they sit above ``
 and ``testing`` and may use both. ``history`` replays consecutive vLLM releases and counts the
 stub repairs the audit's findings name (``tools/bench_history.py``); ``judge`` runs a release's
 stub-bearing tests under ``factories.testing.stub_runner`` in the interpreter of the vLLM under
-test and compares what really ran with the audit's JSON (``tools/judge_stubs_by_running.py``).
-Neither imports torch or vllm.
+test and compares what really ran with the audit's JSON (``tools/judge_stubs_by_running.py``);
+``standin_history`` is the ground truth for ``SimpleNamespace``/``argparse.Namespace``
+stand-ins: the fields vLLM's tests added to existing ones between releases
+(``tools/bench_standin_history.py``). None imports torch or vllm.
 """

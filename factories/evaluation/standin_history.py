@@ -53,8 +53,8 @@ from pathlib import Path
 
 import attrs
 
-from factories.analysis.history import REWRITE_RATIO, check_release
 from factories.errors import HistoryInputError
+from factories.evaluation.history import REWRITE_RATIO, check_release
 
 #: What a stand-in call's callee must resolve to.
 STANDIN_CALLEES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
