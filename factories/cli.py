@@ -25,16 +25,17 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import attrs
 
 from factories.analysis.audit import Allowlist, AuditResult, StubAuditor, locate_vllm_source
 from factories.analysis.baseline import Baseline, write_baseline
 from factories.analysis.findings import Finding, Location, Severity
-from factories.analysis.since import KnownReads, base_from_git, base_from_tree
-from factories.analysis.trigger import changed_module
 from factories.errors import AuditInputError, GuardError, OutputError
+
+if TYPE_CHECKING:  # annotations; ``since`` (git) is imported where a base is asked for
+    from factories.analysis.since import KnownReads
 
 PROG = "audit-stubs"
 EXIT_BROKEN_PIPE = 128 + 13  # 128 + SIGPIPE, as a shell reports a process SIGPIPE killed
@@ -197,6 +198,8 @@ def _note(args: argparse.Namespace, line: str) -> None:
 
 def _split_arguments(auditor: StubAuditor, files: Sequence[str]) -> tuple[list[Path], set[str]]:
     """(test files and folders to audit, changed vLLM modules)."""
+    from factories.analysis.trigger import changed_module  # only where FILEs are given
+
     tests: list[Path] = []
     changed: set[str] = set()
     for name in files:
@@ -272,7 +275,10 @@ def _known_reads(
     args: argparse.Namespace, root: Path, paths: Sequence[Path], progress
 ) -> KnownReads | None:
     """With ``--since``/``--base-src``: the reads the stubs of ``paths`` lacked in the base
-    version (one more audit of the same test files, through an overlay)."""
+    version (one more audit of the same test files, through an overlay).  ``since`` is
+    imported here: the common runs (the specs, a list of files) need neither it nor git."""
+    from factories.analysis.since import KnownReads, base_from_git, base_from_tree
+
     if args.since is not None:
         base = base_from_git(root, args.since)
     elif args.base_src is not None:

@@ -15,6 +15,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -35,10 +36,12 @@ from factories.analysis.report import (
     unreadable_module,
     unresolved,
 )
-from factories.analysis.since import KnownReads
 from factories.analysis.source_tree import Overlay, SourceTree, gc_paused
-from factories.analysis.trigger import TextScan, dependent_stubs
 from factories.errors import AuditInputError, SourceError
+
+if TYPE_CHECKING:  # annotations; the trigger is imported by the one method that uses it
+    from factories.analysis.since import KnownReads
+    from factories.analysis.trigger import TextScan
 
 
 @attrs.frozen
@@ -206,6 +209,8 @@ class StubAuditor:
         """Test files under ``<root>/tests`` holding a stub that depends on a ``changed``
         module, with their stubs; the text pre-filter only narrows which files are analysed.
         A candidate that cannot be read or parsed is kept (its audit reports it)."""
+        from factories.analysis.trigger import TextScan, dependent_stubs  # the hook's path only
+
         scan = scan or TextScan(self.tree)
         extracted: dict[Path, list[Stub]] = {}
         unreadable: list[Path] = []
