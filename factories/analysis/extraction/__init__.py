@@ -24,8 +24,10 @@ Stand-ins in general (``object.__new__`` stubs, ``types.SimpleNamespace``,
 ``argparse.Namespace``, mocks with a spec) and where they meet the code under test:
 ``_standin_model`` (the ``StandIn``, ``StandInField``, ``Meeting`` and ``Callee`` values),
 ``_standin_sites`` (which calls build one, the text pre-filter, callees through imports),
-``_standins`` (``StandInExtractor``: following them, with the pieces above).  The audit does
-not use them yet.
+``_standin_index`` (a module's creation calls, which one a name holds, which are nested),
+``_standin_meetings`` (a ``Meeting`` with what the test states around it), ``_standins``
+(``StandInExtractor``: following them, with the pieces above).  The audit does not use them
+yet.
 """
 
 from __future__ import annotations
