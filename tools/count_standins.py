@@ -50,7 +50,10 @@ def count(tests: Path) -> tuple[Counter, Counter, dict[str, set], Counter]:
         if found:
             files["with stand-ins"] += 1
         for root in found:
+            reaches = _reaches_code(root)
             for standin in root.walk():
+                if reaches:
+                    standins[f"{standin.kind.name} reaching code"] += 1
                 standins[standin.kind.name] += 1
                 standins["nested" if standin is not root else "top-level"] += 1
                 standins["opaque"] += standin.opaque
@@ -62,6 +65,16 @@ def count(tests: Path) -> tuple[Counter, Counter, dict[str, set], Counter]:
                     if standin.kind is not StandInKind.OBJECT_NEW:
                         places.setdefault(key, set()).add(meeting.location)
     return standins, meetings, places, files
+
+
+def _reaches_code(root) -> bool:
+    """Whether a stand-in, or one it is nested in or nests, is handed to code (as ``self`` or
+    an argument) or set on an ``object.__new__`` stub."""
+    return any(
+        m.how is not MeetingHow.ATTRIBUTE or m.owner_kind is StandInKind.OBJECT_NEW
+        for standin in root.walk()
+        for m in standin.meetings
+    )
 
 
 def _meeting_key(meeting) -> str:
@@ -98,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     for kind in StandInKind:
         print(f"  {kind.name:<34}{standins[kind.name]:>7}")
     for key in ("top-level", "nested", "opaque", "handed to code (self/argument)"):
+        print(f"  {key:<34}{standins[key]:>7}")
+    print("stand-ins in a tree that reaches code (self, argument, a stub's field)")
+    for key in [f"{kind.name} reaching code" for kind in StandInKind]:
         print(f"  {key:<34}{standins[key]:>7}")
     print(f"meetings{'all':>47}  places (not stubs)")
     for key, n in sorted(meetings.items()):

@@ -12,7 +12,12 @@ from factories.analysis.class_refs import ClassRef
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_model import StandInKind
-from factories.analysis.extraction._standin_sites import STANDIN_NEEDLES, standin_kind
+from factories.analysis.extraction._standin_sites import (
+    CREATING_NAMES,
+    STANDIN_NEEDLES,
+    standin_kind,
+)
+from factories.analysis.extraction._syntax import callee
 from factories.analysis.source_tree import ImportTarget
 
 #: Statement text that may build a stand-in: the file needles, and a mock spec'd positionally.
@@ -29,17 +34,16 @@ class StandInSites:
         self.reader = reader
         self._kinds: dict[int, Site] = {}
         self.calls: list[ast.Call] = []
-        found: dict[int, ast.Call] = {}
-        for needle in _STATEMENT_NEEDLES:
-            for stmt in scope.index(needle):
-                for node in ast.walk(stmt):
-                    if id(node) in found or not isinstance(node, ast.Call):
-                        continue
-                    site = standin_kind(node, self.imports(node))
-                    if site is not None:
-                        found[id(node)] = node
-                        self._kinds[id(node)] = site
-        self.calls = sorted(found.values(), key=lambda n: (n.lineno, n.col_offset))
+        statements = {id(s): s for needle in _STATEMENT_NEEDLES for s in scope.index(needle)}
+        for stmt in statements.values():
+            for node in ast.walk(stmt):
+                if not (isinstance(node, ast.Call) and callee(node.func) in CREATING_NAMES):
+                    continue
+                site = standin_kind(node, self.imports(node))
+                if site is not None:
+                    self.calls.append(node)
+                    self._kinds[id(node)] = site
+        self.calls.sort(key=lambda n: (n.lineno, n.col_offset))
 
     def imports(self, node: ast.AST) -> dict[str, ImportTarget]:
         """Names the test module imports, as seen at ``node`` (function-level imports too)."""

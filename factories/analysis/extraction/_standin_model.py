@@ -36,7 +36,9 @@ class MeetingHow(enum.Enum):
 
 
 class SelfShape(enum.Enum):
-    """The spelling that makes a stand-in ``self``."""
+    """The spelling that makes a stand-in ``self``, as written: ``Cls.m(ns)`` where ``m`` is
+    a classmethod or staticmethod passes ``ns`` as an argument instead, which only the
+    ``def`` (the analyzer's side) tells."""
 
     UNBOUND_CALL = "Cls.method(ns)"
     METHOD_TYPE = "types.MethodType(Cls.method, ns)"

@@ -28,6 +28,8 @@ STANDIN_NEEDLES = (
 MOCK_CLASSES = frozenset(
     {"Mock", "MagicMock", "NonCallableMock", "NonCallableMagicMock", "AsyncMock"}
 )
+#: The last name of every callee that can build a stand-in.
+CREATING_NAMES = MOCK_CLASSES | {"SimpleNamespace", "Namespace", "create_autospec", "__new__"}
 #: Keywords a mock's constructor takes for itself; the others become attributes.
 MOCK_OPTIONS = frozenset(
     {"spec", "spec_set", "side_effect", "return_value", "wraps", "name", "unsafe", "instance"}
