@@ -19,6 +19,15 @@ Private modules, one job each: ``_scope`` (parent links, scopes, imports, caller
 class, as a ``class_refs.ClassRef``), ``_follow`` (aliases, helpers, fixtures, callers),
 ``_events`` (sets, calls, reads, patches), ``_model`` (the ``Stub`` and ``StubEvent`` values),
 ``_syntax`` (small questions about AST nodes), ``_extractor`` (the pieces put together).
+
+Stand-ins in general (``object.__new__`` stubs, ``types.SimpleNamespace``,
+``argparse.Namespace``, mocks with a spec) and where they meet the code under test:
+``_standin_model`` (the ``StandIn``, ``StandInField``, ``Meeting`` and ``Callee`` values),
+``_standin_sites`` (which calls build one, the text pre-filter, callees through imports),
+``_standin_index`` (a module's creation calls, which one a name holds, which are nested),
+``_standin_meetings`` (a ``Meeting`` with what the test states around it), ``_standins``
+(``StandInExtractor``: following them, with the pieces above).  The audit does not use them
+yet.
 """
 
 from __future__ import annotations
@@ -46,23 +55,43 @@ from factories.analysis.extraction._model import (
     has_object_new,
     is_object_new,
 )
+from factories.analysis.extraction._standin_model import (
+    Callee,
+    Meeting,
+    MeetingHow,
+    SelfShape,
+    StandIn,
+    StandInField,
+    StandInKind,
+)
+from factories.analysis.extraction._standin_sites import might_hold_standins
+from factories.analysis.extraction._standins import StandInExtractor
 from factories.analysis.extraction._syntax import str_literal
 
 __all__ = [
     "Bindings",
+    "Callee",
     "ClassRef",
     "EventKind",
     "ExpressionClass",
     "LocalClass",
+    "Meeting",
+    "MeetingHow",
     "NamedClass",
     "ParamCase",
     "RegistryClass",
+    "SelfShape",
+    "StandIn",
+    "StandInExtractor",
+    "StandInField",
+    "StandInKind",
     "Stub",
     "StubEvent",
     "StubExtractor",
     "UnsettledClass",
     "has_object_new",
     "is_object_new",
+    "might_hold_standins",
     "parametrize_values",
     "read_param_cases",
     "ref_of_expression",

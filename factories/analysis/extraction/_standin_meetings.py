@@ -1,0 +1,143 @@
+"""Meetings: the ``Meeting`` value of one hand-over, with what the test states around it.
+
+Which spelling makes a stand-in ``self``, what the callee names through the test's imports
+(or which stub's method it is), the owner of an attribute, and the test, parametrize cases
+and ``pytest.raises`` around the place.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import attrs
+
+from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
+from factories.analysis.extraction._events import EventRecorder
+from factories.analysis.extraction._scope import ModuleScope
+from factories.analysis.extraction._standin_index import Site, StandInSites
+from factories.analysis.extraction._standin_model import (
+    Callee,
+    Meeting,
+    MeetingHow,
+    SelfShape,
+    StandInKind,
+)
+from factories.analysis.extraction._standin_sites import dotted_name
+from factories.analysis.extraction._syntax import FUNCTION_DEFS
+
+_SELF_SHAPES_BY_ATTR = {
+    "__get__": SelfShape.DESCRIPTOR_GET,
+    "fget": SelfShape.PROPERTY_FGET,
+    "fset": SelfShape.PROPERTY_FGET,
+    "fdel": SelfShape.PROPERTY_FGET,
+}
+
+
+class MeetingMaker:
+    """Builds the meetings of one module's stand-ins."""
+
+    def __init__(
+        self, scope: ModuleScope, reader: CaseReader, recorder: EventRecorder, sites: StandInSites
+    ) -> None:
+        self.scope = scope
+        self.reader = reader
+        self.recorder = recorder
+        self.sites = sites
+
+    def self_shape(self, call: ast.Call, arg: ast.expr) -> tuple[SelfShape | None, ast.expr]:
+        """The spelling by which ``call`` makes ``arg`` ``self``, and the method it names."""
+        func = call.func
+        if any(kw.arg == "self" and kw.value is arg for kw in call.keywords):
+            return SelfShape.SELF_KEYWORD, func
+        first = call.args[0] if call.args else None
+        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if fname == "MethodType" and len(call.args) > 1 and call.args[1] is arg:
+            return SelfShape.METHOD_TYPE, call.args[0]
+        if first is not arg:
+            return None, func
+        if isinstance(func, ast.Attribute) and func.attr in _SELF_SHAPES_BY_ATTR:
+            return _SELF_SHAPES_BY_ATTR[func.attr], func.value
+        target = func
+        if isinstance(func, ast.Name):
+            bound = self.reader.resolve_local(func, NO_BINDINGS)
+            target = bound if isinstance(bound, ast.Attribute) else func
+        if self.recorder.unbound_target(target) is not None:
+            return SelfShape.UNBOUND_CALL, func
+        return None, func
+
+    def call(
+        self,
+        how: MeetingHow,
+        call: ast.Call,
+        arg: ast.expr,
+        cases: tuple[str, ...],
+        callee: ast.expr,
+        shape: SelfShape | None = None,
+    ) -> Meeting:
+        """``arg`` handed to ``call`` (``callee``: the code it runs, as written)."""
+        position = next((i for i, a in enumerate(call.args) if a is arg), None)
+        keyword = next((kw.arg for kw in call.keywords if kw.value is arg), None)
+        return attrs.evolve(
+            self._context(call, cases),
+            how=how,
+            callee=self._callee(callee, call),
+            self_shape=shape,
+            position=position,
+            keyword=keyword,
+        )
+
+    def attribute(
+        self, owner: ast.expr, field: str | None, node: ast.AST, cases: tuple[str, ...]
+    ) -> Meeting:
+        """The stand-in put on ``owner`` (an expression, or the creation call of the stand-in
+        it is a field of) as ``field``."""
+        site: Site | None = self.sites.kind_of(owner)
+        if site is not None:
+            text = self.sites.owner_text(owner)  # type: ignore[arg-type]
+        else:
+            site, text = self.sites.site_of(owner), ast.unparse(owner)
+        return attrs.evolve(
+            self._context(node, cases),
+            how=MeetingHow.ATTRIBUTE,
+            owner=text,
+            owner_kind=site[0] if site is not None else None,
+            owner_class=site[1] if site is not None else None,
+            field=field,
+        )
+
+    def _callee(self, func: ast.expr, call: ast.Call) -> Callee:
+        imports = self.sites.imports(call)
+        target = func
+        if isinstance(func, ast.Name) and func.id not in imports:
+            bound = self.reader.resolve_local(func, NO_BINDINGS)
+            if isinstance(bound, ast.Attribute):
+                target = bound
+        stub_class, method = None, None
+        if isinstance(func, ast.Attribute):
+            site = self.sites.site_of(func.value)
+            if site is not None and site[0] is StandInKind.OBJECT_NEW:
+                stub_class, method = site[1], func.attr
+        return Callee(ast.unparse(func), dotted_name(target, imports), stub_class, method)
+
+    def _context(self, node: ast.AST, cases: tuple[str, ...]) -> Meeting:
+        """A meeting at ``node`` with what the test states around it filled in."""
+        if not cases:
+            test = self._test_function(node)
+            if test is not None:
+                cases = tuple(c.id for c in self.reader.param_cases(test) if c.id is not None)
+        return Meeting(
+            how=MeetingHow.ARGUMENT,
+            location=self.scope.loc(node),
+            test=self.reader.test_of(node, NO_BINDINGS),
+            cases=cases,
+            expect_raise=self.recorder.expects_raise(node),
+        )
+
+    def _test_function(self, node: ast.AST) -> ast.AST | None:
+        found = None
+        current = self.scope.parents.get(node)
+        while current is not None:
+            if isinstance(current, FUNCTION_DEFS):
+                found = current
+            current = self.scope.parents.get(current)
+        return found if found is not None and found.name.startswith("test") else None

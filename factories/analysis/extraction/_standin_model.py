@@ -1,0 +1,129 @@
+"""What the stand-in extraction produces: stand-ins, their fields, and where they meet vLLM.
+
+A *stand-in* is an object a test builds without the real constructor and hands to real code:
+an ``object.__new__`` stub, a ``types.SimpleNamespace``, an ``argparse.Namespace``, or a mock
+with a spec (a plain ``MagicMock`` never raises on a missing attribute, so it cannot stand in
+wrongly).  A *meeting* is one place where the test hands it to code it did not write: as
+``self``, as an argument of a call, or as an attribute of another object.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+
+import attrs
+
+from factories.analysis.class_refs import ClassRef
+from factories.analysis.findings import Location
+
+
+class StandInKind(enum.Enum):
+    """How the test built the object."""
+
+    OBJECT_NEW = "object.__new__"
+    SIMPLE_NAMESPACE = "types.SimpleNamespace"
+    ARGPARSE_NAMESPACE = "argparse.Namespace"
+    SPEC_MOCK = "spec'd mock"
+
+
+class MeetingHow(enum.Enum):
+    """How a stand-in reaches code the test did not write."""
+
+    SELF = "self"  # the stand-in is ``self`` of a method
+    ARGUMENT = "argument"  # an argument of a call
+    ATTRIBUTE = "attribute"  # put on a stub or on another stand-in
+
+
+class SelfShape(enum.Enum):
+    """The spelling that makes a stand-in ``self``, as written: ``Cls.m(ns)`` where ``m`` is
+    a classmethod or staticmethod passes ``ns`` as an argument instead, which only the
+    ``def`` (the analyzer's side) tells."""
+
+    UNBOUND_CALL = "Cls.method(ns)"
+    METHOD_TYPE = "types.MethodType(Cls.method, ns)"
+    DESCRIPTOR_GET = "Cls.method.__get__(ns)"
+    PROPERTY_FGET = "Cls.prop.fget(ns)"
+    SELF_KEYWORD = "f(self=ns)"
+
+
+@attrs.frozen
+class Callee:
+    """The code a call runs, as far as the test module says: ``text`` as written, ``dotted``
+    through the test module's imports (``vllm.x.Cls.method``) where its head is imported, and
+    for a method called on an ``object.__new__`` stub (``builder._build(metadata)``) the stub's
+    class and the method, so that a consumer binds it against that class."""
+
+    text: str
+    dotted: str | None = None
+    stub_class: ClassRef | None = None
+    method: str | None = None
+
+
+@attrs.frozen
+class Meeting:
+    """One place where a stand-in meets code the test did not write.
+
+    ``SELF`` and ``ARGUMENT``: ``callee``, and the argument the stand-in is, as written in the
+    call (``position`` among the positional arguments, or ``keyword``); binding them to the
+    callee's parameters is the analyzer's job, which sees the ``def``.  ``ATTRIBUTE``: the
+    ``owner`` expression, its kind (and class, for a stub) where the test module settles
+    them, and the ``field``.  ``test`` and ``cases``: the pytest test it runs in and the
+    parametrize case ids it is followed under (empty: every case, or none)."""
+
+    how: MeetingHow
+    location: Location
+    callee: Callee | None = None
+    self_shape: SelfShape | None = None
+    position: int | None = None
+    keyword: str | None = None
+    owner: str | None = None
+    owner_kind: StandInKind | None = None
+    owner_class: ClassRef | None = None
+    field: str | None = None
+    test: str | None = None
+    cases: tuple[str, ...] = ()
+    expect_raise: bool = False
+
+
+@attrs.frozen
+class StandInField:
+    """A field the test gives the stand-in; ``value`` where the test states a plain literal,
+    ``children`` for stand-ins built as (or inside) its value."""
+
+    name: str
+    location: Location
+    value: object = None
+    has_value: bool = False
+    children: tuple[StandIn, ...] = ()
+
+
+@attrs.frozen
+class StandIn:
+    """One object built without its constructor, followed from where it was built.
+
+    ``class_ref``: ``object.__new__``'s class, or a mock's ``spec``/``spec_set`` (what the
+    spec class defines at class level is for a consumer to resolve through ``ClassIndex``).
+    ``opaque``: the test also sets fields this extraction cannot name (a computed
+    ``setattr``, ``**`` of an unknown mapping)."""
+
+    kind: StandInKind
+    location: Location
+    fields: tuple[StandInField, ...] = ()
+    class_ref: ClassRef | None = None
+    opaque: bool = False
+    meetings: tuple[Meeting, ...] = ()
+
+    @property
+    def field_names(self) -> frozenset[str]:
+        return frozenset(f.name for f in self.fields)
+
+    @property
+    def children(self) -> tuple[StandIn, ...]:
+        return tuple(child for f in self.fields for child in f.children)
+
+    def walk(self) -> Iterator[StandIn]:
+        """This stand-in and every stand-in nested in it, depth first."""
+        yield self
+        for child in self.children:
+            yield from child.walk()

@@ -1,0 +1,132 @@
+"""Which calls build a stand-in, and what a call's callee names through the test's imports.
+
+Only the test module's text is read: a name is ``types.SimpleNamespace`` or
+``argparse.Namespace`` when its imports say so (``SimpleNamespace`` is that name's only
+meaning in vLLM's tests, so it counts unimported too), and a mock is spec'd when the call
+says ``spec=``/``spec_set=`` (or passes the spec first), or is ``create_autospec(...,
+instance=True)``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from factories.analysis.class_refs import ClassRef, ref_of_expression
+from factories.analysis.extraction._model import is_object_new
+from factories.analysis.extraction._standin_model import StandInKind
+from factories.analysis.source_tree import ImportTarget
+
+#: Text one of which a file must hold to be parsed for stand-ins at all.
+STANDIN_NEEDLES = (
+    "SimpleNamespace",
+    "Namespace(",
+    "spec=",
+    "spec_set=",
+    "create_autospec",
+    "object.__new__(",
+)
+MOCK_CLASSES = frozenset(
+    {"Mock", "MagicMock", "NonCallableMock", "NonCallableMagicMock", "AsyncMock"}
+)
+#: The last name of every callee that can build a stand-in.
+CREATING_NAMES = MOCK_CLASSES | {"SimpleNamespace", "Namespace", "create_autospec", "__new__"}
+#: Keywords a mock's constructor takes for itself; the others become attributes.
+MOCK_OPTIONS = frozenset(
+    {"spec", "spec_set", "side_effect", "return_value", "wraps", "name", "unsafe", "instance"}
+)
+
+
+def might_hold_standins(text: str) -> bool:
+    """Cheap text pre-filter: whether a test file can build a stand-in at all."""
+    return any(needle in text for needle in STANDIN_NEEDLES)
+
+
+def dotted_name(expr: ast.expr, imports: dict[str, ImportTarget]) -> str | None:
+    """``expr`` (a dotted name) with its head replaced by what ``imports`` bind it to."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name) or expr.id not in imports:
+        return None
+    return ".".join([imports[expr.id].dotted, *reversed(parts)])
+
+
+def standin_kind(
+    call: ast.AST, imports: dict[str, ImportTarget]
+) -> tuple[StandInKind, ClassRef | None] | None:
+    """The kind of stand-in ``call`` builds and its class (stub class or mock spec), or
+    None for any other expression."""
+    if not isinstance(call, ast.Call):
+        return None
+    if is_object_new(call):
+        return StandInKind.OBJECT_NEW, ref_of_expression(call.args[0])
+    func = call.func
+    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    dotted = dotted_name(func, imports)
+    if last == "SimpleNamespace" and dotted in (None, "types.SimpleNamespace"):
+        return StandInKind.SIMPLE_NAMESPACE, None
+    if last == "Namespace" and dotted == "argparse.Namespace":
+        return StandInKind.ARGPARSE_NAMESPACE, None
+    if last in MOCK_CLASSES:
+        spec = _keyword(call, "spec") or _keyword(call, "spec_set")
+        if spec is None and call.args:
+            spec = call.args[0]
+        if spec is None or (isinstance(spec, ast.Constant) and spec.value is None):
+            return None
+        return StandInKind.SPEC_MOCK, _spec_ref(spec)
+    if last == "create_autospec" and call.args:
+        instance = _keyword(call, "instance")
+        if isinstance(instance, ast.Constant) and instance.value is True:
+            return StandInKind.SPEC_MOCK, _spec_ref(call.args[0])
+    return None
+
+
+def creation_fields(
+    call: ast.Call, kind: StandInKind
+) -> tuple[list[tuple[str, ast.expr, ast.AST]], bool]:
+    """``(name, value, where)`` of each field the creation call itself sets, and whether it
+    also sets fields no literal names (``**options``, a positional mapping not written out)."""
+    if kind is StandInKind.OBJECT_NEW:
+        return [], False
+    out: list[tuple[str, ast.expr, ast.AST]] = []
+    opaque = False
+    mappings: list[ast.expr] = []
+    if kind is not StandInKind.SPEC_MOCK:
+        mappings.extend(call.args)
+    for kw in call.keywords:
+        if kw.arg is None:
+            mappings.append(kw.value)
+        elif kind is not StandInKind.SPEC_MOCK or kw.arg not in MOCK_OPTIONS:
+            out.append((kw.arg, kw.value, kw))
+    for mapping in mappings:
+        named = literal_dict_items(mapping)
+        if named is None:
+            opaque = True
+        else:
+            out.extend((key, value, value) for key, value in named)
+    return out, opaque
+
+
+def literal_dict_items(node: ast.expr) -> list[tuple[str, ast.expr]] | None:
+    """The items of a dict display whose keys are all string literals, else None."""
+    if not isinstance(node, ast.Dict):
+        return None
+    items = []
+    for key, value in zip(node.keys, node.values):
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return None
+        items.append((key.value, value))
+    return items
+
+
+def _keyword(call: ast.Call, name: str) -> ast.expr | None:
+    return next((kw.value for kw in call.keywords if kw.arg == name), None)
+
+
+def _spec_ref(spec: ast.expr) -> ClassRef | None:
+    """The spec as a ``ClassRef`` where it is an expression naming a class; a list of names
+    or an instance built on the spot has none."""
+    if isinstance(spec, (ast.List, ast.Tuple, ast.Set, ast.Constant)):
+        return None
+    return ref_of_expression(spec)

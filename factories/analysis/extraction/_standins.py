@@ -1,0 +1,352 @@
+"""The stand-in extractor: every stand-in a test module builds, its fields and its meetings.
+
+A stand-in is followed as a stub is (``_follow``): through local aliases, into a same-module
+helper it is passed to, out of a helper or fixture that returns or yields it (a returned
+tuple's element too) into every caller or user, and into a test from the parametrize case
+that holds it.  What the test sets on it is a field; a stand-in built as (or inside) a field's
+value is a child under that field.  Every other hand-over is a ``Meeting``.  The pieces it
+shares with the stub extraction (``ModuleScope``, ``CaseReader``, ``EventRecorder``'s
+questions about calls, ``_follow``'s parameter binding and fixture rules) are used as they are.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import attrs
+
+from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader, parametrize_values
+from factories.analysis.extraction._events import EventRecorder, _is_dict_of
+from factories.analysis.extraction._follow import (
+    _INSPECTING,
+    MAX_FUNCTION_HOPS,
+    _bound_parameter,
+    _fixture_name,
+    _is_fixture,
+)
+from factories.analysis.extraction._scope import ModuleScope
+from factories.analysis.extraction._standin_index import StandInSites
+from factories.analysis.extraction._standin_meetings import MeetingMaker
+from factories.analysis.extraction._standin_model import (
+    Meeting,
+    MeetingHow,
+    StandIn,
+    StandInField,
+)
+from factories.analysis.extraction._standin_sites import creation_fields, literal_dict_items
+from factories.analysis.extraction._syntax import FUNCTION_DEFS, is_attr_of, is_name_in
+from factories.analysis.extraction._syntax import str_literal as _str
+from factories.analysis.source_tree import ModuleInfo
+
+_LITERALS = (int, float, complex, str, bytes, bool, type(None))
+
+
+@attrs.frozen
+class _Route:
+    """What a stand-in is followed under: function hops so far, the parametrize case ids in
+    force, the creations being built (a stand-in set on itself ends there), and whether a
+    ``return`` continues into callers (not inside a helper it was passed to)."""
+
+    depth: int = 0
+    cases: tuple[str, ...] = ()
+    building: frozenset[int] = frozenset()
+    follow_returns: bool = True
+
+    def hop(self, follow_returns: bool = True) -> _Route:
+        return attrs.evolve(self, depth=self.depth + 1, follow_returns=follow_returns)
+
+
+@attrs.define
+class _Found:
+    """What following one stand-in collects, in source order."""
+
+    fields: list[StandInField] = attrs.field(factory=list)
+    meetings: list[Meeting] = attrs.field(factory=list)
+    opaque: bool = False
+
+
+class StandInExtractor:
+    """Extracts the stand-ins of one parsed test module; each top-level stand-in once, nested
+    ones as children of the stand-in they are a field of."""
+
+    def __init__(self, module: ModuleInfo, scope: ModuleScope | None = None) -> None:
+        self.module = module
+        self.scope = scope or ModuleScope(module)
+        self.reader = CaseReader(self.scope)
+        recorder = EventRecorder(self.scope, self.reader)
+        self.sites = StandInSites(self.scope, self.reader)
+        self.meet = MeetingMaker(self.scope, self.reader, recorder, self.sites)
+        self._as_child: set[int] = set()
+
+    def standins(self) -> list[StandIn]:
+        nested = self.sites.nested()
+        # Creations that following showed to be a field of another stand-in (``setattr(stub,
+        # "cfg", cfg)``) are children there, not stand-ins of their own.
+        self._as_child.clear()
+        built = [
+            (call, self._build(call, _Route()))
+            for call in self.sites.calls
+            if id(call) not in nested
+        ]
+        return [standin for call, standin in built if id(call) not in self._as_child]
+
+    # -- sites ----------------------------------------------------------------------------
+
+    def _build(self, call: ast.Call, route: _Route) -> StandIn:
+        kind, ref = self.sites.kind_of(call)  # type: ignore[misc]
+        route = attrs.evolve(route, building=route.building | {id(call)})
+        found = _Found()
+        named, found.opaque = creation_fields(call, kind)
+        for name, value, where in named:
+            found.fields.append(self._field(name, value, where, route))
+        self._where(call, found, route)
+        return StandIn(
+            kind=kind,
+            location=self.scope.loc(call),
+            fields=tuple(found.fields),
+            class_ref=ref,
+            opaque=found.opaque,
+            # A helper several calls share reaches the same place once per call.
+            meetings=tuple(dict.fromkeys(found.meetings)),
+        )
+
+    def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
+        known = self.reader.value_of(value, NO_BINDINGS)
+        literal = bool(known) and isinstance(known[0], _LITERALS)
+        return StandInField(
+            name,
+            self.scope.loc(where),
+            value=known[0] if literal else None,
+            has_value=literal,
+            children=tuple(self._children(value, route)),
+        )
+
+    def _children(self, value: ast.expr, route: _Route) -> list[StandIn]:
+        """Stand-ins built as ``value`` or inside it (a list of them), or named by it."""
+        out: list[StandIn] = []
+        pending: list[ast.AST] = [value]
+        while pending:
+            node = pending.pop(0)
+            target = node
+            if isinstance(node, ast.Name):
+                bound = self.reader.resolve_local(node, NO_BINDINGS)
+                target = bound if bound is not None else node
+            if self.sites.kind_of(target) is not None:
+                if id(target) not in route.building:
+                    self._as_child.add(id(target))
+                    out.append(self._build(target, route))  # type: ignore[arg-type]
+                continue
+            if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword)):
+                pending.extend(ast.iter_child_nodes(node))
+            elif isinstance(node, ast.Call):
+                pending.extend(node.args)
+                pending.extend(node.keywords)
+        return out
+
+    # -- following ------------------------------------------------------------------------
+
+    def _where(self, value: ast.expr, found: _Found, route: _Route) -> None:
+        """Where the object ``value`` (a creation, or a call returning it) goes."""
+        parent = self.scope.parents.get(value)
+        scope = self.scope.enclosing_scope(value)
+        owner = self.sites.owner_of(value)
+        if owner is not None:
+            call, field = owner
+            found.meetings.append(self.meet.attribute(call, field, call, route.cases))
+        elif isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is value:
+            targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+            for target in targets:
+                if isinstance(target, ast.Attribute):
+                    found.meetings.append(
+                        self.meet.attribute(target.value, target.attr, parent, route.cases)
+                    )
+            names = {t.id for t in targets if isinstance(t, ast.Name)}
+            if names:
+                self._follow_names(scope, names, parent, found, route)
+        elif isinstance(parent, ast.Return) or (
+            isinstance(parent, ast.Yield) and _is_fixture(scope)
+        ):
+            self._follow_return(scope, found, route)
+        elif isinstance(parent, ast.keyword) or (
+            isinstance(parent, ast.Call) and value in parent.args
+        ):
+            call = parent if isinstance(parent, ast.Call) else self.scope.parents.get(parent)
+            if isinstance(call, ast.Call):
+                self._argument(call, value, found, route)
+        elif isinstance(parent, (ast.List, ast.Tuple)):
+            self._parametrized(value, found, route)
+
+    def _follow_names(
+        self, scope: ast.AST, names: set[str], start: ast.AST, found: _Found, route: _Route
+    ) -> None:
+        start_key = (getattr(start, "lineno", 0), getattr(start, "col_offset", 0))
+        end_line = getattr(start, "end_lineno", None) or start_key[0]
+        inside = {id(sub) for sub in ast.walk(start)}
+        names = set(names)
+        for node in self.scope.nodes(scope):
+            key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+            if key <= start_key or (key[0] <= end_line and id(node) in inside):
+                continue
+            if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+                self._name_use(node, scope, found, route)
+            elif isinstance(node, ast.Assign):
+                self._assignment(node, names, found, route)
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                if is_attr_of(node.target, names) and node.value is not None:
+                    name = node.target.attr  # type: ignore[attr-defined]
+                    field = self._field(name, node.value, node, route)
+                    if isinstance(node, ast.AugAssign):  # ``ns.n += 1``: the value is not 1
+                        field = attrs.evolve(field, value=None, has_value=False)
+                    found.fields.append(field)
+            elif isinstance(node, ast.Call):
+                self._call_sets(node, names, found, route)
+
+    def _assignment(self, node: ast.Assign, names: set[str], found: _Found, route: _Route) -> None:
+        for target in node.targets:
+            if is_attr_of(target, names):
+                found.fields.append(self._field(target.attr, node.value, node, route))  # type: ignore[attr-defined]
+            elif isinstance(target, ast.Name):
+                if is_name_in(node.value, names):
+                    names.add(target.id)
+                elif target.id in names:
+                    names.discard(target.id)
+
+    def _call_sets(self, call: ast.Call, names: set[str], found: _Found, route: _Route) -> None:
+        """``setattr(ns, "f", v)`` (``monkeypatch.setattr`` too) and ``vars(ns).update(...)``/
+        ``ns.__dict__.update(...)``: fields, or opaque where the names are computed."""
+        func = call.func
+        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if fname == "setattr" and call.args and is_name_in(call.args[0], names):
+            name = _str(call.args[1]) if len(call.args) > 1 else None
+            if name is None or len(call.args) < 3:
+                found.opaque = True
+            else:
+                found.fields.append(self._field(name, call.args[2], call, route))
+        elif (
+            fname == "update" and isinstance(func, ast.Attribute) and _is_dict_of(func.value, names)
+        ):
+            for kw in call.keywords:
+                if kw.arg is None:
+                    found.opaque = True
+                else:
+                    found.fields.append(self._field(kw.arg, kw.value, kw, route))
+            for arg in call.args:
+                items = literal_dict_items(arg)
+                if items is None:
+                    found.opaque = True
+                for key, value in items or ():
+                    found.fields.append(self._field(key, value, value, route))
+
+    def _name_use(self, node: ast.Name, scope: ast.AST, found: _Found, route: _Route) -> None:
+        parent = self.scope.parents.get(node)
+        if isinstance(parent, ast.Assign) and parent.value is node:
+            for target in parent.targets:
+                if isinstance(target, ast.Attribute):
+                    found.meetings.append(
+                        self.meet.attribute(target.value, target.attr, parent, route.cases)
+                    )
+        elif isinstance(parent, ast.Return) or (
+            isinstance(parent, ast.Yield) and _is_fixture(scope)
+        ):
+            self._follow_return(scope, found, route)
+        elif isinstance(parent, ast.Tuple) and isinstance(
+            self.scope.parents.get(parent), ast.Return
+        ):
+            self._follow_return(scope, found, route, parent.elts.index(node))
+        elif isinstance(parent, ast.keyword) or (
+            isinstance(parent, ast.Call) and node in parent.args
+        ):
+            call = parent if isinstance(parent, ast.Call) else self.scope.parents.get(parent)
+            if isinstance(call, ast.Call) and self.sites.kind_of(call) is not None:
+                field = parent.arg if isinstance(parent, ast.keyword) else None
+                found.meetings.append(self.meet.attribute(call, field, call, route.cases))
+            elif isinstance(call, ast.Call):
+                self._argument(call, node, found, route)
+
+    def _follow_return(
+        self, scope: ast.AST, found: _Found, route: _Route, position: int | None = None
+    ) -> None:
+        """A returned (or yielded) stand-in continues in every caller or fixture user."""
+        if not (route.follow_returns and isinstance(scope, FUNCTION_DEFS)):
+            return
+        if route.depth >= MAX_FUNCTION_HOPS:
+            return
+        if position is None and _is_fixture(scope):
+            name = _fixture_name(scope)
+            for stmt in self.scope.index(name):
+                for func in ast.walk(stmt):
+                    if not isinstance(func, FUNCTION_DEFS) or func is scope:
+                        continue
+                    args = func.args
+                    for param in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                        if param.arg == name:
+                            self.scope.ensure_indexed(stmt)
+                            self._follow_names(func, {name}, param, found, route.hop())
+        for call, _ in self.scope.callers(scope):
+            if position is None:
+                self._where(call, found, route.hop())
+                continue
+            parent = self.scope.parents.get(call)
+            if not (isinstance(parent, ast.Assign) and parent.value is call):
+                continue
+            for target in parent.targets:
+                if isinstance(target, (ast.Tuple, ast.List)) and position < len(target.elts):
+                    elt = target.elts[position]
+                    if isinstance(elt, ast.Name) and elt.id != "_":
+                        caller_scope = self.scope.enclosing_scope(call)
+                        self._follow_names(caller_scope, {elt.id}, parent, found, route.hop())
+
+    def _parametrized(self, value: ast.expr, found: _Found, route: _Route) -> None:
+        """A stand-in written as a parametrize value reaches the test under that case."""
+        current = self.scope.parents.get(value)
+        while current is not None and not isinstance(current, ast.stmt):
+            deco, current = current, self.scope.parents.get(current)
+        if not isinstance(current, FUNCTION_DEFS):
+            return
+        for deco in current.decorator_list:
+            if not isinstance(deco, ast.Call) or getattr(deco.func, "attr", "") != "parametrize":
+                continue
+            for case in parametrize_values(deco):
+                for name, expr in case.values.items():
+                    if expr is not value:
+                        continue
+                    args = current.args
+                    for param in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+                        if param.arg == name:
+                            in_case = attrs.evolve(
+                                route, cases=(case.id,) if case.id is not None else ()
+                            )
+                            self._follow_names(current, {name}, param, found, in_case)
+
+    # -- meetings -------------------------------------------------------------------------
+
+    def _argument(self, call: ast.Call, arg: ast.expr, found: _Found, route: _Route) -> None:
+        """``arg`` (the stand-in) handed to ``call``: as ``self``, into a same-module helper
+        (followed there), or as an argument of other code."""
+        func = call.func
+        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr"):
+            return
+        if fname == "setattr":
+            if len(call.args) > 2 and call.args[2] is arg:
+                found.meetings.append(
+                    self.meet.attribute(call.args[0], _str(call.args[1]), call, route.cases)
+                )
+            return
+        if fname == "update" and isinstance(func, ast.Attribute) and _is_dict_of(func.value, set()):
+            return
+        shape, callee = self.meet.self_shape(call, arg)
+        if shape is not None:
+            found.meetings.append(
+                self.meet.call(MeetingHow.SELF, call, arg, route.cases, callee, shape)
+            )
+            return
+        if isinstance(func, ast.Name) and route.depth < MAX_FUNCTION_HOPS:
+            helper = self.scope.local_def(func)
+            param = _bound_parameter(helper, call, arg) if helper is not None else None
+            if helper is not None and param is not None:
+                if self.module.functions.get(helper.name) is helper:
+                    self.scope.ensure_indexed(helper)
+                self._follow_names(helper, {param.arg}, param, found, route.hop(False))
+                return
+        found.meetings.append(self.meet.call(MeetingHow.ARGUMENT, call, arg, route.cases, func))
