@@ -17,7 +17,7 @@ import attrs
 import pytest
 
 from factories.analysis.classes import ClassIndex, FunctionRef
-from factories.analysis.readset import ReadSetAnalyzer, annotation_class, declares
+from factories.analysis.readset import CallContext, ReadSetAnalyzer, annotation_class, declares
 from factories.analysis.source_tree import SourceTree
 
 CERTAIN, POSSIBLE, GUARDED = "certain", "possible", "guarded"
@@ -38,8 +38,9 @@ HELPERS = """
 @attrs.frozen
 class Case:
     """``source``: ``vllm/mod.py``; ``method`` of ``cls`` is analysed with the stub fields
-    ``initial`` (``constants``: their literal values); ``reads``: every chain read expected,
-    by its dotted text."""
+    ``initial`` (``constants``: their literal values), the parameters ``standins`` holding
+    stand-ins the test passed (followed into module functions); ``reads``: every chain read
+    expected, by its dotted text."""
 
     id: str
     source: str
@@ -48,6 +49,7 @@ class Case:
     cls: str = "Builder"
     initial: tuple[str, ...] = ()
     constants: Mapping[str, object] = attrs.field(factory=dict)
+    standins: frozenset[str] = frozenset()
 
 
 CASES = [
@@ -234,6 +236,22 @@ CASES = [
             "metadata.common": CERTAIN,
             "metadata.common.query_start_loc_cpu": CERTAIN,
         },
+        standins=frozenset({"common", "metadata"}),
+    ),
+    Case(
+        "module-functions-are-followed-only-for-the-stand-ins-the-test-passed",
+        """
+        from vllm import helpers
+        from vllm.helpers import deeper
+
+        class Builder:
+            def build(self, common, metadata):
+                helpers.plan(common)
+                deeper(metadata)
+        """,
+        "build",
+        {"common.query_start_loc_cpu": CERTAIN},
+        standins=frozenset({"common"}),
     ),
     Case(
         "a-literal-argument-decides-the-functions-branch",
@@ -246,6 +264,7 @@ CASES = [
         """,
         "build",
         {"common.query_start_loc_cpu": CERTAIN, "common.seq_lens": CERTAIN},
+        standins=frozenset({"common"}),
     ),
     Case(
         "method-call-on-a-stand-in-reads-the-callable-field",
@@ -302,7 +321,10 @@ def test_chain_reads(case: Case, tmp_path: Path) -> None:
     index = _tree(tmp_path, case.source)
     cls = index.resolve_absolute(f"vllm.mod.{case.cls}")
     assert cls is not None
-    report = ReadSetAnalyzer(index).analyze(cls, case.method, case.initial, case.constants)
+    context = CallContext(standins=case.standins)
+    report = ReadSetAnalyzer(index).analyze(
+        cls, case.method, case.initial, case.constants, context=context
+    )
     assert _view(report.chain_reads) == dict(case.reads)
 
 
@@ -360,7 +382,8 @@ def test_analyze_function_reads_what_a_module_function_is_handed(tmp_path: Path)
     helpers = index.tree.module("vllm.helpers")
     function = index.resolve(helpers, "deeper")
     assert isinstance(function, FunctionRef)
-    report = ReadSetAnalyzer(index).analyze_function(function)
+    context = CallContext(standins=frozenset({"meta"}))
+    report = ReadSetAnalyzer(index).analyze_function(function, context)
     assert _view(report.chain_reads) == {
         "meta.common": CERTAIN,
         "meta.common.query_start_loc_cpu": CERTAIN,

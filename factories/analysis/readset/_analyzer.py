@@ -132,9 +132,7 @@ class ReadSetAnalyzer:
         method's are, with ``call``'s literal arguments deciding branches."""
         node = function.node
         params = call.bind_literals(node, bound=False) if call is not None else {}
-        walked = self.walk_function(
-            context, function, frozenset(), {}, (), params, certain=True, entry=True
-        )
+        walked = self.walk_function(context, function, frozenset(), {}, (), params, entry=True)
         return FunctionReport(
             function=f"{function.module.name}.{node.name}",
             signature=Signature.of(node, bound=False),
@@ -262,12 +260,13 @@ class ReadSetAnalyzer:
         aliases: dict[str, str],
         stack: tuple[str, ...],
         params: dict[str, object],
-        certain: bool,
         entry: bool = False,
     ) -> Walked:
         """Walk a module function handed stand-ins (``aliases``: its parameters that hold
-        one, as chains of the analysed call), from ``state``'s chain marks.  ``entry``: the
-        function is the analysed call itself, so every parameter holds a stand-in."""
+        one, as chains of the analysed call), from ``state``'s chain marks, as if called on
+        every run (the caller places the result, so calls from anywhere share the walk).
+        ``entry``: the function is the analysed call itself, so every parameter holds a
+        stand-in."""
         node = function.node
         key_name = f"{FUNCTION_FRAME}{function.module.name}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
@@ -277,7 +276,6 @@ class ReadSetAnalyzer:
             state,
             tuple(sorted(aliases.items())),
             tuple(sorted(params.items(), key=lambda kv: kv[0])),
-            certain,
             context,
             entry,
         )
@@ -293,7 +291,7 @@ class ReadSetAnalyzer:
                 stack + (key_name,),
                 {},
                 params,
-                certain,
+                True,
                 module=function.module,
                 entry=entry,
             )

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ast
 
+import attrs
+
 from factories.analysis.classes import FunctionRef, MemberKind
 from factories.analysis.readset._model import (
     GUARDED_MARK,
@@ -25,7 +27,7 @@ from factories.errors import SourceError
 
 #: How many module functions deep a stand-in is followed (``f(metadata)`` calling
 #: ``g(metadata.prefill)``...); deeper functions are assumed to read nothing from it.
-MAX_FUNCTION_DEPTH = 4
+MAX_FUNCTION_DEPTH = 3
 
 #: The prefix of a function's entry in a walk's call stack (methods have none).
 FUNCTION_FRAME = "fn:"
@@ -130,15 +132,25 @@ class ChainHandlers:
         return frozenset({GUARDED_MARK + ".".join((chain[0], *chain[1], literal))})
 
     def pass_on(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
-        """A call handing a stand-in (or a chain on one) to a module function of the tree:
-        the function is walked with it bound to its parameter, and its chain reads count here
-        as placed here.  Only chains come back (and the marks it leaves): the function's other
-        accesses are not the instance's."""
-        bound = [a for a in call.args if not isinstance(a, ast.Starred)]
-        passed = [(i, self.chain_of(a)) for i, a in enumerate(bound) if isinstance(a, ast.expr)] + [
-            (k.arg, self.chain_of(k.value)) for k in call.keywords if k.arg
+        """A call handing a stand-in the test passed (``CallContext.standins``), or a chain
+        on one, to a module function of the tree: the function is walked with it bound to its
+        parameter, and its chain reads count here as placed here.  Only chains come back (and
+        the marks it leaves): the function's other accesses are not the instance's.  Objects
+        on ``self`` are not followed into functions: nearly every call passes one, and a
+        nested stand-in on a stub is read where the stub's methods read it."""
+        if not self.context.standins:
+            return state
+        bound: list[ast.expr] = []
+        for arg in call.args:
+            if isinstance(arg, ast.Starred):
+                break  # where the rest lands is not known from the text
+            bound.append(arg)
+        passed: list[tuple[int | str, Chain | None]] = [
+            (i, self.chain_of(a)) for i, a in enumerate(bound)
         ]
-        passed = [(where, chain) for where, chain in passed if chain is not None]
+        passed += [(k.arg, self.chain_of(k.value)) for k in call.keywords if k.arg]
+        standins = self.context.standins
+        passed = [(where, chain) for where, chain in passed if chain and chain[0] in standins]
         if not passed:
             return state
         if sum(1 for frame in self.stack if frame.startswith(FUNCTION_FRAME)) >= (
@@ -162,9 +174,9 @@ class ChainHandlers:
         known = set(positional) | {a.arg for a in args.kwonlyargs}
         aliases: dict[str, str] = {}
         for where, chain in passed:
-            name = positional[where] if isinstance(where, int) else where
             if isinstance(where, int) and where >= len(positional):
-                continue
+                continue  # into ``*args``
+            name = positional[where] if isinstance(where, int) else where
             if name in known:
                 aliases[name] = ".".join((chain[0], *chain[1]))
         if not aliases:
@@ -177,9 +189,10 @@ class ChainHandlers:
             aliases,
             self.stack,
             shape.bind_literals(target.node, bound=False),
-            self.certain,
         )
-        self.rec.chains.extend(placed_after(c, self.chain) for c in walked.recorder.chains)
+        for read in walked.recorder.chains:
+            read = placed_after(read, self.chain)
+            self.rec.chains.append(read if self.certain else attrs.evolve(read, certain=False))
         return state | marks(walked.state) if walked.state is not None else state
 
     def patched(self, target: FunctionRef) -> bool:

@@ -179,7 +179,10 @@ class CallContext:
     raises on every call.  ``expect_raise``: the call sits in ``pytest.raises``, so a ``raise``
     met on an undecided branch may end the test's path there.  ``detached``: the call is a
     coroutine the test hands to ``asyncio.create_task`` and may cancel at any ``await``, so what
-    follows the first one is not certain.
+    follows the first one is not certain.  ``standins``: the parameters of the call the test
+    hands a stand-in (a ``SimpleNamespace``): chains on them are also followed into the module
+    functions of the tree they are passed to (``ChainRead``), a walk a call without stand-ins
+    does not pay for.
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -187,6 +190,7 @@ class CallContext:
     raising: frozenset[tuple[str, str] | str] = frozenset()
     expect_raise: bool = False
     detached: bool = False
+    standins: frozenset[str] = frozenset()
 
 
 @attrs.define
