@@ -364,11 +364,12 @@ ANNOTATED = """
 def test_annotations_name_the_class_and_what_it_declares(tmp_path: Path) -> None:
     index = _tree(tmp_path, ANNOTATED)
     cls = index.resolve_absolute("vllm.mod.Builder")
-    report = ReadSetAnalyzer(index).analyze(cls, "build")
-    classes = {name: c.name for name, c in report.param_classes}
-    assert classes == {"metadata": "Prefill", "common": "Common"}
-    prefill = report.param_class("metadata")
-    common = report.param_class("common")
+    found = ReadSetAnalyzer(index).param_classes(cls, "build")
+    assert {name: c.name for name, c in found.items()} == {
+        "metadata": "Prefill",
+        "common": "Common",
+    }
+    prefill, common = found["metadata"], found["common"]
     assert declares(index, prefill, "query_start_loc")  # a dataclass field: drift if lacking
     assert declares(index, prefill, "max_query_len")
     assert not declares(index, prefill, "extra")  # duck typing
@@ -383,7 +384,9 @@ def test_analyze_function_reads_what_a_module_function_is_handed(tmp_path: Path)
     function = index.resolve(helpers, "deeper")
     assert isinstance(function, FunctionRef)
     context = CallContext(standins=frozenset({"meta"}))
-    report = ReadSetAnalyzer(index).analyze_function(function, context)
+    analyzer = ReadSetAnalyzer(index)
+    report = analyzer.analyze_function(function, context)
+    assert analyzer.param_classes(function) == {}
     assert _view(report.chain_reads) == {
         "meta.common": CERTAIN,
         "meta.common.query_start_loc_cpu": CERTAIN,

@@ -31,7 +31,8 @@ Besides ``self``, a call reads the stand-ins a test hands it as arguments
 (``stub.mla_dims = SimpleNamespace(...)``): ``MethodReport.chain_reads`` lists each attribute
 chain read from them (``metadata.prefill.query_start_loc``, ``self.mla_dims.v_head_dim``),
 placed as ``self`` reads are, followed into methods and module functions of the tree they are
-passed to; ``MethodReport.param_classes`` names the class each parameter's annotation names.
+passed to; ``ReadSetAnalyzer.param_classes`` names the class each parameter's annotation
+names, and ``declares`` whether that class declares a name (drift) or not (duck typing).
 
 Where things are (the ``_`` modules are private):
 

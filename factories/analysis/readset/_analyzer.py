@@ -32,7 +32,6 @@ from factories.analysis.readset._paths import (
     provisioned,
 )
 from factories.analysis.readset._walker import Walker
-from factories.analysis.source_tree import ModuleInfo
 from factories.errors import MethodNotFoundError
 
 #: How many nested method calls (``self.m()``, ``super().m()``, properties) one walk follows
@@ -118,7 +117,6 @@ class ReadSetAnalyzer:
             calls=tuple(recorder.calls),
             state_after=after,
             chain_reads=first_unguarded_by_name(c for c in chains if c.root in roots),
-            param_classes=self.param_classes(member.owner.module, node, bound),
         )
 
     def analyze_function(
@@ -138,17 +136,26 @@ class ReadSetAnalyzer:
             signature=Signature.of(node, bound=False),
             location=Location(str(function.module.path), node.lineno),
             chain_reads=first_unguarded_by_name(walked.recorder.chains),
-            param_classes=self.param_classes(function.module, node, False),
         )
 
     def param_classes(
-        self, module: ModuleInfo, node: ast.FunctionDef | ast.AsyncFunctionDef, bound: bool
-    ) -> tuple[tuple[str, ClassInfo], ...]:
-        """What ``node``'s parameter annotations name, once per function."""
+        self, target: ClassInfo | FunctionRef, method: str | None = None
+    ) -> dict[str, ClassInfo]:
+        """The in-tree class each parameter of ``method`` of class ``target`` (or of the
+        module function ``target``) is annotated with, for the parameters that name one.
+        Asked for apart from ``analyze``: resolving annotations may parse modules a call
+        without stand-ins never needs."""
+        if isinstance(target, FunctionRef):
+            module, node, bound = target.module, target.node, False
+        else:
+            member = self.method_member(target, method or "")
+            module, node = member.owner.module, member.node
+            bound = member.kind is not MemberKind.STATICMETHOD
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         key = id(node)
         if key not in self._param_classes:
             self._param_classes[key] = param_classes(self.index, module, node, bound)
-        return self._param_classes[key]
+        return dict(self._param_classes[key])
 
     def analyze_sequence(
         self,

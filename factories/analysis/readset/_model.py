@@ -9,7 +9,6 @@ from __future__ import annotations
 import attrs
 
 from factories.analysis.binding import CallShape, Signature
-from factories.analysis.classes import ClassInfo
 from factories.analysis.findings import Location
 
 State = frozenset[str] | None  # None: this path cannot be reached (after return/raise)
@@ -120,9 +119,8 @@ class MethodReport:
     calls: tuple[CallSite, ...]
     state_after: frozenset[str]
     # What the call reads from the stand-ins it is handed, one read per chain (see
-    # ``ChainRead``), and the in-tree class each parameter's annotation names.
+    # ``ChainRead``); ``ReadSetAnalyzer.param_classes`` says what their annotations name.
     chain_reads: tuple[ChainRead, ...] = ()
-    param_classes: tuple[tuple[str, ClassInfo], ...] = ()
 
     @property
     def read_names(self) -> frozenset[str]:
@@ -135,10 +133,6 @@ class MethodReport:
     def chain_reads_of(self, root: str) -> tuple[ChainRead, ...]:
         """The chain reads rooted at parameter ``root`` (or ``"self"``)."""
         return tuple(c for c in self.chain_reads if c.root == root)
-
-    def param_class(self, param: str) -> ClassInfo | None:
-        """The in-tree class ``param``'s annotation names, if any."""
-        return dict(self.param_classes).get(param)
 
     def param_paths(self, param: str, *, write: bool) -> frozenset[str]:
         prefix = param + "."
@@ -158,13 +152,9 @@ class FunctionReport:
     signature: Signature
     location: Location
     chain_reads: tuple[ChainRead, ...]
-    param_classes: tuple[tuple[str, ClassInfo], ...] = ()
 
     def chain_reads_of(self, root: str) -> tuple[ChainRead, ...]:
         return tuple(c for c in self.chain_reads if c.root == root)
-
-    def param_class(self, param: str) -> ClassInfo | None:
-        return dict(self.param_classes).get(param)
 
 
 @attrs.frozen(cache_hash=True)
