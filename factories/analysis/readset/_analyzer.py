@@ -99,10 +99,12 @@ class ReadSetAnalyzer:
         required = provisioned(
             recorder.required, recorder.reads, frozenset(provided), self.blocks.siblings
         )
-        chains = provisioned(
-            recorder.chains, recorder.reads, frozenset(provided), self.blocks.siblings
-        )
         signature = Signature.of(node, bound=bound)
+        chains = (
+            provisioned(recorder.chains, recorder.reads, frozenset(provided), self.blocks.siblings)
+            if recorder.chains
+            else ()
+        )
         roots = {"self", *(p.name for p in signature.params)}
         return MethodReport(
             class_name=cls.name,

@@ -44,7 +44,8 @@ class ExpressionHandlers:
             self.rec.params.append(ParamAccess(path, self.loc(node), write=False))
             self.chain_attribute(node, state)
             return state
-        if self.chain_attribute(node, state):  # ``self.mla_dims.v_head_dim``
+        if isinstance(node.value, ast.Attribute) and self.chain_attribute(node, state):
+            # ``self.mla_dims.v_head_dim``
             base = node.value
             while not self.is_self_attr(base):
                 base = base.value  # type: ignore[attr-defined]

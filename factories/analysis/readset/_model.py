@@ -194,6 +194,10 @@ class Recorder:
     calls: list[CallSite] = attrs.field(factory=list)
     chains: list[ChainRead] = attrs.field(factory=list)
 
+    def lengths(self) -> tuple[int, int, int]:
+        """How many accesses with a placement (reads, required, chains) it holds so far."""
+        return len(self.reads), len(self.required), len(self.chains)
+
     def extend(self, other: Recorder, prefix: tuple[int, ...] | None = ()) -> None:
         """Add a callee's accesses, its reads' blocks placed after the caller's ``prefix``."""
         for field in attrs.fields(Recorder):

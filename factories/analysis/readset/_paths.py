@@ -83,9 +83,10 @@ def first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ..
 def first_unguarded_by_name(items: Iterable[ChainRead]) -> tuple[ChainRead, ...]:
     """One read per chain: the first certain one, and among those an unguarded one first
     (a chain read plainly anywhere on the test's path is needed, whatever else probes it)."""
-    seen: dict[str, ChainRead] = {}
+    seen: dict[tuple[str, tuple[str, ...]], ChainRead] = {}
     for item in items:
-        old = seen.get(item.name)
+        key = (item.root, item.path)
+        old = seen.get(key)
         if old is None or (item.certain, not item.guarded) > (old.certain, not old.guarded):
-            seen[item.name] = item
+            seen[key] = item
     return tuple(seen.values())

@@ -216,7 +216,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             self.certain = was
             self.chain = None if chain is None else chain + (ids[number],)
             self.consts, self.name_consts = dict(consts), dict(names)
-            marks.append(tuple(len(a) for a in self.placed_lists()))
+            marks.append(self.rec.lengths())
             before = self.exits + self.jumps
             states.append(self.block(arm, arm_in))
             left.append(states[-1] is None or self.exits + self.jumps > before)
@@ -231,7 +231,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
                 for k in names.keys() | self.name_consts.keys()
                 if names.get(k, _MISSING) is not self.name_consts.get(k, _MISSING)
             }
-        marks.append(tuple(len(a) for a in self.placed_lists()))
+        marks.append(self.rec.lengths())
         self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
         self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
         if new_guard and left[0] != left[1] and states[left.index(False)] is not None:
