@@ -26,15 +26,29 @@ What the test arranged around the call (methods and functions it patched, which 
 ``pytest.raises``, a task it may cancel) is a ``CallContext`` passed into ``analyze``; nothing
 is set on the analyzer from outside, so a call's report does not depend on earlier calls.
 
+Besides ``self``, a call reads the stand-ins a test hands it as arguments
+(``SimpleNamespace(prefill=...)``) and nested objects it set on the stub
+(``stub.mla_dims = SimpleNamespace(...)``): ``MethodReport.chain_reads`` lists each attribute
+chain read from them (``metadata.prefill.query_start_loc``, ``self.mla_dims.v_head_dim``),
+placed as ``self`` reads are, followed into methods and module functions of the tree they are
+passed to; ``ReadSetAnalyzer.param_classes`` names the class each parameter's annotation
+names, and ``declares`` whether that class declares a name (drift) or not (duck typing).
+
 Where things are (the ``_`` modules are private):
 
-- ``_model``: the values (``AttributeAccess``, ``ParamAccess``, ``CallSite``, ``MethodReport``,
-  ``CallContext``), the ``Recorder`` of one walk and its result ``Walked``;
-- ``_analyzer``: ``ReadSetAnalyzer`` (``analyze``, ``analyze_sequence``, the memo, replaced
-  methods, ``MAX_CALL_DEPTH``);
+- ``_model``: the values (``AttributeAccess``, ``ParamAccess``, ``ChainRead``, ``CallSite``,
+  ``MethodReport``, ``FunctionReport``, ``CallContext``), the ``Recorder`` of one walk and its
+  result ``Walked``, the chain marks a state may hold;
+- ``_analyzer``: ``ReadSetAnalyzer`` (``analyze``, ``analyze_sequence``, ``analyze_function``,
+  the memo, replaced methods, ``MAX_CALL_DEPTH``);
 - ``_walker``: ``Walker``, one walk of one body, and the control flow its handlers share;
 - ``_statements``, ``_expressions``, ``_calls``, ``_decisions``: the walker's handlers, a
   method per AST node kind (``stmt_If``, ``expr_BoolOp``), calls, and known values;
+- ``_chains``: reads from the stand-ins a call is handed (parameters, nested objects on
+  ``self``), their guards, and the module functions a stand-in is passed to
+  (``MAX_FUNCTION_DEPTH``);
+- ``_declared``: the in-tree class a parameter's annotation names, and the names a class
+  declares (``declares``: drift or duck typing);
 - ``_paths``: undecided blocks (``BlockIds``), ``provisioned``, one access per name;
 - ``_syntax``: small questions about a node's shape, and the handler dispatch.
 """
@@ -42,20 +56,29 @@ Where things are (the ``_`` modules are private):
 from __future__ import annotations
 
 from factories.analysis.readset._analyzer import MAX_CALL_DEPTH, ReadSetAnalyzer
+from factories.analysis.readset._chains import MAX_FUNCTION_DEPTH
+from factories.analysis.readset._declared import annotation_class, declares
 from factories.analysis.readset._model import (
     AttributeAccess,
     CallContext,
     CallSite,
+    ChainRead,
+    FunctionReport,
     MethodReport,
     ParamAccess,
 )
 
 __all__ = [
     "MAX_CALL_DEPTH",
+    "MAX_FUNCTION_DEPTH",
     "AttributeAccess",
     "CallContext",
     "CallSite",
+    "ChainRead",
+    "FunctionReport",
     "MethodReport",
     "ParamAccess",
     "ReadSetAnalyzer",
+    "annotation_class",
+    "declares",
 ]

@@ -13,10 +13,24 @@ import ast
 from collections.abc import Iterable, Mapping, Sequence
 
 from factories.analysis.binding import CallShape, Signature
-from factories.analysis.classes import ClassIndex, ClassInfo, Member, MemberKind
+from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.findings import Location
-from factories.analysis.readset._model import CallContext, MethodReport, Recorder, Walked
-from factories.analysis.readset._paths import BlockIds, first_by_name, provisioned
+from factories.analysis.readset._chains import FUNCTION_FRAME
+from factories.analysis.readset._declared import param_classes
+from factories.analysis.readset._model import (
+    CallContext,
+    FunctionReport,
+    MethodReport,
+    Recorder,
+    Walked,
+    names,
+)
+from factories.analysis.readset._paths import (
+    BlockIds,
+    first_by_name,
+    first_unguarded_by_name,
+    provisioned,
+)
 from factories.analysis.readset._walker import Walker
 from factories.errors import MethodNotFoundError
 
@@ -35,6 +49,8 @@ class ReadSetAnalyzer:
         self._memo: dict[tuple, Walked] = {}
         self.blocks = BlockIds()
         self.raises_cache: dict[int, bool] = {}  # id of a function's AST -> holds a ``raise``
+        # id of a function's AST -> what its parameters' annotations name
+        self._param_classes: dict[int, tuple[tuple[str, ClassInfo], ...]] = {}
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)
@@ -79,14 +95,21 @@ class ReadSetAnalyzer:
         else:
             walked = Walked(Recorder(), start)
         recorder = walked.recorder
-        after = walked.state if walked.state is not None else start
+        after = names(walked.state) if walked.state is not None else start
         required = provisioned(
             recorder.required, recorder.reads, frozenset(provided), self.blocks.siblings
         )
+        signature = Signature.of(node, bound=bound)
+        chains = (
+            provisioned(recorder.chains, recorder.reads, frozenset(provided), self.blocks.siblings)
+            if recorder.chains
+            else ()
+        )
+        roots = {"self", *(p.name for p in signature.params)}
         return MethodReport(
             class_name=cls.name,
             method=method,
-            signature=Signature.of(node, bound=bound),
+            signature=signature,
             location=Location(member.owner.path, node.lineno),
             initial=start,
             required=first_by_name(required),
@@ -95,7 +118,46 @@ class ReadSetAnalyzer:
             param_accesses=tuple(dict.fromkeys(recorder.params)),
             calls=tuple(recorder.calls),
             state_after=after,
+            chain_reads=first_unguarded_by_name(c for c in chains if c.root in roots),
         )
+
+    def analyze_function(
+        self,
+        function: FunctionRef,
+        context: CallContext = _NO_CONTEXT,
+        call: CallShape | None = None,
+    ) -> FunctionReport:
+        """What a module function of the tree reads from the stand-ins a test hands it
+        directly (``build_metadata(common)``): its parameters' chain reads, placed as a
+        method's are, with ``call``'s literal arguments deciding branches."""
+        node = function.node
+        params = call.bind_literals(node, bound=False) if call is not None else {}
+        walked = self.walk_function(context, function, frozenset(), {}, (), params, entry=True)
+        return FunctionReport(
+            function=f"{function.module.name}.{node.name}",
+            signature=Signature.of(node, bound=False),
+            location=Location(str(function.module.path), node.lineno),
+            chain_reads=first_unguarded_by_name(walked.recorder.chains),
+        )
+
+    def param_classes(
+        self, target: ClassInfo | FunctionRef, method: str | None = None
+    ) -> dict[str, ClassInfo]:
+        """The in-tree class each parameter of ``method`` of class ``target`` (or of the
+        module function ``target``) is annotated with, for the parameters that name one.
+        Asked for apart from ``analyze``: resolving annotations may parse modules a call
+        without stand-ins never needs."""
+        if isinstance(target, FunctionRef):
+            module, node, bound = target.module, target.node, False
+        else:
+            member = self.method_member(target, method or "")
+            module, node = member.owner.module, member.node
+            bound = member.kind is not MemberKind.STATICMETHOD
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        key = id(node)
+        if key not in self._param_classes:
+            self._param_classes[key] = param_classes(self.index, module, node, bound)
+        return dict(self._param_classes[key])
 
     def analyze_sequence(
         self,
@@ -169,6 +231,7 @@ class ReadSetAnalyzer:
         key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state)
+        entry = not stack  # the analysed call: its own parameters are stand-ins
         memo_key = (
             cls.qualname,
             key_name,
@@ -178,6 +241,7 @@ class ReadSetAnalyzer:
             tuple(sorted((params or {}).items(), key=lambda kv: kv[0])),
             certain,
             context,
+            entry,
         )
         walked = self._memo.get(memo_key)
         if walked is None:
@@ -192,6 +256,53 @@ class ReadSetAnalyzer:
                 consts,
                 params or {},
                 certain,
+                entry=entry,
+            )
+            walked = self._memo[memo_key] = walker.run(state)
+        return walked
+
+    def walk_function(
+        self,
+        context: CallContext,
+        function: FunctionRef,
+        state: frozenset[str],
+        aliases: dict[str, str],
+        stack: tuple[str, ...],
+        params: dict[str, object],
+        entry: bool = False,
+    ) -> Walked:
+        """Walk a module function handed stand-ins (``aliases``: its parameters that hold
+        one, as chains of the analysed call), from ``state``'s chain marks, as if called on
+        every run (the caller places the result, so calls from anywhere share the walk).
+        ``entry``: the function is the analysed call itself, so every parameter holds a
+        stand-in."""
+        node = function.node
+        key_name = f"{FUNCTION_FRAME}{function.module.name}.{node.name}:{node.lineno}"
+        if key_name in stack or len(stack) > MAX_CALL_DEPTH:
+            return Walked(Recorder(), state)
+        memo_key = (
+            key_name,
+            state,
+            tuple(sorted(aliases.items())),
+            tuple(sorted(params.items(), key=lambda kv: kv[0])),
+            context,
+            entry,
+        )
+        walked = self._memo.get(memo_key)
+        if walked is None:
+            walker = Walker(
+                self,
+                context,
+                None,
+                None,
+                node,
+                aliases,
+                stack + (key_name,),
+                {},
+                params,
+                True,
+                module=function.module,
+                entry=entry,
             )
             walked = self._memo[memo_key] = walker.run(state)
         return walked

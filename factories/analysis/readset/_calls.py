@@ -28,6 +28,7 @@ class CallHandlers:
             state = self.expr(arg.value if isinstance(arg, ast.Starred) else arg, state)
         for kw in node.keywords:
             state = self.expr(kw.value, state)
+        state = self.chain_probe(node, state)
 
         # getattr/setattr with a literal name on self
         if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr"):
@@ -67,7 +68,8 @@ class CallHandlers:
 
         # super().m(...)
         if (
-            isinstance(func, ast.Attribute)
+            self.cls is not None
+            and isinstance(func, ast.Attribute)
             and isinstance(func.value, ast.Call)
             and isinstance(func.value.func, ast.Name)
             and func.value.func.id == "super"
@@ -100,7 +102,7 @@ class CallHandlers:
             elif keys & context.patched_functions and context.expect_raise:
                 self.raised = True
                 self.certain = False  # the test's replacement may be what raises
-        return state
+        return self.pass_on(node, state)
 
     def call_method(
         self,
@@ -123,22 +125,7 @@ class CallHandlers:
             path = self.param_path(kw.value) if kw.arg else None
             if path is not None:
                 aliases[kw.arg] = path  # type: ignore[index]
-        shape = CallShape.of(call)
-        shape = (
-            attrs.evolve(
-                shape,
-                positional_literals=tuple(
-                    self.known(a) for a in call.args if not isinstance(a, ast.Starred)
-                ),
-                keyword_literals=tuple(
-                    (k.arg, self.known(k.value)[0])
-                    for k in call.keywords
-                    if k.arg and self.known(k.value)
-                ),
-            )
-            if not shape.star_args
-            else shape
-        )
+        shape = self.literal_shape(call)
         before = len(self.rec.writes)
         walked = self.follow(
             member,
@@ -157,6 +144,23 @@ class CallHandlers:
             if self.context.expect_raise:
                 self.certain = False  # the expected exception may have come from that call
         return walked.state
+
+    def literal_shape(self, call: ast.Call) -> CallShape:
+        """The call's shape with what is known here of its arguments as their literals."""
+        shape = CallShape.of(call)
+        if shape.star_args:
+            return shape
+        return attrs.evolve(
+            shape,
+            positional_literals=tuple(
+                self.known(a) for a in call.args if not isinstance(a, ast.Starred)
+            ),
+            keyword_literals=tuple(
+                (k.arg, self.known(k.value)[0])
+                for k in call.keywords
+                if k.arg and self.known(k.value)
+            ),
+        )
 
     def function_raises(self, func: ast.expr) -> bool:
         """Whether ``func`` is a function of the tree whose body holds a ``raise``."""

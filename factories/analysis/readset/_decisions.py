@@ -1,5 +1,5 @@
 """What the test's known values decide: the value of an expression when the test states it,
-the verdict of a branch condition, and what ``hasattr(self, ...)`` guards establish.
+the verdict of a branch condition, and what ``hasattr`` guards establish.
 """
 
 from __future__ import annotations
@@ -89,11 +89,11 @@ class Decisions:
             and isinstance(test.func, ast.Name)
             and test.func.id == "hasattr"
             and len(test.args) == 2
-            and isinstance(test.args[0], ast.Name)
-            and test.args[0].id == self.self_name
         ):
-            literal = literal_name(test.args[1])
-            return (frozenset({literal}), frozenset()) if literal else _NO_GUARDS
+            if isinstance(test.args[0], ast.Name) and test.args[0].id == self.self_name:
+                literal = literal_name(test.args[1])
+                return (frozenset({literal}), frozenset()) if literal else _NO_GUARDS
+            return self.chain_guard(test), frozenset()  # ``hasattr(metadata, "x")``
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             on_true, on_false = self.guards(test.operand)
             return on_false, on_true

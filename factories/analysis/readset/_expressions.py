@@ -42,7 +42,14 @@ class ExpressionHandlers:
         path = self.param_path(node)
         if path is not None:
             self.rec.params.append(ParamAccess(path, self.loc(node), write=False))
+            self.chain_attribute(node, state)
             return state
+        if isinstance(node.value, ast.Attribute) and self.chain_attribute(node, state):
+            # ``self.mla_dims.v_head_dim``
+            base = node.value
+            while not self.is_self_attr(base):
+                base = base.value  # type: ignore[attr-defined]
+            return self.expr(base, state)
         return self.expr(node.value, state)
 
     def expr_Name(self, node: ast.Name, state: frozenset[str]) -> frozenset[str]:

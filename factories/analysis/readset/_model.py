@@ -13,6 +13,18 @@ from factories.analysis.findings import Location
 
 State = frozenset[str] | None  # None: this path cannot be reached (after return/raise)
 
+# Besides ``self`` attribute names, a state holds marks about stand-in chains, which no
+# attribute name can equal: ``=metadata.x`` (the walk wrote ``metadata.x`` on every path so
+# far: what is read under it is not the stand-in's) and ``?metadata.x`` (a ``hasattr`` guard
+# holds: a read under it tolerates a missing name).  ``names`` strips them.
+WRITTEN_MARK = "="
+GUARDED_MARK = "?"
+
+
+def names(state: frozenset[str]) -> frozenset[str]:
+    """The ``self`` attribute names of a state, without chain marks."""
+    return frozenset(n for n in state if n[:1] not in (WRITTEN_MARK, GUARDED_MARK))
+
 
 @attrs.frozen(order=True)
 class AttributeAccess:
@@ -37,6 +49,40 @@ class ParamAccess:
     path: str
     location: Location
     write: bool
+
+
+@attrs.frozen(order=True)
+class ChainRead:
+    """An attribute chain read from a stand-in the call is handed: ``root`` is a parameter of
+    the analysed method (``metadata`` in ``metadata.prefill.query_start_loc``) or ``"self"``
+    (``self.mla_dims.v_head_dim``, a nested object set on the stub).
+
+    The chain stops where text stops knowing the object: at a call result or a subscript
+    (``p.x[0].y`` is a read of ``p.x``).  It does not stop at real objects, which text cannot
+    tell apart (``p.x.shape`` is the stand-in's ``x``, then a tensor's ``shape``): ``prefixes``
+    lets a consumer walk the chain and stop at the first name the stand-in does not hold as a
+    nested stand-in.  ``certain`` and ``blocks`` place the read as ``AttributeAccess``'s do;
+    ``guarded``: the read tolerates a missing name (``getattr(p, "n", default)``, under
+    ``hasattr(p, "n")``), so the stand-in may lack it.
+    """
+
+    root: str
+    path: tuple[str, ...]
+    location: Location
+    certain: bool = True
+    guarded: bool = False
+    blocks: tuple[int, ...] | None = attrs.field(default=None, eq=False)
+
+    @property
+    def name(self) -> str:
+        """The dotted text, one key per chain (``first_by_name``, ``Walker.both_arms``)."""
+        return ".".join((self.root, *self.path))
+
+    @property
+    def prefixes(self) -> tuple[tuple[str, ...], ...]:
+        """``(("prefill",), ("prefill", "query_start_loc"))``: each object the chain reads
+        from the root, shortest first."""
+        return tuple(self.path[: n + 1] for n in range(len(self.path)))
 
 
 @attrs.frozen
@@ -72,6 +118,9 @@ class MethodReport:
     param_accesses: tuple[ParamAccess, ...]
     calls: tuple[CallSite, ...]
     state_after: frozenset[str]
+    # What the call reads from the stand-ins it is handed, one read per chain (see
+    # ``ChainRead``); ``ReadSetAnalyzer.param_classes`` says what their annotations name.
+    chain_reads: tuple[ChainRead, ...] = ()
 
     @property
     def read_names(self) -> frozenset[str]:
@@ -81,6 +130,10 @@ class MethodReport:
     def written_names(self) -> frozenset[str]:
         return frozenset(a.name for a in self.writes)
 
+    def chain_reads_of(self, root: str) -> tuple[ChainRead, ...]:
+        """The chain reads rooted at parameter ``root`` (or ``"self"``)."""
+        return tuple(c for c in self.chain_reads if c.root == root)
+
     def param_paths(self, param: str, *, write: bool) -> frozenset[str]:
         prefix = param + "."
         return frozenset(
@@ -88,6 +141,20 @@ class MethodReport:
             for p in self.param_accesses
             if p.write is write and p.path.startswith(prefix)
         )
+
+
+@attrs.frozen
+class FunctionReport:
+    """What a module function of the tree reads from the stand-ins a test hands it directly
+    (``ReadSetAnalyzer.analyze_function``): ``MethodReport``'s chain half."""
+
+    function: str
+    signature: Signature
+    location: Location
+    chain_reads: tuple[ChainRead, ...]
+
+    def chain_reads_of(self, root: str) -> tuple[ChainRead, ...]:
+        return tuple(c for c in self.chain_reads if c.root == root)
 
 
 @attrs.frozen(cache_hash=True)
@@ -102,7 +169,10 @@ class CallContext:
     raises on every call.  ``expect_raise``: the call sits in ``pytest.raises``, so a ``raise``
     met on an undecided branch may end the test's path there.  ``detached``: the call is a
     coroutine the test hands to ``asyncio.create_task`` and may cancel at any ``await``, so what
-    follows the first one is not certain.
+    follows the first one is not certain.  ``standins``: the parameters of the call the test
+    hands a stand-in (a ``SimpleNamespace``): chains on them are also followed into the module
+    functions of the tree they are passed to (``ChainRead``), a walk a call without stand-ins
+    does not pay for.
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -110,6 +180,7 @@ class CallContext:
     raising: frozenset[tuple[str, str] | str] = frozenset()
     expect_raise: bool = False
     detached: bool = False
+    standins: frozenset[str] = frozenset()
 
 
 @attrs.define
@@ -121,12 +192,17 @@ class Recorder:
     writes: list[AttributeAccess] = attrs.field(factory=list)
     params: list[ParamAccess] = attrs.field(factory=list)
     calls: list[CallSite] = attrs.field(factory=list)
+    chains: list[ChainRead] = attrs.field(factory=list)
+
+    def lengths(self) -> tuple[int, int, int]:
+        """How many accesses with a placement (reads, required, chains) it holds so far."""
+        return len(self.reads), len(self.required), len(self.chains)
 
     def extend(self, other: Recorder, prefix: tuple[int, ...] | None = ()) -> None:
         """Add a callee's accesses, its reads' blocks placed after the caller's ``prefix``."""
         for field in attrs.fields(Recorder):
             items = getattr(other, field.name)
-            if field.name in ("reads", "required") and prefix != ():
+            if field.name in ("reads", "required", "chains") and prefix != ():
                 items = [placed_after(a, prefix) for a in items]
             getattr(self, field.name).extend(items)
 
@@ -142,7 +218,9 @@ class Walked:
     raised: bool = False
 
 
-def placed_after(access: AttributeAccess, prefix: tuple[int, ...] | None) -> AttributeAccess:
+def placed_after(
+    access: AttributeAccess | ChainRead, prefix: tuple[int, ...] | None
+) -> AttributeAccess | ChainRead:
     """``access`` as seen from a caller whose call sits in the blocks ``prefix``."""
     if access.certain and not prefix:
         return access

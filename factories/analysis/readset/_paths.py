@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import attrs
 
-from factories.analysis.readset._model import AttributeAccess
+from factories.analysis.readset._model import AttributeAccess, ChainRead
 
 
 class BlockIds:
@@ -77,4 +77,16 @@ def first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ..
     for item in items:
         if item.name not in seen or (item.certain and not seen[item.name].certain):
             seen[item.name] = item
+    return tuple(seen.values())
+
+
+def first_unguarded_by_name(items: Iterable[ChainRead]) -> tuple[ChainRead, ...]:
+    """One read per chain: the first certain one, and among those an unguarded one first
+    (a chain read plainly anywhere on the test's path is needed, whatever else probes it)."""
+    seen: dict[tuple[str, tuple[str, ...]], ChainRead] = {}
+    for item in items:
+        key = (item.root, item.path)
+        old = seen.get(key)
+        if old is None or (item.certain, not item.guarded) > (old.certain, not old.guarded):
+            seen[key] = item
     return tuple(seen.values())

@@ -169,7 +169,7 @@ class StatementHandlers:
                 return state
             self.rec.writes.append(AttributeAccess(name, self.loc(target), self.qualname))
             self.consts.pop(name, None)
-            return state | {name}
+            return self.chain_written(target, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 state = self.store(elt, state, None)
@@ -198,8 +198,8 @@ class StatementHandlers:
             path = self.param_path(target)
             if path is not None:
                 self.rec.params.append(ParamAccess(path, self.loc(target), write=True))
-                return state
-            return self.expr(target.value, state)
+                return self.chain_written(target, state)
+            return self.chain_written(target, self.expr(target.value, state))
         if isinstance(target, ast.Subscript):
             state = self.expr(target.value, state)
             return self.expr(target.slice, state)

@@ -21,6 +21,7 @@ import attrs
 from factories.analysis.classes import ClassInfo, Member
 from factories.analysis.findings import Location
 from factories.analysis.readset._calls import CallHandlers
+from factories.analysis.readset._chains import ChainHandlers
 from factories.analysis.readset._decisions import Decisions
 from factories.analysis.readset._expressions import ExpressionHandlers
 from factories.analysis.readset._model import CallContext, Recorder, State, Walked, meet
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 _MISSING = object()
 
 
-class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, Decisions):
+class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers, Decisions):
     """Walks one function body; see the package docstring for the state semantics.
 
     What the walk is *in* never changes (the analyzer and its ``context``, the classes, the
@@ -47,14 +48,16 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, Decisions):
         self,
         analyzer: ReadSetAnalyzer,
         context: CallContext,
-        cls: ClassInfo,
-        owner: ClassInfo,
+        cls: ClassInfo | None,
+        owner: ClassInfo | None,
         func: ast.FunctionDef | ast.AsyncFunctionDef,
         aliases: dict[str, str],
         stack: tuple[str, ...],
         consts: dict[str, object],
         params: dict[str, object],
         certain: bool,
+        module: ModuleInfo | None = None,
+        entry: bool = False,
     ) -> None:
         self.analyzer = analyzer
         self.context = context
@@ -64,16 +67,22 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, Decisions):
         self.cls = cls
         self.owner = owner
         self.func = func
-        self.module: ModuleInfo = owner.module
+        self.module: ModuleInfo = owner.module if owner is not None else module  # type: ignore[assignment]
         self.stack = stack
         self.rec = Recorder()
-        self.qualname = f"{owner.name}.{func.name}"
+        self.qualname = f"{owner.name}.{func.name}" if owner is not None else func.name
         args = func.args
         positional = list(args.posonlyargs) + list(args.args)
-        self.self_name = positional[0].arg if positional else None
-        self.params = [a.arg for a in positional[1:]] + [a.arg for a in args.kwonlyargs]
+        # A module function (``owner`` None) has no ``self``; its parameters are stand-ins
+        # only where the caller passed one (``aliases``).
+        self.self_name = positional[0].arg if positional and owner is not None else None
+        skip = 1 if owner is not None else 0
+        self.params = [a.arg for a in positional[skip:]] + [a.arg for a in args.kwonlyargs]
         self.aliases: dict[str, str] = dict(aliases)
         self.shadowed: set[str] = set()
+        # The analysed call itself: its parameters are the stand-ins the test hands in.
+        # Below it, a parameter is a stand-in only through ``aliases``.
+        self.entry = entry
         # Whether the statement being walked runs on every run of the call (see ``guarded``),
         # and how many ``return``s the walk has met: a continuation after an undecided branch
         # that may return is reached on some runs only.  ``chain``: the undecided blocks the
@@ -198,7 +207,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, Decisions):
         lies past the guard (``if engine in self._invalid_engines: return`` added later)."""
         was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
         consts, names = dict(self.consts), dict(self.name_consts)
-        marks: list[tuple[int, int]] = []
+        marks: list[tuple[int, ...]] = []
         states: list[State] = []
         left: list[bool] = []  # whether each arm may leave the call or the loop body
         changed: set[tuple[str, str]] = set()
@@ -207,7 +216,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, Decisions):
             self.certain = was
             self.chain = None if chain is None else chain + (ids[number],)
             self.consts, self.name_consts = dict(consts), dict(names)
-            marks.append((len(self.rec.reads), len(self.rec.required)))
+            marks.append(self.rec.lengths())
             before = self.exits + self.jumps
             states.append(self.block(arm, arm_in))
             left.append(states[-1] is None or self.exits + self.jumps > before)
@@ -222,7 +231,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, Decisions):
                 for k in names.keys() | self.name_consts.keys()
                 if names.get(k, _MISSING) is not self.name_consts.get(k, _MISSING)
             }
-        marks.append((len(self.rec.reads), len(self.rec.required)))
+        marks.append(self.rec.lengths())
         self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
         self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
         if new_guard and left[0] != left[1] and states[left.index(False)] is not None:
@@ -230,14 +239,13 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, Decisions):
             if states[1 - stays] is None:  # the leaving arm always leaves
                 self.exits, self.jumps = exits, jumps
                 self.certain, self.chain = was, chain
-                for which in (0, 1):  # the other arm's reads are not on the test's path
-                    accesses = self.rec.reads if which == 0 else self.rec.required
+                # the other arm's reads are not on the test's path
+                for which, accesses in enumerate(self.placed_lists()):
                     for i in range(marks[1 - stays][which], marks[2 - stays][which]):
                         if accesses[i].certain:
                             accesses[i] = attrs.evolve(accesses[i], certain=False)
                 return states[stays]
-        for which in (0, 1):
-            accesses = self.rec.reads if which == 0 else self.rec.required
+        for which, accesses in enumerate(self.placed_lists()):
             first = range(marks[0][which], marks[1][which])
             second = range(marks[1][which], marks[2][which])
             in_first = {accesses[i].name for i in first if accesses[i].certain}
@@ -249,6 +257,10 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, Decisions):
         self.certain = was and self.exits == exits
         self.chain = chain if self.exits == exits and self.jumps == jumps else None
         return meet(states[0], states[1])
+
+    def placed_lists(self) -> tuple[list, ...]:
+        """The recorded accesses that carry a placement (``certain``, ``blocks``)."""
+        return (self.rec.reads, self.rec.required, self.rec.chains)
 
     def placed(self, since: int) -> bool:
         """Whether a required read recorded since ``since`` sits where the walk is now: as

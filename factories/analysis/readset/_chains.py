@@ -1,0 +1,200 @@
+"""Reads from the stand-ins a call is handed (``ChainRead``): attribute chains on the analysed
+method's parameters and on objects stored on ``self``, what guards them, and the module
+functions of the tree a stand-in is passed on to.
+
+A chain is placed as a ``self`` read is (the walker's ``certain`` and ``chain``), so the rules
+of the walk hold for it unchanged: branches the test's values decide, loops, handlers, early
+returns, ``Walker.both_arms``.  What is known about a chain along a path lives in the walk's
+state as marks (``WRITTEN_MARK``, ``GUARDED_MARK``), so paths meet for it as for ``self``
+attributes, and a called method or function sees what its caller established.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import attrs
+
+from factories.analysis.classes import FunctionRef, MemberKind
+from factories.analysis.readset._model import (
+    GUARDED_MARK,
+    WRITTEN_MARK,
+    ChainRead,
+    placed_after,
+)
+from factories.analysis.readset._syntax import literal_name
+from factories.errors import SourceError
+
+#: How many module functions deep a stand-in is followed (``f(metadata)`` calling
+#: ``g(metadata.prefill)``...); deeper functions are assumed to read nothing from it.
+MAX_FUNCTION_DEPTH = 3
+
+#: The prefix of a function's entry in a walk's call stack (methods have none).
+FUNCTION_FRAME = "fn:"
+
+Chain = tuple[str, tuple[str, ...]]
+
+
+def marks(state: frozenset[str]) -> frozenset[str]:
+    """The chain marks of a state (what a called function needs of it, and gives back)."""
+    return frozenset(n for n in state if n[:1] in (WRITTEN_MARK, GUARDED_MARK))
+
+
+class ChainHandlers:
+    """The stand-in half of ``Walker`` (its state lives there)."""
+
+    def chain_of(self, node: ast.AST | None) -> Chain | None:
+        """``(root, path)`` when ``node`` is an attribute chain on a stand-in: a parameter of the
+        analysed call (directly, or through a local alias or a parameter of a called method
+        or function it was passed to), or a name on ``self`` that the class does not define as
+        a method or property (a field a test may set to a nested stand-in).  A bare parameter
+        gives an empty path; a bare ``self`` gives None."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        path = tuple(reversed(parts))
+        if node.id == self.self_name:
+            if not path:
+                return None
+            member = self.index.lookup(self.cls, path[0])
+            if member is not None and member.kind is not MemberKind.ATTRIBUTE:
+                return None
+            return "self", path
+        if node.id in self.aliases:
+            root, *head = self.aliases[node.id].split(".")
+            return root, tuple(head) + path
+        if self.entry and node.id in self.params and node.id not in self.shadowed:
+            return node.id, path
+        return None
+
+    def chain_read(
+        self, chain: Chain, node: ast.AST, state: frozenset[str], guarded: bool = False
+    ) -> None:
+        """Record a read of ``chain`` here, unless the walk itself wrote a link of it on every
+        path so far (then the object read is the walk's, not the stand-in's)."""
+        root, path = chain
+        text = root
+        for name in path:
+            text += "." + name
+            if WRITTEN_MARK + text in state:
+                return
+            guarded = guarded or GUARDED_MARK + text in state
+        self.rec.chains.append(
+            ChainRead(root, path, self.loc(node), self.certain, guarded, self.chain)
+        )
+
+    def chain_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
+        """An attribute load on a stand-in: recorded as a chain; whether it was one.  Below
+        ``self``, a chain of one name is the ``self`` read itself, not a chain."""
+        chain = self.chain_of(node)
+        if chain is None or not chain[1] or (chain[0] == "self" and len(chain[1]) < 2):
+            return False
+        self.chain_read(chain, node, state)
+        return True
+
+    def chain_written(self, target: ast.expr, state: frozenset[str]) -> frozenset[str]:
+        """``metadata.x = ...``: reads under ``metadata.x`` are no longer the stand-in's."""
+        chain = self.chain_of(target)
+        if chain is None or not chain[1]:
+            return state
+        return state | {WRITTEN_MARK + ".".join((chain[0], *chain[1]))}
+
+    def chain_probe(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
+        """``getattr``/``hasattr``/``setattr`` with a literal name on a stand-in or a chain on
+        one.  ``getattr`` without a default is a read; with one, and ``hasattr``, a read that
+        tolerates a missing name; ``setattr`` a write."""
+        func = call.func
+        if not (
+            isinstance(func, ast.Name)
+            and func.id in ("getattr", "hasattr", "setattr")
+            and len(call.args) >= 2
+        ):
+            return state
+        literal = literal_name(call.args[1])
+        chain = self.chain_of(call.args[0])
+        if literal is None or chain is None:
+            return state
+        full = (chain[0], chain[1] + (literal,))
+        if func.id == "setattr":
+            return state | {WRITTEN_MARK + ".".join((full[0], *full[1]))}
+        self.chain_read(full, call, state, guarded=func.id == "hasattr" or len(call.args) > 2)
+        return state
+
+    def chain_guard(self, test: ast.Call) -> frozenset[str]:
+        """The mark ``hasattr(<stand-in chain>, "n")`` establishes where it holds."""
+        literal = literal_name(test.args[1])
+        chain = self.chain_of(test.args[0])
+        if literal is None or chain is None:
+            return frozenset()
+        return frozenset({GUARDED_MARK + ".".join((chain[0], *chain[1], literal))})
+
+    def pass_on(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
+        """A call handing a stand-in the test passed (``CallContext.standins``), or a chain
+        on one, to a module function of the tree: the function is walked with it bound to its
+        parameter, and its chain reads count here as placed here.  Only chains come back (and
+        the marks it leaves): the function's other accesses are not the instance's.  Objects
+        on ``self`` are not followed into functions: nearly every call passes one, and a
+        nested stand-in on a stub is read where the stub's methods read it."""
+        if not self.context.standins:
+            return state
+        bound: list[ast.expr] = []
+        for arg in call.args:
+            if isinstance(arg, ast.Starred):
+                break  # where the rest lands is not known from the text
+            bound.append(arg)
+        passed: list[tuple[int | str, Chain | None]] = [
+            (i, self.chain_of(a)) for i, a in enumerate(bound)
+        ]
+        passed += [(k.arg, self.chain_of(k.value)) for k in call.keywords if k.arg]
+        standins = self.context.standins
+        passed = [(where, chain) for where, chain in passed if chain and chain[0] in standins]
+        if not passed:
+            return state
+        if sum(1 for frame in self.stack if frame.startswith(FUNCTION_FRAME)) >= (
+            MAX_FUNCTION_DEPTH
+        ):
+            return state
+        func = call.func
+        if not isinstance(func, (ast.Name, ast.Attribute)):
+            return state
+        text = ast.unparse(func)
+        if text.split(".")[0] in (self.self_name, *self.params, *self.aliases):
+            return state
+        try:
+            target = self.index.resolve(self.module, text, self.local_imports)
+        except SourceError:
+            return state  # the module's own users report it
+        if not isinstance(target, FunctionRef) or self.patched(target):
+            return state
+        args = target.node.args
+        positional = [a.arg for a in list(args.posonlyargs) + list(args.args)]
+        known = set(positional) | {a.arg for a in args.kwonlyargs}
+        aliases: dict[str, str] = {}
+        for where, chain in passed:
+            if isinstance(where, int) and where >= len(positional):
+                continue  # into ``*args``
+            name = positional[where] if isinstance(where, int) else where
+            if name in known:
+                aliases[name] = ".".join((chain[0], *chain[1]))
+        if not aliases:
+            return state
+        shape = self.literal_shape(call)
+        walked = self.analyzer.walk_function(
+            self.context,
+            target,
+            marks(state),
+            aliases,
+            self.stack,
+            shape.bind_literals(target.node, bound=False),
+        )
+        for read in walked.recorder.chains:
+            read = placed_after(read, self.chain)
+            self.rec.chains.append(read if self.certain else attrs.evolve(read, certain=False))
+        return state | marks(walked.state) if walked.state is not None else state
+
+    def patched(self, target: FunctionRef) -> bool:
+        """Whether the test replaced that function (its body is not what runs)."""
+        return f"{target.module.name}.{target.node.name}" in self.context.patched_functions
