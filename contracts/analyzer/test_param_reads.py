@@ -321,7 +321,7 @@ def test_chain_reads(case: Case, tmp_path: Path) -> None:
     index = _tree(tmp_path, case.source)
     cls = index.resolve_absolute(f"vllm.mod.{case.cls}")
     assert cls is not None
-    context = CallContext(standins=case.standins)
+    context = CallContext(standins=case.standins, chains=True)
     report = ReadSetAnalyzer(index).analyze(
         cls, case.method, case.initial, case.constants, context=context
     )
@@ -331,7 +331,9 @@ def test_chain_reads(case: Case, tmp_path: Path) -> None:
 def test_chain_prefixes_let_a_consumer_stop_at_a_real_object(tmp_path: Path) -> None:
     index = _tree(tmp_path, CASES[0].source)
     cls = index.resolve_absolute("vllm.mod.Builder")
-    report = ReadSetAnalyzer(index).analyze(cls, "build", ("mla_dims",))
+    report = ReadSetAnalyzer(index).analyze(
+        cls, "build", ("mla_dims",), context=CallContext(chains=True)
+    )
     (read,) = [c for c in report.chain_reads if c.name == "metadata.prefill.query_start_loc"]
     assert read.prefixes == (("prefill",), ("prefill", "query_start_loc"))
 
@@ -383,7 +385,7 @@ def test_analyze_function_reads_what_a_module_function_is_handed(tmp_path: Path)
     helpers = index.tree.module("vllm.helpers")
     function = index.resolve(helpers, "deeper")
     assert isinstance(function, FunctionRef)
-    context = CallContext(standins=frozenset({"meta"}))
+    context = CallContext(standins=frozenset({"meta"}), chains=True)
     analyzer = ReadSetAnalyzer(index)
     report = analyzer.analyze_function(function, context)
     assert analyzer.param_classes(function) == {}
@@ -391,3 +393,10 @@ def test_analyze_function_reads_what_a_module_function_is_handed(tmp_path: Path)
         "meta.common": CERTAIN,
         "meta.common.query_start_loc_cpu": CERTAIN,
     }
+
+
+def test_no_chain_is_recorded_unless_the_context_asks(tmp_path: Path) -> None:
+    """The stub audit reads no chains and must not pay for them (``CallContext.chains``)."""
+    index = _tree(tmp_path, CASES[0].source)
+    cls = index.resolve_absolute("vllm.mod.Builder")
+    assert ReadSetAnalyzer(index).analyze(cls, "build", ("mla_dims",)).chain_reads == ()

@@ -48,7 +48,10 @@ class ChainHandlers:
         analysed call (directly, or through a local alias or a parameter of a called method
         or function it was passed to), or a name on ``self`` that the class does not define as
         a method or property (a field a test may set to a nested stand-in).  A bare parameter
-        gives an empty path; a bare ``self`` gives None."""
+        gives an empty path; a bare ``self`` gives None, and so does every node unless the
+        context asks for chains (``CallContext.chains``)."""
+        if not self.context.chains:
+            return None
         parts: list[str] = []
         while isinstance(node, ast.Attribute):
             parts.append(node.attr)

@@ -172,7 +172,9 @@ class CallContext:
     follows the first one is not certain.  ``standins``: the parameters of the call the test
     hands a stand-in (a ``SimpleNamespace``): chains on them are also followed into the module
     functions of the tree they are passed to (``ChainRead``), a walk a call without stand-ins
-    does not pay for.
+    does not pay for.  ``chains``: record attribute chains at all (on the call's parameters
+    and on nested objects of ``self``); what a stand-in audit reads, and nothing the stub
+    audit needs, so it pays nothing for them while it is off.
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -181,6 +183,7 @@ class CallContext:
     expect_raise: bool = False
     detached: bool = False
     standins: frozenset[str] = frozenset()
+    chains: bool = False
 
 
 @attrs.define
