@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from factories.analysis import extraction
 from factories.analysis.allowlist import NO_ALLOWLIST, Allowlist
 from factories.analysis.baseline import finding_file, is_suppressed, suppressed_kinds
 from factories.analysis.class_audit import ClassAuditor
 from factories.analysis.classes import ClassIndex, ClassInfo, Missing
-from factories.analysis.extraction import Stub, StubExtractor, has_object_new
+from factories.analysis.extraction import Stub, has_object_new
 from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import ReadSetAnalyzer
 from factories.analysis.report import (
@@ -139,7 +140,7 @@ class StubAuditor:
 
     def extract(self, path: Path) -> list[Stub]:
         module = self.tree.load(self.tree.module_name_for(path), path)
-        extractor = StubExtractor(module)
+        extractor = extraction.StubExtractor(module)  # loaded on first use
         found = extractor.stubs()
         if extractor.exports:
             self._exports[path] = (module.name, extractor.exports)
@@ -164,7 +165,7 @@ class StubAuditor:
                 module = self.tree.load(self.tree.module_name_for(path), path)
             except SourceError:
                 continue  # reported where the file is audited
-            extractor = StubExtractor(module)
+            extractor = extraction.StubExtractor(module)  # loaded on first use
             for exporter, source, found in exports:
                 if exporter == path:
                     continue  # its own callers were followed when it was extracted

@@ -44,13 +44,6 @@ from factories.analysis.class_refs import (
     UnsettledClass,
     ref_of_expression,
 )
-from factories.analysis.extraction._cases import (
-    Bindings,
-    ParamCase,
-    parametrize_values,
-    read_param_cases,
-)
-from factories.analysis.extraction._extractor import StubExtractor
 from factories.analysis.extraction._model import (
     EventKind,
     Stub,
@@ -61,6 +54,13 @@ from factories.analysis.extraction._model import (
 from factories.analysis.extraction._syntax import str_literal
 
 if TYPE_CHECKING:
+    from factories.analysis.extraction._cases import (
+        Bindings,
+        ParamCase,
+        parametrize_values,
+        read_param_cases,
+    )
+    from factories.analysis.extraction._extractor import StubExtractor
     from factories.analysis.extraction._standin_model import (
         Callee,
         Meeting,
@@ -73,9 +73,15 @@ if TYPE_CHECKING:
     from factories.analysis.extraction._standin_sites import might_hold_standins
     from factories.analysis.extraction._standins import StandInExtractor
 
-#: The stand-in half, imported on first use (PEP 562): the stub audit, which every pre-commit
-#: run starts, needs none of it.
+#: What a run uses only when it reads test files, imported on first use (PEP 562): the stub
+#: extractor and its cases (the own-specs audit builds its stubs from data), and the stand-in
+#: half (the stub audit, which every pre-commit run starts, needs none of it).
 _LAZY = {
+    "Bindings": "_cases",
+    "ParamCase": "_cases",
+    "parametrize_values": "_cases",
+    "read_param_cases": "_cases",
+    "StubExtractor": "_extractor",
     "Callee": "_standin_model",
     "Meeting": "_standin_model",
     "MeetingHow": "_standin_model",
