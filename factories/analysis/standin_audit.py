@@ -1,0 +1,268 @@
+"""The fields a stand-in lacks where vLLM code reads them (``audit-stubs --standins``).
+
+A test hands vLLM code objects it built without their constructor
+(``factories.analysis.extraction.StandInExtractor``): a ``SimpleNamespace`` set on a stub's
+field (``builder.mla_dims = SimpleNamespace(v_head_dim=...)``), passed to a method called on a
+stub (``builder._build(metadata, common)``), or made ``self`` of an unbound method
+(``Builder._build_decode(ns, ...)``).  The call's analysis records the attribute chains read
+from those objects (``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a
+chain that the namespace (or a namespace nested in it) does not hold is a missing field.  A
+chain stops at a field whose value is not a namespace: what is read beyond it belongs to a
+real object.  Only namespaces are judged: an ``object.__new__`` stub or a spec'd mock finds
+names in its class.
+
+``StandInTable`` is what one test module builds, ``StubStandIns`` the part of it one stub
+meets, ``missing_fields`` the check of one call's report, and ``self_stubs`` the ``Stub``
+values that replay a namespace made ``self`` through ``ClassAuditor.audit_class``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from factories.analysis.binding import CallShape, ParamKind, Signature
+from factories.analysis.class_refs import NamedClass
+from factories.analysis.extraction import (
+    EventKind,
+    Meeting,
+    MeetingHow,
+    SelfShape,
+    StandIn,
+    StandInKind,
+    Stub,
+    StubEvent,
+)
+from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.source_tree import ModuleInfo
+
+# The kinds whose every attribute is one the test gave it.
+NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
+
+_OBJECT_NAMES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+
+
+@attrs.frozen
+class PassedStandIn:
+    """A stand-in handed to a call on a stub, as written: ``position`` among the call's
+    positional arguments, or ``keyword``."""
+
+    standin: StandIn
+    position: int | None = None
+    keyword: str | None = None
+
+
+@attrs.frozen
+class StubStandIns:
+    """The stand-ins one test module puts on its stubs' fields (by the ``(location, field)``
+    of the set) and hands to their methods (by the ``(location, method)`` of the call)."""
+
+    sets: Mapping[tuple[Location, str], StandIn] = attrs.field(factory=dict)
+    passed: Mapping[tuple[Location, str], tuple[PassedStandIn, ...]] = attrs.field(factory=dict)
+
+    def set_by(self, event: StubEvent) -> StandIn | None:
+        return self.sets.get((event.location, event.name))
+
+    def passed_to(self, event: StubEvent) -> tuple[PassedStandIn, ...]:
+        return self.passed.get((event.location, event.name), ())
+
+
+@attrs.frozen
+class SelfCall:
+    """A namespace made ``self`` of one method, as the stub ``ClassAuditor`` replays."""
+
+    stub: Stub
+    kind: StandInKind
+
+    def restated(self, finding: Finding) -> Finding:
+        """A finding of the replay, worded for what the test built."""
+        return attrs.evolve(
+            finding,
+            message=finding.message.replace(
+                "the stub never sets it", f"the {self.kind.value} made self never sets it"
+            ),
+        )
+
+
+@attrs.frozen
+class StandInTable:
+    """What a test module's stand-ins give the audit: ``stubs`` for its ``object.__new__``
+    stubs' calls, ``selves`` for the namespaces it makes ``self`` of a method."""
+
+    stubs: StubStandIns
+    selves: tuple[SelfCall, ...] = ()
+
+    @classmethod
+    def of(cls, module: ModuleInfo, standins: Iterable[StandIn]) -> StandInTable:
+        sets: dict[tuple[Location, str], StandIn] = {}
+        passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
+        selves: list[SelfCall] = []
+        for root in standins:
+            for standin in root.walk():
+                if standin.kind not in NAMESPACE_KINDS:
+                    continue
+                for meeting in standin.meetings:
+                    _file(meeting, standin, sets, passed)
+                    if meeting.how is MeetingHow.SELF:
+                        selves.extend(_self_stub(module, standin, meeting))
+        for root in standins:
+            for standin in root.walk():
+                for field in standin.fields:
+                    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+                        sets.setdefault((field.location, field.name), field.children[0])
+        return cls(StubStandIns(sets, {k: tuple(v) for k, v in passed.items()}), tuple(selves))
+
+
+def _file(
+    meeting: Meeting,
+    standin: StandIn,
+    sets: dict[tuple[Location, str], StandIn],
+    passed: dict[tuple[Location, str], list[PassedStandIn]],
+) -> None:
+    if (
+        meeting.how is MeetingHow.ATTRIBUTE
+        and meeting.owner_kind is StandInKind.OBJECT_NEW
+        and meeting.field is not None
+    ):
+        sets[(meeting.location, meeting.field)] = standin
+    elif (
+        meeting.how is MeetingHow.ARGUMENT
+        and meeting.callee is not None
+        and meeting.callee.stub_class is not None
+        and meeting.callee.method is not None
+    ):
+        passed.setdefault((meeting.location, meeting.callee.method), []).append(
+            PassedStandIn(standin, meeting.position, meeting.keyword)
+        )
+
+
+def bind_passed(node: ast.AST, passed: Iterable[PassedStandIn], bound: bool) -> dict[str, StandIn]:
+    """Parameter name -> the stand-in the call hands it (``self`` skipped where ``bound``)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    params = Signature.of(node, bound=bound).params
+    positional = [
+        p.name
+        for p in params
+        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    ]
+    by_keyword = {
+        p.name
+        for p in params
+        if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
+    }
+    out: dict[str, StandIn] = {}
+    for given in passed:
+        if given.position is not None and given.position < len(positional):
+            out[positional[given.position]] = given.standin
+        elif given.keyword is not None and given.keyword in by_keyword:
+            out[given.keyword] = given.standin
+    return out
+
+
+def missing_fields(
+    report,
+    roots: Mapping[str, StandIn],
+    nested: Mapping[str, StandIn],
+    class_name: str,
+    event: StubEvent,
+) -> Iterable[Finding]:
+    """The chains of one call's report (``MethodReport.chain_reads``) that reach a name a
+    namespace lacks: ``roots`` are the call's parameters handed one, ``nested`` the stub's
+    fields set to one.  Guarded reads never; undecided ones as notes."""
+    for chain in report.chain_reads:
+        if chain.guarded:
+            continue
+        if chain.root == "self":
+            if not chain.path or chain.path[0] not in nested:
+                continue
+            standin, walked, rest = nested[chain.path[0]], ("self", chain.path[0]), chain.path[1:]
+        elif chain.root in roots:
+            standin, walked, rest = roots[chain.root], (chain.root,), chain.path
+        else:
+            continue
+        for name in rest:
+            if standin.kind not in NAMESPACE_KINDS or standin.opaque or name in _OBJECT_NAMES:
+                break
+            field = next((f for f in standin.fields if f.name == name), None)
+            if field is None:
+                yield _missing(chain, standin, (*walked, name), class_name, event)
+                break
+            if len(field.children) != 1:
+                break  # a real object (or several stand-ins): what it holds is not known
+            standin, walked = field.children[0], (*walked, name)
+
+
+def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event) -> Finding:
+    text = ".".join(walked)
+    where = "" if chain.certain else " on a path the test may not take"
+    return Finding(
+        kind=FindingKind.MISSING_FIELD if chain.certain else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+        class_name=class_name,
+        method=event.name,
+        name=text,
+        message=f"{class_name}.{event.name}() reads {text}{where} but the "
+        f"{standin.kind.value} the test builds at {standin.location} has no {walked[-1]!r}",
+        vllm_location=chain.location,
+        stub_location=standin.location,
+        stub_side=f"{standin.kind.value}(" + ", ".join(sorted(standin.field_names)) + ")",
+        vllm_side=f"reads {text}",
+        tests=(event.test,) if event.test else (),
+    )
+
+
+def _self_stub(module: ModuleInfo, standin: StandIn, meeting: Meeting) -> list[SelfCall]:
+    """``Cls.method(ns, ...)``: the namespace as an ``object.__new__`` stub of ``Cls`` whose
+    fields are set and whose one call is ``method``.  Other spellings of ``self`` do not
+    state the call's arguments here; they are not replayed."""
+    callee = meeting.callee
+    if callee is None or meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position:
+        return []
+    head, _, method = (callee.dotted or callee.text).rpartition(".")
+    call = _call_at(module, meeting.location.line, callee.text)
+    if not head or call is None:
+        return []
+    whole = CallShape.of(call)
+    if whole.n_positional < 1:
+        return []
+    shape = attrs.evolve(
+        whole,
+        n_positional=whole.n_positional - 1,
+        positional_literals=whole.positional_literals[1:],
+    )
+    events = [
+        StubEvent(EventKind.SET, f.name, f.location, value=f.value, has_value=f.has_value)
+        for f in standin.fields
+    ]
+    events.append(
+        StubEvent(
+            EventKind.CALL,
+            method,
+            meeting.location,
+            shape=shape,
+            expect_raise=meeting.expect_raise,
+            test=meeting.test,
+        )
+    )
+    stub = Stub(
+        NamedClass(head),
+        standin.location,
+        module,
+        events=tuple(events),
+        escapes=True,
+        opaque=standin.opaque,
+    )
+    return [SelfCall(stub, standin.kind)]
+
+
+def _call_at(module: ModuleInfo, line: int, text: str) -> ast.Call | None:
+    for node in ast.walk(module.tree):
+        if (
+            isinstance(node, ast.Call)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+            and ast.unparse(node.func) == text
+        ):
+            return node
+    return None
