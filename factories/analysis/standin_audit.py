@@ -184,7 +184,7 @@ def missing_fields(
         else:
             continue
         for name in rest:
-            if standin.kind not in NAMESPACE_KINDS or standin.opaque or name in _OBJECT_NAMES:
+            if not _judged(standin, event) or name in _OBJECT_NAMES:
                 break
             field = next((f for f in standin.fields if f.name == name), None)
             if field is None:
@@ -193,6 +193,20 @@ def missing_fields(
             if len(field.children) != 1:
                 break  # a real object (or several stand-ins): what it holds is not known
             standin, walked = field.children[0], (*walked, name)
+
+
+def _judged(standin: StandIn, event: StubEvent) -> bool:
+    """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
+    a namespace not handed to other code before it (which may fill it in, as a builder
+    fills the metadata it is given)."""
+    if standin.kind not in NAMESPACE_KINDS or standin.opaque:
+        return False
+    return not any(
+        meeting.how is not MeetingHow.ATTRIBUTE
+        and meeting.location.path == event.location.path
+        and meeting.location.line < event.location.line
+        for meeting in standin.meetings
+    )
 
 
 def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event) -> Finding:
