@@ -27,7 +27,8 @@ STANDIN_KINDS = {FindingKind.MISSING_FIELD, FindingKind.MISSING_ATTRIBUTE}
 EDITS = [
     pytest.param(
         "        from aiter import get_ps_metadata_v1\n",
-        "        _ = common_attn_metadata.num_actual_tokens\n        from aiter import get_ps_metadata_v1\n",
+        "        _ = common_attn_metadata.num_actual_tokens\n"
+        "        from aiter import get_ps_metadata_v1\n",
         PREFILL_TEST,
         "common_attn_metadata.num_actual_tokens",
         "common = SimpleNamespace(",
@@ -35,7 +36,8 @@ EDITS = [
     ),
     pytest.param(
         "        from aiter import get_ps_metadata_info_v1\n",
-        "        _ = self.mla_dims.qk_nope_head_dim\n        from aiter import get_ps_metadata_info_v1\n",
+        "        _ = self.mla_dims.qk_nope_head_dim\n"
+        "        from aiter import get_ps_metadata_info_v1\n",
         PREFILL_TEST,
         "self.mla_dims.qk_nope_head_dim",
         "builder.mla_dims = SimpleNamespace(",
