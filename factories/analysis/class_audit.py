@@ -176,7 +176,7 @@ class ClassAuditor:
                 expect_raise=event.expect_raise,
                 detached=event.detached,
             )
-            roots: dict[str, StandIn] = {}
+            roots: dict[str, tuple[StandIn, ...]] = {}
             if standins is not None:
                 roots = bind_passed(
                     member.node,
@@ -205,8 +205,8 @@ class ClassAuditor:
                     )
                 )
             out.extend(self._missing_reads(stub, cls, event, report))
-            if roots or nested:
-                out.extend(missing_fields(report, roots, nested, cls.name, event))
+            if standins is not None and (roots or nested):
+                out.extend(missing_fields(report, roots, nested, standins, cls.name, event))
             reads |= report.read_names
             state = report.state_after
             for name in report.written_names:
