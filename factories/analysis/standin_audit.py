@@ -31,12 +31,14 @@ from factories.analysis.extraction import (
     MeetingHow,
     SelfShape,
     StandIn,
+    StandInField,
     StandInKind,
     Stub,
     StubEvent,
 )
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.source_tree import ModuleInfo
+from factories.analysis.values import Obj
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
@@ -284,10 +286,7 @@ def _self_stub(module: ModuleInfo, standin: StandIn, meeting: Meeting) -> list[S
         n_positional=whole.n_positional - 1,
         positional_literals=whole.positional_literals[1:],
     )
-    events = [
-        StubEvent(EventKind.SET, f.name, f.location, value=f.value, has_value=f.has_value)
-        for f in standin.fields
-    ]
+    events = [StubEvent(EventKind.SET, f.name, f.location, *_value_of(f)) for f in standin.fields]
     events.append(
         StubEvent(
             EventKind.CALL,
@@ -307,6 +306,22 @@ def _self_stub(module: ModuleInfo, standin: StandIn, meeting: Meeting) -> list[S
         opaque=standin.opaque,
     )
     return [SelfCall(stub, standin.kind)]
+
+
+def _value_of(field: StandInField) -> tuple[object, bool]:
+    """``(value, has_value)`` of a field as a stub's set states it: a literal, or a nested
+    namespace as the known object (``values.Obj``) whose literal fields decide branches
+    (``if self.model_config.is_diffusion:``)."""
+    if field.has_value:
+        return field.value, True
+    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+        return _obj_of(field.children[0]), True
+    return None, False
+
+
+def _obj_of(standin: StandIn) -> Obj:
+    known = [(f.name, *_value_of(f)) for f in standin.fields]
+    return Obj(tuple((name, value) for name, value, has in known if has), truthy=True)
 
 
 def _call_at(module: ModuleInfo, line: int, text: str) -> ast.Call | None:
