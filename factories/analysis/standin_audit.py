@@ -286,7 +286,12 @@ def _self_stub(module: ModuleInfo, standin: StandIn, meeting: Meeting) -> list[S
         n_positional=whole.n_positional - 1,
         positional_literals=whole.positional_literals[1:],
     )
-    events = [StubEvent(EventKind.SET, f.name, f.location, *_value_of(f)) for f in standin.fields]
+    events = []
+    for field in standin.fields:
+        value, has_value = _value_of(field)
+        events.append(
+            StubEvent(EventKind.SET, field.name, field.location, value=value, has_value=has_value)
+        )
     events.append(
         StubEvent(
             EventKind.CALL,
