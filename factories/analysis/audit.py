@@ -349,7 +349,11 @@ class StubAuditor:
                     finding = merged_tests(findings[key], finding)
                 findings[key] = finding
         for finding in self._standin_selves(standins or {}):
-            findings.setdefault(dedup_key(finding), finding)
+            # The same read on several calls: a call that may not reach it (a note) does not
+            # hide one that certainly does.
+            key = dedup_key(attrs.evolve(finding, kind=FindingKind.MISSING_ATTRIBUTE))
+            if key not in findings or finding.severity is Severity.ERROR:
+                findings[key] = finding
         for site, uses in usages.items():
             for finding in stale_fields({site: uses}):
                 if is_suppressed(silenced_at.get(site), finding):
@@ -407,8 +411,8 @@ class StubAuditor:
                     target = self.checker.class_of(stub)
                     if not isinstance(target, ClassInfo):
                         continue
-                    member = self.index.lookup(target, stub.calls[0].name)
-                    if member is None or member.kind is not MemberKind.METHOD:
+                    stub = attrs.evolve(stub, events=self._plain_method_calls(stub, target))
+                    if not stub.calls:
                         continue
                     found, _ = self.checker.audit_class(stub, target, table.stubs)
                 except SourceError:
@@ -416,6 +420,17 @@ class StubAuditor:
                 for finding in found:
                     if not self._is_silenced(stub, self._silenced(stub, stub.location), finding):
                         yield call.restated(finding)
+
+    def _plain_method_calls(self, stub: Stub, cls: ClassInfo) -> tuple:
+        """The stub's events less the calls of names ``cls`` does not define as a plain
+        method (a classmethod or staticmethod takes the namespace as an argument)."""
+        kept = []
+        for event in stub.events:
+            member = self.index.lookup(cls, event.name) if event in stub.calls else None
+            if event in stub.calls and (member is None or member.kind is not MemberKind.METHOD):
+                continue
+            kept.append(event)
+        return tuple(kept)
 
     @staticmethod
     def _silenced(stub: Stub, where: Location) -> frozenset[str] | None:

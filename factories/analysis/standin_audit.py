@@ -80,13 +80,20 @@ class SelfCall:
 
     stub: Stub
     kind: StandInKind
+    # Other code met the namespace before the first replayed call, and may have filled it in.
+    filled: bool = False
 
     def restated(self, finding: Finding) -> Finding:
         """A finding of the replay, worded for what the test built.  The replay does not see
         what the test patched around the call: under ``pytest.raises`` a patch may end the
-        call before the read (``side_effect=Stop``), so a missing read there is a note."""
+        call before the read (``side_effect=Stop``), nor what other code wrote on the
+        namespace before it (``filled``), so a missing read there is a note."""
         kind = finding.kind
-        if self.stub.calls[0].expect_raise and kind is FindingKind.MISSING_ATTRIBUTE:
+        raising = {call.test for call in self.stub.calls if call.expect_raise}
+        uncertain = self.filled or (
+            set(finding.tests) <= raising if finding.tests else bool(raising)
+        )
+        if uncertain and kind is FindingKind.MISSING_ATTRIBUTE:
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
         return attrs.evolve(
             finding,
@@ -119,8 +126,7 @@ class StandInTable:
                     _file(meeting, standin, sets, passed)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
-                    if meeting.how is MeetingHow.SELF:
-                        selves.extend(_self_stub(module, standin, meeting))
+                selves.extend(_self_calls(module, standin))
         for root in standins:
             for standin in root.walk():
                 for field in standin.fields:
@@ -235,6 +241,18 @@ def _first_missing(
     return None
 
 
+def runs_code(meeting: Meeting) -> bool:
+    """Whether the meeting runs code with the stand-in (which may write on it): a call it is
+    an argument or ``self`` of; not a bound method made of it (``types.MethodType``,
+    ``__get__``), which runs only when called, nor a place it is put."""
+    if meeting.how is MeetingHow.ARGUMENT:
+        return True
+    return meeting.how is MeetingHow.SELF and meeting.self_shape in (
+        SelfShape.UNBOUND_CALL,
+        SelfShape.SELF_KEYWORD,
+    )
+
+
 def _judged(standin: StandIn, event: StubEvent) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
@@ -242,7 +260,7 @@ def _judged(standin: StandIn, event: StubEvent) -> bool:
     if standin.kind not in NAMESPACE_KINDS or standin.opaque:
         return False
     return not any(
-        meeting.how is not MeetingHow.ATTRIBUTE
+        runs_code(meeting)
         and meeting.location.path == event.location.path
         and meeting.location.line < event.location.line
         for meeting in standin.meetings
@@ -267,50 +285,80 @@ def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event
     )
 
 
-def _self_stub(module: ModuleInfo, standin: StandIn, meeting: Meeting) -> list[SelfCall]:
+def _self_calls(module: ModuleInfo, standin: StandIn) -> list[SelfCall]:
     """``Cls.method(ns, ...)``: the namespace as an ``object.__new__`` stub of ``Cls`` whose
-    fields are set and whose one call is ``method``.  Other spellings of ``self`` do not
-    state the call's arguments here; they are not replayed."""
-    callee = meeting.callee
-    if callee is None or meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position:
-        return []
-    head, _, method = (callee.dotted or callee.text).rpartition(".")
-    call = _call_at(module, meeting.location.line, callee.text)
-    if not head or call is None:
-        return []
-    whole = CallShape.of(call)
-    if whole.n_positional < 1:
-        return []
-    shape = attrs.evolve(
-        whole,
-        n_positional=whole.n_positional - 1,
-        positional_literals=whole.positional_literals[1:],
+    fields are set and whose calls are the methods of ``Cls`` it is made ``self`` of, in the
+    test's order (what an earlier one writes on it, a later one finds).  Other spellings of
+    ``self`` do not state the call's arguments here; they are not replayed, and a replay whose
+    first call follows code the namespace met otherwise is ``filled``."""
+    meetings = sorted(
+        (m for m in standin.meetings if runs_code(m)),
+        key=lambda m: (m.location.path, m.location.line),
     )
+    calls: dict[str, list[StubEvent]] = {}
+    first: dict[str, int] = {}
+    replayed: set[int] = set()
+    for i, meeting in enumerate(meetings):
+        replay = _self_call(module, meeting)
+        if replay is not None:
+            calls.setdefault(replay[0], []).append(replay[1])
+            first.setdefault(replay[0], i)
+            replayed.add(i)
+    out = []
+    for head, events in calls.items():
+        filled = any(i not in replayed or _head(meetings[i]) != head for i in range(first[head]))
+        stub = Stub(
+            NamedClass(head),
+            standin.location,
+            module,
+            events=(*_sets(standin), *events),
+            escapes=True,
+            opaque=standin.opaque,
+        )
+        out.append(SelfCall(stub, standin.kind, filled))
+    return out
+
+
+def _head(meeting: Meeting) -> str:
+    callee = meeting.callee
+    return (callee.dotted or callee.text).rpartition(".")[0] if callee is not None else ""
+
+
+def _sets(standin: StandIn) -> list[StubEvent]:
     events = []
     for field in standin.fields:
         value, has_value = _value_of(field)
         events.append(
             StubEvent(EventKind.SET, field.name, field.location, value=value, has_value=has_value)
         )
-    events.append(
-        StubEvent(
-            EventKind.CALL,
-            method,
-            meeting.location,
-            shape=shape,
-            expect_raise=meeting.expect_raise,
-            test=meeting.test,
-        )
+    return events
+
+
+def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | None:
+    callee = meeting.callee
+    if callee is None or meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position:
+        return None
+    head, _, method = (callee.dotted or callee.text).rpartition(".")
+    call = _call_at(module, meeting.location.line, callee.text)
+    if not head or call is None:
+        return None
+    whole = CallShape.of(call)
+    if whole.n_positional < 1:
+        return None
+    shape = attrs.evolve(
+        whole,
+        n_positional=whole.n_positional - 1,
+        positional_literals=whole.positional_literals[1:],
     )
-    stub = Stub(
-        NamedClass(head),
-        standin.location,
-        module,
-        events=tuple(events),
-        escapes=True,
-        opaque=standin.opaque,
+    event = StubEvent(
+        EventKind.CALL,
+        method,
+        meeting.location,
+        shape=shape,
+        expect_raise=meeting.expect_raise,
+        test=meeting.test,
     )
-    return [SelfCall(stub, standin.kind)]
+    return head, event
 
 
 def _value_of(field: StandInField) -> tuple[object, bool]:
