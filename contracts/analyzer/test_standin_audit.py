@@ -46,6 +46,20 @@ class Builder:
 
     def decode(self, x):
         return self._decode_causal, self._new_field
+
+    def fill(self):
+        self._filled = 1
+
+    def use(self):
+        return self._filled
+
+    def gate(self):
+        if self.cfg.on:
+            return self.missing
+        return 0
+
+    def text_dim(self):
+        return self.cfg.text.hidden
 """
 
 
@@ -127,6 +141,84 @@ CASES = [
             b.deep(SimpleNamespace(tensor=t))
         """,
         frozenset(),
+    ),
+    Case(
+        "made-self-of-a-method-that-fills-it-first",
+        """
+        def test_x():
+            ns = SimpleNamespace(other=1)
+            Builder.fill(ns)
+            Builder.use(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-nested-literal-decides-the-branch",
+        """
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(on=False))
+            Builder.gate(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "one-of-several-parametrized-namespaces-has-it",
+        """
+        import pytest
+
+        @pytest.mark.parametrize(
+            "common",
+            [SimpleNamespace(num_actual_tokens=1), SimpleNamespace(other=2)],
+        )
+        def test_x(common):
+            b = object.__new__(Builder)
+            b.guarded(common)
+            b.build(SimpleNamespace(prefill=SimpleNamespace(query_start_loc=1)), common)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-set-later-through-a-chain",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            b.cfg = SimpleNamespace(vision=1)
+            b.cfg.text = SimpleNamespace(hidden=8)
+            b.text_dim()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-handed-to-earlier-code-may-be-filled-in",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(other=1)
+            b.guarded(common)
+            b.maybe(common, True)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "every-parametrized-namespace-lacks-it",
+        """
+        import pytest
+
+        @pytest.mark.parametrize("common", [SimpleNamespace(x=1), SimpleNamespace(other=2)])
+        def test_x(common):
+            b = object.__new__(Builder)
+            b.build(SimpleNamespace(prefill=SimpleNamespace(query_start_loc=1)), common)
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "made-self-a-nested-literal-takes-the-branch",
+        """
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(on=True))
+            Builder.gate(ns)
+        """,
+        frozenset({(SELF, "missing")}),
     ),
     Case(
         "an-uncertain-read-is-a-note",
