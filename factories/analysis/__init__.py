@@ -17,7 +17,9 @@ with attrs). One job per module:
   helpers, callers and parametrize cases.
 - ``audit``: ``StubAuditor``, from files to stubs to findings; ``class_audit``: one stub
   against its class (``ClassAuditor``); ``report``: stale fields, finding builders, merging and
-  order; ``allowlist``: known findings to silence; ``findings``: the frozen result values.
+  order; ``allowlist``: known findings to silence; ``findings``: the frozen result values;
+  ``standin_audit``: with ``--standins``, the links a ``SimpleNamespace`` stand-in lacks where
+  the code reads them (on a stub's field, passed to a stub's method, or made ``self``).
 - ``trigger``, ``since`` and ``baseline`` serve pre-commit: the stubs a ``vllm/`` change
   affects, the reads a change added, the findings already known.
 

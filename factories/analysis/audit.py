@@ -23,7 +23,7 @@ from factories.analysis import extraction
 from factories.analysis.allowlist import NO_ALLOWLIST, Allowlist
 from factories.analysis.baseline import finding_file, is_suppressed, suppressed_kinds
 from factories.analysis.class_audit import ClassAuditor
-from factories.analysis.classes import ClassIndex, ClassInfo, Missing
+from factories.analysis.classes import ClassIndex, ClassInfo, MemberKind, Missing
 from factories.analysis.extraction import Stub, has_object_new
 from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import ReadSetAnalyzer
@@ -40,8 +40,9 @@ from factories.analysis.report import (
 from factories.analysis.source_tree import Overlay, SourceTree, gc_paused
 from factories.errors import AuditInputError, SourceError
 
-if TYPE_CHECKING:  # annotations; the trigger is imported by the one method that uses it
+if TYPE_CHECKING:  # annotations; the trigger and the stand-in audit load where a run uses them
     from factories.analysis.since import KnownReads
+    from factories.analysis.standin_audit import StandInTable
     from factories.analysis.trigger import TextScan
 
 
@@ -231,12 +232,15 @@ class StubAuditor:
         progress=None,
         known: Mapping[Path, list[Stub]] | None = None,
         since: KnownReads | None = None,
+        standins: bool = False,
     ) -> AuditResult:
         """Audit test files and folders; ``known`` are stubs already extracted by path (the
         trigger's), so those files are not parsed twice; ``since``: the reads a base version
-        already had (``factories.analysis.since``), so that new ones are errors."""
+        already had (``factories.analysis.since``), so that new ones are errors; ``standins``:
+        also the namespaces the tests hand the stubs' calls or make ``self``
+        (``factories.analysis.standin_audit``)."""
         with gc_paused():
-            return self._audit_paths(paths, allowlist, progress, known or {}, since)
+            return self._audit_paths(paths, allowlist, progress, known or {}, since, standins)
 
     def _audit_paths(
         self,
@@ -245,11 +249,13 @@ class StubAuditor:
         progress,
         known: Mapping[Path, list[Stub]],
         since: KnownReads | None,
+        standins: bool = False,
     ) -> AuditResult:
         files, unreadable = expand_paths(paths)
         n_read = len(files)
         explicit = {p for p in paths if p.is_file()}
         stubs: list[Stub] = []
+        tables: dict[str, StandInTable] = {}
         with_stubs = 0
         for i, path in enumerate(files):
             if progress is not None and len(files) > 200 and i % 500 == 0:
@@ -263,11 +269,17 @@ class StubAuditor:
             if found:
                 with_stubs += 1
             stubs.extend(found)
+            if standins:
+                table = self.standins_of(path, bool(found))
+                if table is not None:
+                    tables[str(path)] = table
         # Helpers shared between test modules live in modules that are not tests themselves
         # (``utils.py``, ``common.py``); a test module's own helpers serve its own tests.
         shared = [p for p in files if p in self._exports and not p.name.startswith("test_")]
         stubs.extend(self.imported_uses(files, shared))
-        result = self.audit_stubs(stubs, n_read, with_stubs, allowlist, unreadable, since)
+        result = self.audit_stubs(
+            stubs, n_read, with_stubs, allowlist, unreadable, since, tables if standins else None
+        )
         audited = tuple(p for p in files if not any(e.path == p for e in unreadable))
         return attrs.evolve(result, files=audited)
 
@@ -279,10 +291,12 @@ class StubAuditor:
         allowlist: Allowlist = NO_ALLOWLIST,
         unreadable: Sequence[SourceError] = (),
         since: KnownReads | None = None,
+        standins: Mapping[str, StandInTable] | None = None,
     ) -> AuditResult:
         """Findings for ``stubs``; ``unreadable`` are the input files that could not be read;
         ``since`` marks the undecided reads a base version did not have (before the allowlist,
-        which may name the new kind).
+        which may name the new kind); ``standins``: by test file, the namespaces its tests
+        hand vLLM code (``StandInTable``), audited with the stubs' calls and on their own.
 
         A vLLM module that does not parse stops only the stubs that need it: they become one
         ``unreadable-file`` finding per module, and every other stub is still audited.
@@ -302,7 +316,10 @@ class StubAuditor:
             try:
                 target = self.checker.class_of(stub)
                 if isinstance(target, ClassInfo):
-                    found, usage = self.checker.audit_class(stub, target)
+                    table = standins.get(_calling_path(stub)) if standins is not None else None
+                    found, usage = self.checker.audit_class(
+                        stub, target, table.stubs if table is not None else None
+                    )
                 else:
                     found, usage = self.checker.audit_stub(stub, target), None
                     if not found:
@@ -325,6 +342,12 @@ class StubAuditor:
                 key = dedup_key(finding)
                 if key in findings:
                     finding = merged_tests(findings[key], finding)
+                findings[key] = finding
+        for finding in self._standin_selves(standins or {}):
+            # The same read on several calls: a call that may not reach it (a note) does not
+            # hide one that certainly does.
+            key = dedup_key(attrs.evolve(finding, kind=FindingKind.MISSING_ATTRIBUTE))
+            if key not in findings or finding.severity is Severity.ERROR:
                 findings[key] = finding
         for site, uses in usages.items():
             for finding in stale_fields({site: uses}):
@@ -359,6 +382,53 @@ class StubAuditor:
         unused = tuple(p for p in allowlist.patterns if p not in used)
         return AuditResult(tuple(kept), summary, unused)
 
+    def standins_of(self, path: Path, has_stubs: bool) -> StandInTable | None:
+        """The stand-ins of one test file (parsed once: the tree caches the module the stub
+        extraction loaded); None where it builds none that meets vLLM code."""
+        try:
+            if not has_stubs and not extraction.might_hold_standins(
+                path.read_text(encoding="utf-8", errors="replace")
+            ):
+                return None
+            module = self.tree.load(self.tree.module_name_for(path), path)
+        except (OSError, SourceError):
+            return None  # reported where the file's stubs are extracted
+        from factories.analysis.standin_audit import StandInTable  # --standins runs only
+
+        found = extraction.StandInExtractor(module).standins()
+        return StandInTable.of(module, found) if found else None
+
+    def _standin_selves(self, tables: Mapping[str, StandInTable]) -> Iterable[Finding]:
+        """Namespaces made ``self`` of a plain method (``Cls.m(ns)``), replayed as stubs
+        of ``Cls``; a classmethod or staticmethod takes them as an argument instead."""
+        for table in tables.values():
+            for call in table.selves:
+                stub = call.stub
+                try:
+                    target = self.checker.class_of(stub)
+                    if not isinstance(target, ClassInfo):
+                        continue
+                    stub = attrs.evolve(stub, events=self._plain_method_calls(stub, target))
+                    if not stub.calls:
+                        continue
+                    found, _ = self.checker.audit_class(stub, target, table.stubs)
+                except SourceError:
+                    continue  # the module is reported where a stub of it is audited
+                for finding in found:
+                    if not self._is_silenced(stub, self._silenced(stub, stub.location), finding):
+                        yield call.restated(finding)
+
+    def _plain_method_calls(self, stub: Stub, cls: ClassInfo) -> tuple:
+        """The stub's events less the calls of names ``cls`` does not define as a plain
+        method (a classmethod or staticmethod takes the namespace as an argument)."""
+        kept = []
+        for event in stub.events:
+            member = self.index.lookup(cls, event.name) if event in stub.calls else None
+            if event in stub.calls and (member is None or member.kind is not MemberKind.METHOD):
+                continue
+            kept.append(event)
+        return tuple(kept)
+
     @staticmethod
     def _silenced(stub: Stub, where: Location) -> frozenset[str] | None:
         """Kinds an ``# audit-stubs: ignore[...]`` comment on the line ``where`` of the stub's
@@ -380,6 +450,11 @@ class StubAuditor:
             and where != stub.location
             and is_suppressed(self._silenced(stub, where), finding)
         )
+
+
+def _calling_path(stub: Stub) -> str:
+    """The test file whose calls the stub's events are (a helper's stub: its caller's)."""
+    return str((stub.scope_module or stub.module).path)
 
 
 def expand_paths(paths: Sequence[Path]) -> tuple[list[Path], list[SourceError]]:

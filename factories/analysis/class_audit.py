@@ -13,6 +13,9 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import attrs
 
 from factories.analysis.classes import (
     ClassIndex,
@@ -27,6 +30,10 @@ from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext, MethodReport, ReadSetAnalyzer
 from factories.analysis.report import FieldUsage, at_call, did_you_mean
 from factories.analysis.source_tree import SourceTree
+
+if TYPE_CHECKING:  # annotations; the stand-in audit loads only for ``--standins`` runs
+    from factories.analysis.extraction import StandIn
+    from factories.analysis.standin_audit import StubStandIns
 
 
 class ClassAuditor:
@@ -89,8 +96,17 @@ class ClassAuditor:
             vllm_side="close: " + ", ".join(close) if close else "not found",
         )
 
-    def audit_class(self, stub: Stub, cls: ClassInfo) -> tuple[list[Finding], FieldUsage]:
+    def audit_class(
+        self, stub: Stub, cls: ClassInfo, standins: StubStandIns | None = None
+    ) -> tuple[list[Finding], FieldUsage]:
+        """``standins``: the namespaces the test sets on the stub's fields and hands to its
+        calls (``audit-stubs --standins``); each call that meets one records attribute chains,
+        and the links the namespaces lack are findings (``standin_audit``, loaded only for
+        such runs: the stub audit of every pre-commit run needs none of it)."""
+        if standins is not None:
+            from factories.analysis.standin_audit import bind_passed, missing_fields
         out: list[Finding] = []
+        nested: dict[str, StandIn] = {}  # stub field -> the namespace the test set on it
         state: frozenset[str] = frozenset()
         constants: dict[str, object] = {}
         maybe_written: frozenset[str] = frozenset()
@@ -117,6 +133,11 @@ class ClassAuditor:
                     constants.pop(event.name, None)
                 if i < last_call_index:
                     set_at.setdefault(event.name, event.location)
+                on_field = standins.set_by(event) if standins is not None else None
+                if on_field is not None:
+                    nested[event.name] = on_field
+                else:
+                    nested.pop(event.name, None)
                 continue
             if event.via is not None and not self._runs_own_method(stub, cls, event):
                 continue  # ``Other.m(stub)``: not a method of the stub's class
@@ -162,6 +183,15 @@ class ClassAuditor:
                 expect_raise=event.expect_raise,
                 detached=event.detached,
             )
+            roots: dict[str, tuple[StandIn, ...]] = {}
+            if standins is not None:
+                roots = bind_passed(
+                    member.node,
+                    standins.passed_to(event),
+                    bound=member.kind is not MemberKind.STATICMETHOD,
+                )
+                if roots or nested:
+                    context = attrs.evolve(context, chains=True, standins=frozenset(roots))
             report = self.analyzer.analyze(
                 cls, event.name, state, known, call=event.shape, provided=provided, context=context
             )
@@ -182,10 +212,13 @@ class ClassAuditor:
                     )
                 )
             out.extend(self._missing_reads(stub, cls, event, report))
+            if standins is not None and (roots or nested):
+                out.extend(missing_fields(report, roots, nested, standins, cls.name, event))
             reads |= report.read_names
             state = report.state_after
             for name in report.written_names:
                 constants.pop(name, None)
+                nested.pop(name, None)
         usage = FieldUsage(
             class_name=cls.name,
             methods=tuple(e.name for e in stub.calls),

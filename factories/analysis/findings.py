@@ -54,6 +54,10 @@ class FindingKind(enum.Enum):
     # where the base version of the same calls did not read it.  An error: the test passed
     # without the field, and this change is where that stops being known.
     NEWLY_READ_ATTRIBUTE = "newly-read-attribute"
+    # A namespace stand-in (``SimpleNamespace``) the test hands the call lacks a link of an
+    # attribute chain the call reads from it (``common.num_actual_tokens``,
+    # ``self.mla_dims.v_head_dim``): ``audit-stubs --standins``.
+    MISSING_FIELD = "missing-field"
     MISSING_ARGUMENT = "missing-argument"
     UNKNOWN_KEYWORD = "unknown-keyword"
     TOO_MANY_POSITIONAL = "too-many-positional"

@@ -26,8 +26,8 @@ Stand-ins in general (``object.__new__`` stubs, ``types.SimpleNamespace``,
 ``_standin_sites`` (which calls build one, the text pre-filter, callees through imports),
 ``_standin_index`` (a module's creation calls, which one a name holds, which are nested),
 ``_standin_meetings`` (a ``Meeting`` with what the test states around it), ``_standins``
-(``StandInExtractor``: following them, with the pieces above).  The audit does not use them
-yet.
+(``StandInExtractor``: following them, with the pieces above).  ``audit-stubs --standins``
+audits the namespaces among them (``factories.analysis.standin_audit``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,99 @@
+"""``audit-stubs --standins`` on a real release: a read the namespaces of the tests lack.
+
+The 0.34.0 source is copied and one line of the AITER MLA backend is edited so that a method
+reads a field the test's ``SimpleNamespace`` does not give: as an argument of a stub's method
+(``common``), set on a stub's field (``builder.mla_dims``), and made ``self`` of an unbound
+method (``AiterMLAMetadataBuilder._build_decode(stub, ...)``).  Unedited, the stand-ins of the
+same test files give no error.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from factories.analysis.audit import StubAuditor
+from factories.analysis.findings import FindingKind, Severity
+
+pytestmark = pytest.mark.selfcheck
+
+BACKEND = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
+PREFILL_TEST = "tests/kernels/attention/test_rocm_aiter_mla_fp8_prefill.py"
+SPLIT_TEST = "tests/v1/attention/test_rocm_aiter_mla_mtp_split.py"
+STANDIN_KINDS = {FindingKind.MISSING_FIELD, FindingKind.MISSING_ATTRIBUTE}
+
+EDITS = [
+    pytest.param(
+        "        from aiter import get_ps_metadata_v1\n",
+        "        _ = common_attn_metadata.num_actual_tokens\n"
+        "        from aiter import get_ps_metadata_v1\n",
+        PREFILL_TEST,
+        "common_attn_metadata.num_actual_tokens",
+        "common = SimpleNamespace(",
+        id="argument-of-a-stub-method",
+    ),
+    pytest.param(
+        "        from aiter import get_ps_metadata_info_v1\n",
+        "        _ = self.mla_dims.qk_nope_head_dim\n"
+        "        from aiter import get_ps_metadata_info_v1\n",
+        PREFILL_TEST,
+        "self.mla_dims.qk_nope_head_dim",
+        "builder.mla_dims = SimpleNamespace(",
+        id="field-of-a-stub",
+    ),
+    pytest.param(
+        "        causal = self._decode_causal\n",
+        "        causal = self._decode_causal\n        _ = self._new_field\n",
+        SPLIT_TEST,
+        "_new_field",
+        "SimpleNamespace(",
+        id="made-self",
+    ),
+]
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src / "vllm", dst / "vllm")
+    for test in (PREFILL_TEST, SPLIT_TEST):
+        (dst / test).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src / test, dst / test)
+    return dst
+
+
+def _standin_errors(root: Path, test: str):
+    result = StubAuditor(root).audit_paths([root / test], standins=True)
+    return [
+        f
+        for f in result.findings
+        if f.severity is Severity.ERROR
+        and (f.kind is FindingKind.MISSING_FIELD or "made self" in f.message)
+    ]
+
+
+@pytest.mark.parametrize(("anchor", "edited", "test", "name", "built_by"), EDITS)
+def test_an_edit_that_reads_a_field_the_namespace_lacks_is_an_error(
+    release_src, tmp_path, anchor, edited, test, name, built_by
+):
+    root = _copy(release_src("0.34.0"), tmp_path)
+    backend = root / BACKEND
+    text = backend.read_text(encoding="utf-8")
+    assert text.count(anchor) == 1, anchor
+    backend.write_text(text.replace(anchor, edited), encoding="utf-8")
+    edit_line = text[: text.index(anchor)].count("\n") + 1
+    errors = [f for f in _standin_errors(root, test) if f.name == name]
+    assert len(errors) == 1, errors
+    (error,) = errors
+    assert error.vllm_location is not None
+    assert Path(error.vllm_location.path).name == "rocm_aiter_mla.py"
+    assert error.vllm_location.line in (edit_line, edit_line + 1)
+    assert error.stub_location is not None
+    lines = (root / test).read_text(encoding="utf-8").splitlines()
+    assert built_by in lines[error.stub_location.line - 1]
+
+
+def test_unedited_the_namespaces_give_no_error(release_src):
+    root = release_src("0.34.0")
+    for test in (PREFILL_TEST, SPLIT_TEST):
+        assert _standin_errors(root, test) == []

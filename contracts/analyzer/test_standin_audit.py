@@ -1,0 +1,261 @@
+"""``audit-stubs --standins``: the fields a namespace stand-in lacks where vLLM reads them.
+
+A table of inline cases: a tiny ``vllm/mod.py`` and a test file, and the findings of kind
+``missing-field`` (error), ``missing-attribute`` (error, a namespace made ``self``) and
+``possibly-missing-attribute`` (note) expected, by name.  A case that expects nothing pins
+what is *not* a finding: a guarded read, a field the test sets, a real object's attribute.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import attrs
+import pytest
+
+from factories.analysis.audit import StubAuditor
+from factories.analysis.findings import FindingKind
+
+ERROR, NOTE, SELF = (
+    FindingKind.MISSING_FIELD,
+    FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+    (FindingKind.MISSING_ATTRIBUTE),
+)
+
+BUILDER = """
+class Builder:
+    def build(self, metadata, common):
+        n = common.num_actual_tokens
+        q = metadata.prefill.query_start_loc
+        return n, q
+
+    def guarded(self, common):
+        return getattr(common, "num_actual_tokens", 0)
+
+    def deep(self, common):
+        return common.tensor.shape
+
+    def maybe(self, common, flag):
+        if flag:
+            return common.num_actual_tokens
+        return 0
+
+    def dims(self):
+        return self.mla_dims.v_head_dim + self.mla_dims.qk_nope_head_dim
+
+    def decode(self, x):
+        return self._decode_causal, self._new_field
+
+    def fill(self):
+        self._filled = 1
+
+    def use(self):
+        return self._filled
+
+    def gate(self):
+        if self.cfg.on:
+            return self.missing
+        return 0
+
+    def text_dim(self):
+        return self.cfg.text.hidden
+"""
+
+
+@attrs.frozen
+class Case:
+    id: str
+    test: str
+    expected: frozenset[tuple[FindingKind, str]]
+
+
+HEAD = "from types import SimpleNamespace\nfrom vllm.mod import Builder\n\n"
+
+CASES = [
+    Case(
+        "argument-of-a-stub-method",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            metadata = SimpleNamespace(prefill=SimpleNamespace(query_start_loc=1))
+            common = SimpleNamespace(query_start_loc_cpu=0)
+            b.build(metadata, common)
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "nested-namespace-lacks-the-link",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            metadata = SimpleNamespace(prefill=SimpleNamespace(max_query_len=1))
+            common = SimpleNamespace(num_actual_tokens=0)
+            b.build(metadata, common)
+        """,
+        frozenset({(ERROR, "metadata.prefill.query_start_loc")}),
+    ),
+    Case(
+        "field-of-a-stub",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            b.mla_dims = SimpleNamespace(v_head_dim=1)
+            b.dims()
+        """,
+        frozenset({(ERROR, "self.mla_dims.qk_nope_head_dim")}),
+    ),
+    Case(
+        "made-self",
+        """
+        def test_x():
+            ns = SimpleNamespace(_decode_causal=True)
+            Builder.decode(ns, 1)
+        """,
+        frozenset({(SELF, "_new_field")}),
+    ),
+    Case(
+        "guarded-by-getattr-default",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            b.guarded(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "fields-the-namespace-sets",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            b.mla_dims = SimpleNamespace(v_head_dim=1, qk_nope_head_dim=2)
+            b.dims()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-real-object-in-a-field",
+        """
+        def test_x(t):
+            b = object.__new__(Builder)
+            b.deep(SimpleNamespace(tensor=t))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-of-a-method-that-fills-it-first",
+        """
+        def test_x():
+            ns = SimpleNamespace(other=1)
+            Builder.fill(ns)
+            Builder.use(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-nested-literal-decides-the-branch",
+        """
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(on=False))
+            Builder.gate(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "one-of-several-parametrized-namespaces-has-it",
+        """
+        import pytest
+
+        @pytest.mark.parametrize(
+            "common",
+            [SimpleNamespace(num_actual_tokens=1), SimpleNamespace(other=2)],
+        )
+        def test_x(common):
+            b = object.__new__(Builder)
+            b.guarded(common)
+            b.build(SimpleNamespace(prefill=SimpleNamespace(query_start_loc=1)), common)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-set-later-through-a-chain",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            b.cfg = SimpleNamespace(vision=1)
+            b.cfg.text = SimpleNamespace(hidden=8)
+            b.text_dim()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-handed-to-earlier-code-may-be-filled-in",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(other=1)
+            b.guarded(common)
+            b.maybe(common, True)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "every-parametrized-namespace-lacks-it",
+        """
+        import pytest
+
+        @pytest.mark.parametrize("common", [SimpleNamespace(x=1), SimpleNamespace(other=2)])
+        def test_x(common):
+            b = object.__new__(Builder)
+            b.build(SimpleNamespace(prefill=SimpleNamespace(query_start_loc=1)), common)
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "made-self-a-nested-literal-takes-the-branch",
+        """
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(on=True))
+            Builder.gate(ns)
+        """,
+        frozenset({(SELF, "missing")}),
+    ),
+    Case(
+        "an-uncertain-read-is-a-note",
+        """
+        def test_x(flag):
+            b = object.__new__(Builder)
+            b.maybe(SimpleNamespace(other=1), flag)
+        """,
+        frozenset({(NOTE, "common.num_actual_tokens")}),
+    ),
+]
+
+
+def _tree(tmp_path: Path, test: str) -> tuple[Path, Path]:
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "__init__.py").write_text("")
+    (tmp_path / "vllm" / "mod.py").write_text(BUILDER)
+    path = tmp_path / "tests" / "test_case.py"
+    path.parent.mkdir()
+    path.write_text(HEAD + textwrap.dedent(test))
+    return tmp_path, path
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_standin_findings(tmp_path, case):
+    root, path = _tree(tmp_path, case.test)
+    result = StubAuditor(root).audit_paths([path], standins=True)
+    found = {
+        (f.kind, f.name)
+        for f in result.findings
+        if f.kind in (ERROR, NOTE, SELF)
+        and ("stand" in f.message or "made self" in f.message or "SimpleNamespace" in f.message)
+    }
+    assert found == case.expected
+
+
+def test_without_the_flag_no_standin_is_audited(tmp_path):
+    root, path = _tree(tmp_path, CASES[0].test)
+    result = StubAuditor(root).audit_paths([path])
+    assert not any(f.kind is ERROR for f in result.findings)

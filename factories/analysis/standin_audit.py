@@ -1,0 +1,388 @@
+"""The fields a stand-in lacks where vLLM code reads them (``audit-stubs --standins``).
+
+A test hands vLLM code objects it built without their constructor
+(``factories.analysis.extraction.StandInExtractor``): a ``SimpleNamespace`` set on a stub's
+field (``builder.mla_dims = SimpleNamespace(v_head_dim=...)``), passed to a method called on a
+stub (``builder._build(metadata, common)``), or made ``self`` of an unbound method
+(``Builder._build_decode(ns, ...)``).  The call's analysis records the attribute chains read
+from those objects (``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a
+chain that the namespace (or a namespace nested in it) does not hold is a missing field.  A
+chain stops at a field whose value is not a namespace: what is read beyond it belongs to a
+real object.  Only namespaces are judged: an ``object.__new__`` stub or a spec'd mock finds
+names in its class.
+
+``StandInTable`` is what one test module builds, ``StubStandIns`` the part of it one stub
+meets, ``missing_fields`` the check of one call's report, and ``self_stubs`` the ``Stub``
+values that replay a namespace made ``self`` through ``ClassAuditor.audit_class``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+from factories.analysis.binding import CallShape, ParamKind, Signature
+from factories.analysis.class_refs import NamedClass
+from factories.analysis.extraction import (
+    EventKind,
+    Meeting,
+    MeetingHow,
+    SelfShape,
+    StandIn,
+    StandInField,
+    StandInKind,
+    Stub,
+    StubEvent,
+)
+from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.source_tree import ModuleInfo
+from factories.analysis.values import Obj
+
+# The kinds whose every attribute is one the test gave it.
+NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
+
+_OBJECT_NAMES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+
+
+@attrs.frozen
+class PassedStandIn:
+    """A stand-in handed to a call on a stub, as written: ``position`` among the call's
+    positional arguments, or ``keyword``."""
+
+    standin: StandIn
+    position: int | None = None
+    keyword: str | None = None
+
+
+@attrs.frozen
+class StubStandIns:
+    """The stand-ins one test module puts on its stubs' fields (by the ``(location, field)``
+    of the set) and hands to their methods (by the ``(location, method)`` of the call)."""
+
+    sets: Mapping[tuple[Location, str], StandIn] = attrs.field(factory=dict)
+    passed: Mapping[tuple[Location, str], tuple[PassedStandIn, ...]] = attrs.field(factory=dict)
+    # ``(link, field)`` of each namespace the test sets through a chain after building its
+    # owner (``model.config.text_config = SimpleNamespace(...)``: ``("config", "text_config")``).
+    late: frozenset[tuple[str, str]] = frozenset()
+
+    def set_by(self, event: StubEvent) -> StandIn | None:
+        return self.sets.get((event.location, event.name))
+
+    def passed_to(self, event: StubEvent) -> tuple[PassedStandIn, ...]:
+        return self.passed.get((event.location, event.name), ())
+
+
+@attrs.frozen
+class SelfCall:
+    """A namespace made ``self`` of one method, as the stub ``ClassAuditor`` replays."""
+
+    stub: Stub
+    kind: StandInKind
+    # Other code met the namespace before the first replayed call, and may have filled it in.
+    filled: bool = False
+
+    def restated(self, finding: Finding) -> Finding:
+        """A finding of the replay, worded for what the test built.  The replay does not see
+        what the test patched around the call: under ``pytest.raises`` a patch may end the
+        call before the read (``side_effect=Stop``), nor what other code wrote on the
+        namespace before it (``filled``), so a missing read there is a note."""
+        kind = finding.kind
+        raising = {call.test for call in self.stub.calls if call.expect_raise}
+        uncertain = self.filled or (
+            set(finding.tests) <= raising if finding.tests else bool(raising)
+        )
+        if uncertain and kind is FindingKind.MISSING_ATTRIBUTE:
+            kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
+        return attrs.evolve(
+            finding,
+            kind=kind,
+            message=finding.message.replace(
+                "the stub never sets it", f"the {self.kind.value} made self never sets it"
+            ),
+        )
+
+
+@attrs.frozen
+class StandInTable:
+    """What a test module's stand-ins give the audit: ``stubs`` for its ``object.__new__``
+    stubs' calls, ``selves`` for the namespaces it makes ``self`` of a method."""
+
+    stubs: StubStandIns
+    selves: tuple[SelfCall, ...] = ()
+
+    @classmethod
+    def of(cls, module: ModuleInfo, standins: Iterable[StandIn]) -> StandInTable:
+        sets: dict[tuple[Location, str], StandIn] = {}
+        passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
+        selves: list[SelfCall] = []
+        late: set[tuple[str, str]] = set()
+        for root in standins:
+            for standin in root.walk():
+                if standin.kind not in NAMESPACE_KINDS:
+                    continue
+                for meeting in standin.meetings:
+                    _file(meeting, standin, sets, passed)
+                    if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
+                        late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
+                selves.extend(_self_calls(module, standin))
+        for root in standins:
+            for standin in root.walk():
+                for field in standin.fields:
+                    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+                        sets.setdefault((field.location, field.name), field.children[0])
+        passed_by = {k: tuple(v) for k, v in passed.items()}
+        return cls(StubStandIns(sets, passed_by, frozenset(late)), tuple(selves))
+
+
+def _file(
+    meeting: Meeting,
+    standin: StandIn,
+    sets: dict[tuple[Location, str], StandIn],
+    passed: dict[tuple[Location, str], list[PassedStandIn]],
+) -> None:
+    if (
+        meeting.how is MeetingHow.ATTRIBUTE
+        and meeting.owner_kind is StandInKind.OBJECT_NEW
+        and meeting.field is not None
+    ):
+        sets[(meeting.location, meeting.field)] = standin
+    elif (
+        meeting.how is MeetingHow.ARGUMENT
+        and meeting.callee is not None
+        and meeting.callee.stub_class is not None
+        and meeting.callee.method is not None
+    ):
+        passed.setdefault((meeting.location, meeting.callee.method), []).append(
+            PassedStandIn(standin, meeting.position, meeting.keyword)
+        )
+
+
+def bind_passed(
+    node: ast.AST, passed: Iterable[PassedStandIn], bound: bool
+) -> dict[str, tuple[StandIn, ...]]:
+    """Parameter name -> the stand-ins the call hands it (``self`` skipped where ``bound``):
+    several where the test passes one of several (a parametrized argument)."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {}
+    params = Signature.of(node, bound=bound).params
+    positional = [
+        p.name
+        for p in params
+        if p.kind in (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD)
+    ]
+    by_keyword = {
+        p.name
+        for p in params
+        if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
+    }
+    out: dict[str, tuple[StandIn, ...]] = {}
+    for given in passed:
+        if given.position is not None and given.position < len(positional):
+            name = positional[given.position]
+        elif given.keyword is not None and given.keyword in by_keyword:
+            name = given.keyword
+        else:
+            continue
+        out[name] = (*out.get(name, ()), given.standin)
+    return out
+
+
+def missing_fields(
+    report,
+    roots: Mapping[str, tuple[StandIn, ...]],
+    nested: Mapping[str, StandIn],
+    table: StubStandIns,
+    class_name: str,
+    event: StubEvent,
+) -> Iterable[Finding]:
+    """The chains of one call's report (``MethodReport.chain_reads``) that reach a name a
+    namespace lacks: ``roots`` are the call's parameters handed one (a link is missing only
+    where every alternative the test may pass lacks it), ``nested`` the stub's fields set to
+    one.  Guarded reads never; undecided ones as notes."""
+    for chain in report.chain_reads:
+        if chain.guarded:
+            continue
+        if chain.root == "self":
+            if not chain.path or chain.path[0] not in nested:
+                continue
+            starts = [(nested[chain.path[0]], ("self", chain.path[0]), chain.path[1:])]
+        elif chain.root in roots:
+            starts = [(standin, (chain.root,), chain.path) for standin in roots[chain.root]]
+        else:
+            continue
+        missing = [_first_missing(*start, table, event) for start in starts]
+        if all(m is not None for m in missing):
+            standin, walked = missing[0]
+            yield _missing(chain, standin, walked, class_name, event)
+
+
+def _first_missing(
+    standin: StandIn,
+    walked: tuple[str, ...],
+    rest: tuple[str, ...],
+    table: StubStandIns,
+    event: StubEvent,
+) -> tuple[StandIn, tuple[str, ...]] | None:
+    """The namespace and the chain up to the first link it lacks, or None: every link held,
+    or the walk reached an object that is not a namespace the test built whole."""
+    for name in rest:
+        if not _judged(standin, event) or name in _OBJECT_NAMES:
+            return None
+        field = next((f for f in standin.fields if f.name == name), None)
+        if field is None:
+            if (walked[-1], name) in table.late:
+                return None  # ``x.config.text_config = ...``: set after it was built
+            return standin, (*walked, name)
+        if len(field.children) != 1:
+            return None  # a real object (or several stand-ins): what it holds is not known
+        standin, walked = field.children[0], (*walked, name)
+    return None
+
+
+def runs_code(meeting: Meeting) -> bool:
+    """Whether the meeting runs code with the stand-in (which may write on it): a call it is
+    an argument or ``self`` of; not a bound method made of it (``types.MethodType``,
+    ``__get__``), which runs only when called, nor a place it is put."""
+    if meeting.how is MeetingHow.ARGUMENT:
+        return True
+    return meeting.how is MeetingHow.SELF and meeting.self_shape in (
+        SelfShape.UNBOUND_CALL,
+        SelfShape.SELF_KEYWORD,
+    )
+
+
+def _judged(standin: StandIn, event: StubEvent) -> bool:
+    """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
+    a namespace not handed to other code before it (which may fill it in, as a builder
+    fills the metadata it is given)."""
+    if standin.kind not in NAMESPACE_KINDS or standin.opaque:
+        return False
+    return not any(
+        runs_code(meeting)
+        and meeting.location.path == event.location.path
+        and meeting.location.line < event.location.line
+        for meeting in standin.meetings
+    )
+
+
+def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event) -> Finding:
+    text = ".".join(walked)
+    where = "" if chain.certain else " on a path the test may not take"
+    return Finding(
+        kind=FindingKind.MISSING_FIELD if chain.certain else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+        class_name=class_name,
+        method=event.name,
+        name=text,
+        message=f"{class_name}.{event.name}() reads {text}{where} but the "
+        f"{standin.kind.value} the test builds at {standin.location} has no {walked[-1]!r}",
+        vllm_location=chain.location,
+        stub_location=standin.location,
+        stub_side=f"{standin.kind.value}(" + ", ".join(sorted(standin.field_names)) + ")",
+        vllm_side=f"reads {text}",
+        tests=(event.test,) if event.test else (),
+    )
+
+
+def _self_calls(module: ModuleInfo, standin: StandIn) -> list[SelfCall]:
+    """``Cls.method(ns, ...)``: the namespace as an ``object.__new__`` stub of ``Cls`` whose
+    fields are set and whose calls are the methods of ``Cls`` it is made ``self`` of, in the
+    test's order (what an earlier one writes on it, a later one finds).  Other spellings of
+    ``self`` do not state the call's arguments here; they are not replayed, and a replay whose
+    first call follows code the namespace met otherwise is ``filled``."""
+    meetings = sorted(
+        (m for m in standin.meetings if runs_code(m)),
+        key=lambda m: (m.location.path, m.location.line),
+    )
+    calls: dict[str, list[StubEvent]] = {}
+    first: dict[str, int] = {}
+    replayed: set[int] = set()
+    for i, meeting in enumerate(meetings):
+        replay = _self_call(module, meeting)
+        if replay is not None:
+            calls.setdefault(replay[0], []).append(replay[1])
+            first.setdefault(replay[0], i)
+            replayed.add(i)
+    out = []
+    for head, events in calls.items():
+        filled = any(i not in replayed or _head(meetings[i]) != head for i in range(first[head]))
+        stub = Stub(
+            NamedClass(head),
+            standin.location,
+            module,
+            events=(*_sets(standin), *events),
+            escapes=True,
+            opaque=standin.opaque,
+        )
+        out.append(SelfCall(stub, standin.kind, filled))
+    return out
+
+
+def _head(meeting: Meeting) -> str:
+    callee = meeting.callee
+    return (callee.dotted or callee.text).rpartition(".")[0] if callee is not None else ""
+
+
+def _sets(standin: StandIn) -> list[StubEvent]:
+    events = []
+    for field in standin.fields:
+        value, has_value = _value_of(field)
+        events.append(
+            StubEvent(EventKind.SET, field.name, field.location, value=value, has_value=has_value)
+        )
+    return events
+
+
+def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | None:
+    callee = meeting.callee
+    if callee is None or meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position:
+        return None
+    head, _, method = (callee.dotted or callee.text).rpartition(".")
+    call = _call_at(module, meeting.location.line, callee.text)
+    if not head or call is None:
+        return None
+    whole = CallShape.of(call)
+    if whole.n_positional < 1:
+        return None
+    shape = attrs.evolve(
+        whole,
+        n_positional=whole.n_positional - 1,
+        positional_literals=whole.positional_literals[1:],
+    )
+    event = StubEvent(
+        EventKind.CALL,
+        method,
+        meeting.location,
+        shape=shape,
+        expect_raise=meeting.expect_raise,
+        test=meeting.test,
+    )
+    return head, event
+
+
+def _value_of(field: StandInField) -> tuple[object, bool]:
+    """``(value, has_value)`` of a field as a stub's set states it: a literal, or a nested
+    namespace as the known object (``values.Obj``) whose literal fields decide branches
+    (``if self.model_config.is_diffusion:``)."""
+    if field.has_value:
+        return field.value, True
+    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+        return _obj_of(field.children[0]), True
+    return None, False
+
+
+def _obj_of(standin: StandIn) -> Obj:
+    known = [(f.name, *_value_of(f)) for f in standin.fields]
+    return Obj(tuple((name, value) for name, value, has in known if has), truthy=True)
+
+
+def _call_at(module: ModuleInfo, line: int, text: str) -> ast.Call | None:
+    for node in ast.walk(module.tree):
+        if (
+            isinstance(node, ast.Call)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+            and ast.unparse(node.func) == text
+        ):
+            return node
+    return None
