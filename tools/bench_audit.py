@@ -133,7 +133,7 @@ def export(revision: str, dest: Path) -> Path:
         text=True,
     )
     if proc.returncode != 0:
-        raise SystemExit(f"bench_audit: --against {revision}: {proc.stderr.strip()}")
+        raise SystemExit(f"{Path(sys.argv[0]).stem}: --against {revision}: {proc.stderr.strip()}")
     with tarfile.open(archive) as tar:
         tar.extractall(dest / "code")
     return dest / "code"

@@ -8,7 +8,10 @@ repaired stubs are still flagged against their own release (false alarms); plus 
 error count on its own tests; and the same cross audit with release N as the base
 (``--base-src``, what the pre-commit hook's ``--since`` does per commit): the repairs its errors
 name and its newly-read errors.  A thin CLI so that the logic is tested as a module; it measures
-whatever analyzer is on ``sys.path``.  Exit 0 with the report, 2 with one line on bad input.
+whatever analyzer is on ``sys.path``.  ``--standins``: the same replay's ground truth for
+``types.SimpleNamespace`` / ``argparse.Namespace`` stand-ins instead
+(``factories.evaluation.standin_history``): the fields matched stand-ins gained, and each
+release's population of them.  Exit 0 with the report, 2 with one line on bad input.
 Never imports torch or vllm.
 """
 
@@ -26,12 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from factories.errors import GuardError  # noqa: E402
-from factories.evaluation.history import (  # noqa: E402
-    format_misses,
-    format_table,
-    parse_pair,
-    run_history,
-)
+from factories.evaluation import history, standin_history  # noqa: E402
 from factories.testing.releases import RELEASES, cache_dir  # noqa: E402
 
 PROG = "bench_history"
@@ -71,33 +69,56 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print each repair the audit did not name (file:line, class, attribute)",
     )
+    parser.add_argument(
+        "--standins",
+        action="store_true",
+        help="report the SimpleNamespace / argparse.Namespace stand-in history instead",
+    )
+    parser.add_argument(
+        "--list-repairs",
+        action="store_true",
+        help="with --standins: print each repaired stand-in (pair, file:line at N+1, scope, "
+        "target, fields)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.list_repairs and not args.standins:
+        parser.error("--list-repairs lists stand-in repairs: add --standins")
     releases = [v.strip() for v in args.releases.split(",") if v.strip()]
     try:
         if len(releases) < 2:
             raise GuardError(f"--releases {args.releases!r}: name at least two releases")
         if args.pairs:
-            pairs = [parse_pair(p, releases) for arg in args.pairs for p in arg.split(",") if p]
+            pairs = [
+                history.parse_pair(p, releases) for arg in args.pairs for p in arg.split(",") if p
+            ]
         else:
             pairs = list(itertools.pairwise(releases))
         progress = (lambda _: None) if args.quiet else (lambda m: print(m, file=sys.stderr))
-        report = run_history(args.src_root, releases, pairs, progress)
+        run = standin_history.run_standin_history if args.standins else history.run_history
+        report = run(args.src_root, releases, pairs, progress)
     except GuardError as exc:
         sys.stderr.write(f"{PROG}: error: {exc}\n")
         return 2
-    print(
-        f"vLLM release history vs the stub audit ({_dt.date.today().isoformat()}, "
-        f"{report.seconds:.0f} s)\n"
-    )
-    print(format_table(report))
-    if args.list_misses:
-        print("\nMissed repairs (pair, stub at N, scope, class, attribute):")
-        print(format_misses(report) or "(none)")
+    today = _dt.date.today().isoformat()
+    if args.standins:
+        print(f"Fields vLLM's tests added to namespace stand-ins ({today}, {report.seconds:.0f} s)")
+        print()
+        print(standin_history.format_table(report))
+        if args.list_repairs:
+            print("\nRepaired stand-ins (pair, file:line at N+1, scope, target, added fields):")
+            print(standin_history.format_repairs(report) or "(none)")
+    else:
+        print(f"vLLM release history vs the stub audit ({today}, {report.seconds:.0f} s)\n")
+        print(history.format_table(report))
+        if args.list_misses:
+            print("\nMissed repairs (pair, stub at N, scope, class, attribute):")
+            print(history.format_misses(report) or "(none)")
     if args.json is not None:
         try:
             args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n")

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
@@ -30,23 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from factories.errors import ReleaseNotFetchedError  # noqa: E402
 from factories.testing.releases import release_source  # noqa: E402
-
-TRIGGER_MODULE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
-
-
-def export(revision: str, dest: Path) -> Path:
-    """``factories/`` and ``tools/`` of ``revision`` of this repository, under ``dest``."""
-    archive = dest / "code.tar"
-    proc = subprocess.run(
-        ["git", "-C", str(REPO), "archive", "-o", str(archive), revision, "factories", "tools"],
-        capture_output=True,
-        text=True,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"diff_audit: --against {revision}: {proc.stderr.strip()}")
-    with tarfile.open(archive) as tar:
-        tar.extractall(dest / "code")
-    return dest / "code"
+from tools.bench_audit import TRIGGER_MODULE, export  # noqa: E402
 
 
 def inputs(releases: list[str], cross: tuple[str, str]) -> dict[str, list[str]]:

@@ -307,13 +307,14 @@ class _Run:
 
 @pytest.fixture
 def tool(capsys):
-    """The CLI's ``main`` in this process (a subprocess per case cost 0.4 s of every plain
-    ``pytest contracts/``); a bad input must end in ``SystemExit(2)`` or a return of 2."""
-    from tools.bench_standin_history import main
+    """``bench_history.py --standins`` in this process (a subprocess per case cost 0.4 s of
+    every plain ``pytest contracts/``); a bad input must end in ``SystemExit(2)`` or a return
+    of 2."""
+    from tools.bench_history import main
 
     def run(*args: str) -> _Run:
         try:
-            status = main(list(args))
+            status = main(["--standins", *args])
         except SystemExit as exc:
             status = exc.code
         out = capsys.readouterr()
@@ -362,3 +363,12 @@ def test_cli_on_two_fake_releases(tmp_path: Path, tool) -> None:
     }
     assert report["populations"]["1.1"]["types.SimpleNamespace"] == {"calls": 1, "files": 1}
     assert report["pairs"][0]["repair_list"][0]["fields"] == ["b"]
+
+
+def test_list_repairs_without_standins_is_a_usage_error(capsys) -> None:
+    from tools.bench_history import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--list-repairs"])
+    assert exit_info.value.code == 2
+    assert "--standins" in capsys.readouterr().err

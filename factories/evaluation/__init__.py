@@ -7,5 +7,5 @@ stub-bearing tests under ``factories.testing.stub_runner`` in the interpreter of
 test and compares what really ran with the audit's JSON (``tools/judge_stubs_by_running.py``);
 ``standin_history`` is the ground truth for ``SimpleNamespace``/``argparse.Namespace``
 stand-ins: the fields vLLM's tests added to existing ones between releases
-(``tools/bench_standin_history.py``). None imports torch or vllm.
+(``tools/bench_history.py --standins``). None imports torch or vllm.
 """
