@@ -398,11 +398,12 @@ def file_sites(path: Path, rel: str) -> list[StubSite]:
     return out
 
 
-def release_sites(tests: Path, base: Path) -> dict[tuple, StubSite]:
-    """Every stub site under ``tests``, keyed; file names are relative to ``base``."""
+def release_sites(tests: Path, base: Path, sites=file_sites) -> dict[tuple, StubSite]:
+    """Every site under ``tests`` that ``sites`` finds in a file (default: the stub sites),
+    keyed; file names are relative to ``base``."""
     out: dict[tuple, StubSite] = {}
     for path in sorted(tests.rglob("*.py")):
-        for site in file_sites(path, path.relative_to(base).as_posix()):
+        for site in sites(path, path.relative_to(base).as_posix()):
             out[site.key] = site
     return out
 
@@ -440,6 +441,8 @@ class Matching:
 
 
 def similarity(old: StubSite, new: StubSite) -> float:
+    """How alike two sites' creating functions are (their ``fingerprint``s); a stand-in
+    site has one too."""
     return difflib.SequenceMatcher(None, old.fingerprint, new.fingerprint, autojunk=False).ratio()
 
 

@@ -45,7 +45,6 @@ therefore counted as a repair.  Imports are read module-wide, whatever their sco
 from __future__ import annotations
 
 import ast
-import difflib
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -53,7 +52,9 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis.extraction import str_literal
 from factories.errors import HistoryInputError
+from factories.evaluation import history
 from factories.evaluation.history import REWRITE_RATIO, check_release
 
 #: What a stand-in call's callee must resolve to.
@@ -91,12 +92,6 @@ class StandinSite:
     @property
     def field_names(self) -> frozenset[str]:
         return frozenset(name for name, _ in self.fields)
-
-
-def _str_literal(node: ast.AST | None) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
 
 
 def _resolve(func: ast.AST, direct: dict[str, str], modules: dict[str, str]) -> str | None:
@@ -197,7 +192,7 @@ class _Module:
             return self._keyword_target(parent)
         if isinstance(parent, ast.Call) and child in parent.args:
             index = parent.args.index(child)  # type: ignore[arg-type]
-            named = _str_literal(parent.args[1]) if len(parent.args) == 3 else None
+            named = str_literal(parent.args[1]) if len(parent.args) == 3 else None
             if index == 2 and named and _last_name(parent.func) in _SETATTR_NAMES:
                 return f"{ast.unparse(parent.args[0])}.{named}", frozenset()
             return f"{ast.unparse(parent.func)}(#{index})", frozenset()
@@ -205,7 +200,7 @@ class _Module:
             return f"{self.target(parent)[0]}[]", frozenset()
         if isinstance(parent, ast.Dict):
             keys = [k for k, v in zip(parent.keys, parent.values) if v is child]
-            key = _str_literal(keys[0]) if keys else None
+            key = str_literal(keys[0]) if keys else None
             return f"{self.target(parent)[0]}[{repr(key) if key else ''}]", frozenset()
         if isinstance(parent, ast.Lambda):
             return f"{self.target(parent)[0]}()", frozenset()
@@ -230,7 +225,7 @@ class _Module:
         class level, the statement holding the call."""
         if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             body = list(scope.body)
-            if body and isinstance(body[0], ast.Expr) and _str_literal(body[0].value):
+            if body and isinstance(body[0], ast.Expr) and str_literal(body[0].value):
                 body = body[1:]
         else:
             stmt = call
@@ -263,8 +258,8 @@ def _later_sets(module: _Module, scope: ast.AST, call: ast.Call, names: set[str]
                 break
         elif isinstance(node, ast.Call) and _last_name(node.func) in _SETATTR_NAMES:
             args = node.args
-            if len(args) == 3 and ast.unparse(args[0]) in names and _str_literal(args[1]):
-                out.setdefault(_str_literal(args[1]), node.lineno)  # type: ignore[arg-type]
+            if len(args) == 3 and ast.unparse(args[0]) in names and str_literal(args[1]):
+                out.setdefault(str_literal(args[1]), node.lineno)  # type: ignore[arg-type]
     return out
 
 
@@ -291,8 +286,8 @@ def file_sites(path: Path, rel: str) -> list[StandinSite]:
         for kw in call.keywords:
             if kw.arg is None and isinstance(kw.value, ast.Dict):
                 for key in kw.value.keys:
-                    if _str_literal(key):
-                        fields.setdefault(_str_literal(key), key.lineno)  # type: ignore
+                    if str_literal(key):
+                        fields.setdefault(str_literal(key), key.lineno)  # type: ignore
         for name, line in _later_sets(module, scope, call, set(bound)).items():
             fields.setdefault(name, line)
         ordinal = ordinals[(module.qualname[scope], target)]
@@ -321,11 +316,7 @@ def file_sites(path: Path, rel: str) -> list[StandinSite]:
 
 def release_sites(tests: Path, base: Path) -> dict[tuple, StandinSite]:
     """Every stand-in site under ``tests``, keyed; file names are relative to ``base``."""
-    out: dict[tuple, StandinSite] = {}
-    for path in sorted(tests.rglob("*.py")):
-        for site in file_sites(path, path.relative_to(base).as_posix()):
-            out[site.key] = site
-    return out
+    return history.release_sites(tests, base, file_sites)
 
 
 # ------------------------------------------------------------------ matching: repairs
@@ -356,10 +347,6 @@ class Matching:
         return sum(len(r.fields) for r in self.repairs)
 
 
-def _similarity(old: StandinSite, new: StandinSite) -> float:
-    return difflib.SequenceMatcher(None, old.fingerprint, new.fingerprint, autojunk=False).ratio()
-
-
 def match(old: dict[tuple, StandinSite], new: dict[tuple, StandinSite]) -> Matching:
     """Repairs between two releases' sites, by the matching rule of the module docstring."""
     repairs: list[Repair] = []
@@ -368,7 +355,7 @@ def match(old: dict[tuple, StandinSite], new: dict[tuple, StandinSite]) -> Match
         before = old.get(key)
         if before is None:
             continue
-        if _similarity(before, after) < REWRITE_RATIO:
+        if history.similarity(before, after) < REWRITE_RATIO:
             rewritten += 1
             continue
         matched += 1
