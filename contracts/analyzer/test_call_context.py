@@ -13,6 +13,8 @@ import ast
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from factories.analysis.audit import StubAuditor
 from factories.analysis.classes import ClassInfo
 from factories.analysis.findings import FindingKind
@@ -162,3 +164,19 @@ def test_nothing_outside_the_analyzer_sets_its_attributes():
                     if any(_sets_an_analyzer_attribute(t) for t in elements):
                         offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not offenders, "pass a CallContext to analyze() instead: " + ", ".join(offenders)
+
+
+@pytest.mark.parametrize(
+    ("statement", "sets"),
+    [
+        ("self.analyzer.patched_functions = functions", True),  # what audit.py did before
+        ("auditor.analyzer.expect_raise = True", True),
+        ("analyzer.detached = False", True),
+        ("self.analyzer = ReadSetAnalyzer(index)", False),  # owning one is not setting on it
+        ("report.analyzer_name = 'x'", False),
+        ("context = CallContext(raising=raising)", False),
+    ],
+)
+def test_the_scan_sees_an_attribute_set_on_an_analyzer(statement, sets):
+    (node,) = ast.parse(statement).body
+    assert _sets_an_analyzer_attribute(node.targets[0]) is sets

@@ -47,3 +47,13 @@ def test_github_format_escapes_workflow_command_syntax():
     assert format_github(finding) == (
         "::error file=/tmp/a%2Cb%3Ac%25d.py,line=7::100%25 of%0D%0Ait [missing-attribute]"
     )
+
+
+@pytest.mark.parametrize("cross", ["0.33.0", "0.33.0:", ":0.34.0"])
+def test_diff_audit_with_a_malformed_cross_pair_is_exit_2(cross, capsys):
+    from tools.diff_audit import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--against", "HEAD", "--cross", cross])
+    assert exit_info.value.code == 2
+    assert "OLD:NEW" in capsys.readouterr().err
