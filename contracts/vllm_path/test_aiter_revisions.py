@@ -97,7 +97,13 @@ def test_attached_plan_is_valid_per_revision_and_need_lse(
 def final_lse_coverage(module, contract, need_lse, device, sites) -> None:
     """vLLM's forward hands ``mla_reduce_v1`` a ``final_lse``; it must be written on every
     prefill row under need_lse, and on exactly the rows of split tiles otherwise (poisoned
-    before the call, so an unwritten row keeps the sentinel)."""
+    before the call, so an unwritten row keeps the sentinel).
+
+    The batch: a decode, then prefills of 2, 1 and 3 tiles whose last tiles are short (260 =
+    256 + 4, 520 = 2 x 256 + 8). vLLM's planner splits none of its tiles at 8 CUs, so without
+    need_lse no row may be written; split rows are covered at the kernel level
+    (``contracts/aiter_ps/test_need_lse.py``, chunked prefill). It was [600, 33, 1000], the same
+    shape at three times the attention work."""
     from factories.stubs.device_shims import emulated_device
 
     def poison(call):
@@ -105,7 +111,7 @@ def final_lse_coverage(module, contract, need_lse, device, sites) -> None:
             call.arguments["final_lse"].fill_(SENTINEL)
 
     spy, calls = spy_module(module, on_call=poison)
-    batch = make_prefill_batch([600, 33, 1000], num_decodes=1, device=device)
+    batch = make_prefill_batch([260, 33, 520], num_decodes=1, device=device)
     with emulated_device(8), workspace_session(device), aiter_module_installed(spy):
         builder = make_builder(16)
         init_ps_buffers(builder, Limits.for_batch(batch), device)

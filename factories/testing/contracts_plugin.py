@@ -10,6 +10,7 @@ means; ``contracts/conftest.py`` holds the fixtures.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 from pathlib import Path
@@ -113,21 +114,38 @@ def pytest_collection_modifyitems(config, items):
         items[:] = kept
 
 
-def pytest_collection_finish(session):
-    """Move what collection imported (torch, Hypothesis, the test modules) out of the cyclic
-    garbage collector's reach: it lives until the process ends, yet every full collection
-    walks it again. Measured on ``pytest contracts/``: 16 full collections, 1.95 s."""
-    gc.freeze()
+@contextlib.contextmanager
+def _long_lived_objects():
+    """Build objects that live until the process ends with the cyclic garbage collector paused,
+    then move them out of its reach (``gc.freeze``): every full collection would otherwise walk
+    them again, and one during a large import walks the half-built graph for nothing. Measured
+    on ``pytest contracts/``: 16 full collections, 1.95 s, before any pausing or freezing; the
+    pause during collection and the vLLM import saved a further 0.3-0.5 s."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if was_enabled:
+            gc.enable()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """What collection imports (torch, Hypothesis, the test modules) lives until the end."""
+    with _long_lived_objects():
+        return (yield)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_fixture_setup(fixturedef, request):
-    """Same for what a session-scoped fixture builds (above all the vLLM import of the first
-    ``aiter_mla``): it lives until the session ends, so freezing it loses nothing."""
-    result = yield
-    if fixturedef.scope == "session":
-        gc.freeze()
-    return result
+    """So does what a session-scoped fixture builds (above all the vLLM import of the first
+    ``aiter_mla``)."""
+    if fixturedef.scope != "session":
+        return (yield)
+    with _long_lived_objects():
+        return (yield)
 
 
 def pytest_terminal_summary(terminalreporter, config):
