@@ -84,17 +84,7 @@ class CaseReader:
         scope = self.scope.enclosing_scope(name)
         if isinstance(scope, ast.Module):
             return None
-        bound = None
-        for node in self.scope.nodes(scope):
-            if getattr(node, "lineno", 0) >= name.lineno:
-                break
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and node.targets[0].id == name.id
-            ):
-                bound = node.value
+        bound = self.scope.assigned_before(scope, name)
         if bound is None:
             bound = self.parameter_value(name, bindings)
         return bound

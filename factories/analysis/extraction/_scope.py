@@ -7,6 +7,7 @@ it holds.  Nothing here depends on which parametrize case or caller a stub is fo
 from __future__ import annotations
 
 import ast
+import bisect
 
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Location
@@ -29,6 +30,7 @@ class ModuleScope:
         self._indexed: set[int] = set()
         self._nodes_cache: dict[int, list[ast.AST]] = {}
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
+        self._assigned_cache: dict[int, dict[str, tuple[list[int], list[ast.expr]]]] = {}
 
     def index(self, needle: str) -> list[ast.stmt]:
         """Top-level statements whose source contains ``needle``, with parent links built."""
@@ -69,6 +71,26 @@ class ModuleScope:
         if id(scope) not in self._nodes_cache:
             self._nodes_cache[id(scope)] = _own_nodes(scope)
         return self._nodes_cache[id(scope)]
+
+    def assigned_before(self, scope: ast.AST, name: ast.Name) -> ast.expr | None:
+        """The value of the last plain ``name = value`` of ``scope`` (nested defs included, in
+        source order) on a line before ``name``'s; None when there is none. The assignments
+        are indexed once per scope: a test's names are looked up thousands of times."""
+        if id(scope) not in self._assigned_cache:
+            table: dict[str, tuple[list[int], list[ast.expr]]] = {}
+            for node in self.nodes(scope):
+                if (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                ):
+                    lines, values = table.setdefault(node.targets[0].id, ([], []))
+                    lines.append(node.lineno)
+                    values.append(node.value)
+            self._assigned_cache[id(scope)] = table
+        lines, values = self._assigned_cache[id(scope)].get(name.id, ((), ()))
+        before = bisect.bisect_left(lines, name.lineno)
+        return values[before - 1] if before else None
 
     def scope_imports(self, node: ast.AST) -> dict[str, ImportTarget]:
         """Imports visible at ``node``: those of each enclosing function, innermost last."""

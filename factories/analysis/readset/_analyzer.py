@@ -32,6 +32,7 @@ from factories.analysis.readset._paths import (
     provisioned,
 )
 from factories.analysis.readset._walker import Walker
+from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
 from factories.errors import MethodNotFoundError
 
 #: How many nested method calls (``self.m()``, ``super().m()``, properties) one walk follows
@@ -51,6 +52,26 @@ class ReadSetAnalyzer:
         self.raises_cache: dict[int, bool] = {}  # id of a function's AST -> holds a ``raise``
         # id of a function's AST -> what its parameters' annotations name
         self._param_classes: dict[int, tuple[tuple[str, ClassInfo], ...]] = {}
+        # id of a function's AST -> (its own imports, the names it binds)
+        self._function_names: dict[int, tuple[dict[str, ImportTarget], frozenset[str]]] = {}
+
+    def function_names(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo
+    ) -> tuple[dict[str, ImportTarget], frozenset[str]]:
+        """The imports inside ``func`` and every name it binds (assignments, loop targets,
+        those imports): what a walk of ``func`` treats as local. Read from the AST once per
+        function, not once per walk (a method is walked again for every stub and context)."""
+        key = id(func)
+        if key not in self._function_names:
+            imports: dict[str, ImportTarget] = {}
+            stored: set[str] = set()
+            for sub in ast.walk(func):
+                if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    imports.update(collect_imports([sub], module.name, module.is_package))
+                elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    stored.add(sub.id)
+            self._function_names[key] = (imports, frozenset(stored | set(imports)))
+        return self._function_names[key]
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)

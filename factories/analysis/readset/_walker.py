@@ -26,7 +26,7 @@ from factories.analysis.readset._decisions import Decisions
 from factories.analysis.readset._expressions import ExpressionHandlers
 from factories.analysis.readset._model import CallContext, Recorder, State, Walked, meet
 from factories.analysis.readset._statements import StatementHandlers
-from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+from factories.analysis.source_tree import ModuleInfo
 
 if TYPE_CHECKING:
     from factories.analysis.readset._analyzer import ReadSetAnalyzer
@@ -96,15 +96,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.raised = False  # met a ``raise`` here or in a method this one calls
         self.ended = False  # the current statement called something that always raises
         self.returned: State = None  # meet of the states at each ``return``
-        self.local_imports: dict[str, ImportTarget] = {}
-        for sub in ast.walk(func):
-            if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                self.local_imports.update(
-                    collect_imports([sub], self.module.name, self.module.is_package)
-                )
-        self.locals = {
-            n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
-        } | set(self.local_imports)
+        self.local_imports, self.locals = analyzer.function_names(func, self.module)
 
     @property
     def certain(self) -> bool:
