@@ -10,8 +10,10 @@ error count on its own tests; and the same cross audit with release N as the bas
 name and its newly-read errors.  A thin CLI so that the logic is tested as a module; it measures
 whatever analyzer is on ``sys.path``.  ``--standins``: the same replay's ground truth for
 ``types.SimpleNamespace`` / ``argparse.Namespace`` stand-ins instead
-(``factories.evaluation.standin_history``): the fields matched stand-ins gained, and each
-release's population of them.  Exit 0 with the report, 2 with one line on bad input.
+(``factories.evaluation.standin_history``): the fields matched stand-ins gained, how many of
+them ``audit-stubs --standins`` names on release N's tests against N+1's source (by errors, at
+any level), the repaired stand-ins still flagged at N+1, N+1's stand-in errors on its own
+tests, and each release's population of them.  Exit 0 with the report, 2 with one line on bad input.
 Never imports torch or vllm.
 """
 
@@ -67,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--list-misses",
         action="store_true",
-        help="print each repair the audit did not name (file:line, class, attribute)",
+        help="print each repair the audit's errors did not name (file:line, class or "
+        "target, attribute; with --standins also why, as far as the findings tell)",
     )
     parser.add_argument(
         "--standins",
@@ -107,12 +110,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     today = _dt.date.today().isoformat()
     if args.standins:
-        print(f"Fields vLLM's tests added to namespace stand-ins ({today}, {report.seconds:.0f} s)")
+        print(
+            f"Fields vLLM's tests added to namespace stand-ins vs the stand-in audit "
+            f"({today}, {report.seconds:.0f} s)"
+        )
         print()
         print(standin_history.format_table(report))
         if args.list_repairs:
             print("\nRepaired stand-ins (pair, file:line at N+1, scope, target, added fields):")
             print(standin_history.format_repairs(report) or "(none)")
+        if args.list_misses:
+            print("\nMissed repairs (pair, stand-in at N, scope, target, field: why):")
+            print(standin_history.format_misses(report) or "(none)")
     else:
         print(f"vLLM release history vs the stub audit ({today}, {report.seconds:.0f} s)\n")
         print(history.format_table(report))

@@ -62,7 +62,7 @@ REWRITE_RATIO = 0.5
 #: How many levels of helper, caller and fixture the ground truth follows a stub through.
 _MAX_FOLLOW_LEVELS = 2
 #: The folder, under a release's work root, that holds the previous release's tests.
-_PRIOR = "prior_release"
+PRIOR = "prior_release"
 _SETTERS = frozenset({"setattr", "__setattr__", "object"})
 
 Progress = Callable[[str], None]
@@ -540,21 +540,22 @@ class PairResult:
 
     @property
     def recall(self) -> float | None:
-        return _pct(sum(self.named), len(self.named))
+        return pct_of(sum(self.named), len(self.named))
 
     @property
     def recall_since(self) -> float | None:
-        return _pct(sum(self.named_since), len(self.named_since))
+        return pct_of(sum(self.named_since), len(self.named_since))
 
     @property
     def flagged_pct(self) -> float | None:
-        return _pct(len(self.still_flagged), len(self.matching.repaired_sites))
+        return pct_of(len(self.still_flagged), len(self.matching.repaired_sites))
 
     def misses(self) -> list[Repair]:
         return [r for r, hit in zip(self.matching.repairs, self.named) if not hit]
 
 
-def _pct(part: int, whole: int) -> float | None:
+def pct_of(part: int, whole: int) -> float | None:
+    """``part`` in per cent of ``whole``; None where there is no whole (no repair to name)."""
     return 100.0 * part / whole if whole else None
 
 
@@ -577,15 +578,15 @@ class HistoryReport:
             "repaired_stubs": repaired,
             "repairs": repairs,
             "named": named,
-            "recall_pct": _pct(named, repairs),
+            "recall_pct": pct_of(named, repairs),
             "named_since": sum(sum(p.named_since) for p in self.pairs),
-            "recall_since_pct": _pct(sum(sum(p.named_since) for p in self.pairs), repairs),
+            "recall_since_pct": pct_of(sum(sum(p.named_since) for p in self.pairs), repairs),
             "named_any": sum(sum(p.named_any) for p in self.pairs),
             "new_reads": sum(p.new_reads for p in self.pairs),
             "new_reads_set_at_n1": sum(p.new_read_verdicts[0] for p in self.pairs),
             "new_reads_still_unset": sum(p.new_read_verdicts[1] for p in self.pairs),
             "still_flagged": flagged,
-            "still_flagged_pct": _pct(flagged, repaired),
+            "still_flagged_pct": pct_of(flagged, repaired),
         }
 
     def to_json(self) -> dict[str, object]:
@@ -633,12 +634,14 @@ class HistoryReport:
         }
 
 
+def format_pct(value: float | None) -> str:
+    """A table cell for a percentage (``n/a`` where nothing was there to count)."""
+    return "n/a" if value is None else f"{value:.1f} %"
+
+
 def format_table(report: HistoryReport) -> str:
     """Markdown tables: recall and false alarms per pair, own-tree errors per release."""
-
-    def pct(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.1f} %"
-
+    pct = format_pct
     out = [
         "| pair | matched stubs | new | rewritten | extensions | repaired stubs | repairs "
         "| named | recall | named, --since N | recall, --since N | named at any level "
@@ -725,7 +728,7 @@ def _copy_tests(tests: Path, dest: Path) -> None:
     shutil.copytree(tests, dest, ignore=skip, symlinks=True)
 
 
-def _work_root(tmp: Path, version: str, source: Path, prior: Path | None) -> Path:
+def work_root(tmp: Path, version: str, source: Path, prior: Path | None) -> Path:
     """One audit root per source release: ``vllm/`` (a link into the cache), its own
     ``tests/`` and, for a pair, the previous release's tests under ``prior_release/tests``,
     so that one ``StubAuditor`` (one parsed vLLM tree) audits both with each test module
@@ -735,7 +738,7 @@ def _work_root(tmp: Path, version: str, source: Path, prior: Path | None) -> Pat
     (root / "vllm").symlink_to((source / "vllm").resolve(), target_is_directory=True)
     _copy_tests(source / "tests", root / "tests")
     if prior is not None:
-        _copy_tests(prior / "tests", root / _PRIOR / "tests")
+        _copy_tests(prior / "tests", root / PRIOR / "tests")
     return root
 
 
@@ -759,7 +762,7 @@ def _new_read_verdicts(
         if where is None:
             continue
         try:
-            rel = Path(where.path).relative_to(root / _PRIOR).as_posix()
+            rel = Path(where.path).relative_to(root / PRIOR).as_posix()
         except ValueError:
             continue
         for site in by_line.get((rel, where.line), []):
@@ -795,7 +798,7 @@ def run_history(
         for version in involved:
             t0 = time.perf_counter()
             prior = prior_of.get(version)
-            root = _work_root(
+            root = work_root(
                 Path(tmp), version, sources[version], sources[prior] if prior else None
             )
             auditor = StubAuditor(root)
@@ -817,11 +820,11 @@ def run_history(
             )
             if prior is not None:
                 t1 = time.perf_counter()
-                prior_tests = root / _PRIOR / "tests"
+                prior_tests = root / PRIOR / "tests"
                 cross = auditor.audit_paths([prior_tests])
-                cross_index = _FindingIndex(cross.findings, root, _PRIOR)
+                cross_index = _FindingIndex(cross.findings, root, PRIOR)
                 if prior not in sites:
-                    sites[prior] = release_sites(prior_tests, root / _PRIOR)
+                    sites[prior] = release_sites(prior_tests, root / PRIOR)
                 matching = match(sites[prior], sites[version])
                 named = tuple(cross_index.names(r.old, r.attribute) for r in matching.repairs)
                 flagged = tuple(s.key for s in matching.repaired_sites if own_index.about(s))
@@ -830,9 +833,9 @@ def run_history(
                 base = Overlay(folders={"vllm": sources[prior] / "vllm"})
                 base_audit = StubAuditor(root, base).audit_paths([prior_tests])
                 marked = KnownReads.of(prior, base_audit.findings).mark(cross.findings)
-                since_index = _FindingIndex(marked, root, _PRIOR)
+                since_index = _FindingIndex(marked, root, PRIOR)
                 named_since = tuple(since_index.names(r.old, r.attribute) for r in matching.repairs)
-                any_index = _FindingIndex(marked, root, _PRIOR, any_level=True)
+                any_index = _FindingIndex(marked, root, PRIOR, any_level=True)
                 named_any = tuple(any_index.names(r.old, r.attribute) for r in matching.repairs)
                 new_reads = [f for f in marked if f.kind is FindingKind.NEWLY_READ_ATTRIBUTE]
                 pair_results.append(

@@ -45,17 +45,29 @@ therefore counted as a repair.  Imports are read module-wide, whatever their sco
 from __future__ import annotations
 
 import ast
+import re
+import shutil
+import tempfile
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
+from factories.analysis.audit import StubAuditor
 from factories.analysis.extraction import str_literal
+from factories.analysis.findings import Finding, FindingKind, Severity
 from factories.errors import HistoryInputError
 from factories.evaluation import history
-from factories.evaluation.history import REWRITE_RATIO, check_release
+from factories.evaluation.history import (
+    PRIOR,
+    REWRITE_RATIO,
+    check_release,
+    format_pct,
+    pct_of,
+    work_root,
+)
 
 #: What a stand-in call's callee must resolve to.
 STANDIN_CALLEES = frozenset({"types.SimpleNamespace", "argparse.Namespace"})
@@ -365,6 +377,188 @@ def match(old: dict[tuple, StandinSite], new: dict[tuple, StandinSite]) -> Match
     return Matching(matched, len(new.keys() - old.keys()), rewritten, tuple(repairs))
 
 
+# ------------------------------------------------------------------ the audit: recall
+
+#: The kinds a finding about a stand-in has: a link a namespace lacks (``missing-field``), a
+#: field a namespace made ``self`` lacks (replayed as a stub), and either one on a path the
+#: test may not take (a note).
+_STANDIN_KINDS = frozenset(
+    {
+        FindingKind.MISSING_FIELD,
+        FindingKind.MISSING_ATTRIBUTE,
+        FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+    }
+)
+_STUB_SIDE = re.compile(r"^(?:types\.SimpleNamespace|argparse\.Namespace)\((.*)\)$")
+
+
+def finding_field(finding: Finding) -> str:
+    """The field a stand-in finding says is missing: the last link of its chain
+    (``metadata.prefill.query_start_loc``: the namespace at ``stub_location`` is ``prefill``'s),
+    or the attribute a namespace made ``self`` lacks."""
+    return finding.name.rpartition(".")[2]
+
+
+def stated_fields(finding: Finding) -> frozenset[str] | None:
+    """The fields the audit saw on the namespace that lacks the link (a ``missing-field``'s
+    stub side, ``types.SimpleNamespace(a, b)``); None where the finding does not list them
+    (a namespace made ``self`` says ``not set``)."""
+    found = _STUB_SIDE.match(finding.stub_side)
+    if found is None:
+        return None
+    return frozenset(name for name in found.group(1).split(", ") if name)
+
+
+def _owners(finding: Finding, sites: Sequence[StandinSite]) -> tuple[StandinSite, ...]:
+    """Of several sites that start on a finding's line (a namespace nested in another on one
+    line), the one it is about: the site whose fields the finding lists (else those sharing
+    most of them); where it lists none, each site that lacks the field it names."""
+    stated = stated_fields(finding)
+    if stated is None:
+        field = finding_field(finding)
+        return tuple(s for s in sites if field not in s.field_names)
+    exact = tuple(s for s in sites if s.field_names == stated)
+    if exact:
+        return exact
+    best = max(len(stated & s.field_names) for s in sites)
+    return tuple(s for s in sites if len(stated & s.field_names) == best)
+
+
+@attrs.frozen
+class StandinFindings:
+    """One audit's findings about stand-ins, by the (test file as keyed, line) of the
+    namespace call they are about, and the ground truth's sites by the same key.
+
+    **Matching rule.**  A finding names a repair (field F added to site S) when (1) its stub
+    side is S's building site: the file relative to the audited release's root and the line
+    of S's ``SimpleNamespace(...)`` call (where the analyzer locates a stand-in; the line fixes
+    the function, so no function is compared), (2) the field it says is missing
+    (``finding_field``: the last link of a chain) is F, and (3) where several sites start on
+    that line, S is the one it is about (``_owners``).  A finding is about a stand-in when it
+    is a ``missing-field``, or a (possibly-)missing attribute located where a stand-in call
+    starts (a namespace made ``self`` is replayed as a stub located at its call); a stub
+    created by ``object.__new__`` on the same line as a namespace call would be taken for one.
+    The test names a finding carries are not compared: a stand-in met in several tests is one
+    site.
+    """
+
+    at: Mapping[tuple[str, int], tuple[Finding, ...]]
+    sites_at: Mapping[tuple[str, int], tuple[StandinSite, ...]]
+
+    @classmethod
+    def of(
+        cls, findings: Iterable[Finding], prefix: Path, sites: Iterable[StandinSite]
+    ) -> StandinFindings:
+        """Index ``findings``, whose stub paths lie under ``prefix`` (the root the sites'
+        file names are relative to)."""
+        sites_at: dict[tuple[str, int], list[StandinSite]] = defaultdict(list)
+        for site in sites:
+            sites_at[(site.file, site.line)].append(site)
+        at: dict[tuple[str, int], list[Finding]] = defaultdict(list)
+        for finding in findings:
+            where = finding.stub_location
+            if finding.kind not in _STANDIN_KINDS or where is None:
+                continue
+            try:
+                rel = Path(where.path).relative_to(prefix).as_posix()
+            except ValueError:
+                continue
+            key = (rel, where.line)
+            if finding.kind is FindingKind.MISSING_FIELD or key in sites_at:
+                at[key].append(finding)
+        return cls({k: tuple(v) for k, v in at.items()}, {k: tuple(v) for k, v in sites_at.items()})
+
+    @property
+    def errors(self) -> int:
+        """How many stand-in findings are errors (those fail ``audit-stubs --standins``)."""
+        return sum(f.severity is Severity.ERROR for found in self.at.values() for f in found)
+
+    def about(self, site: StandinSite) -> tuple[Finding, ...]:
+        key = (site.file, site.line)
+        found = self.at.get(key, ())
+        rivals = self.sites_at.get(key, ())
+        if len(rivals) < 2:
+            return found
+        return tuple(f for f in found if site in _owners(f, rivals))
+
+    def names(self, site: StandinSite, field: str, any_level: bool = False) -> bool:
+        """Whether an error (``any_level``: any finding, a note too) names ``field`` on
+        ``site``."""
+        return any(
+            finding_field(f) == field and (any_level or f.severity is Severity.ERROR)
+            for f in self.about(site)
+        )
+
+
+@attrs.frozen
+class FieldVerdict:
+    """What the cross audit (release N's tests, N+1's source) said of one added field."""
+
+    repair: Repair
+    field: str
+    named: bool  # an error names it
+    named_any: bool  # some finding names it, a note too
+    others: tuple[str, ...] = ()  # the fields the findings on this stand-in name instead
+
+    @property
+    def why(self) -> str:
+        """Why the errors do not name it, as far as the findings tell ('' where they do)."""
+        if self.named:
+            return ""
+        if self.named_any:
+            return "only a note names it (a read not placed on the test's path)"
+        if self.others:
+            return f"flagged for other fields only ({', '.join(self.others)})"
+        return "no finding on this stand-in"
+
+
+def verdicts(matching: Matching, cross: StandinFindings) -> tuple[FieldVerdict, ...]:
+    """One verdict per added field of ``matching``, from the cross audit's findings on the
+    N side of each repaired site."""
+    out = []
+    for repair in matching.repairs:
+        others = sorted({finding_field(f) for f in cross.about(repair.old)})
+        for field in repair.fields:
+            out.append(
+                FieldVerdict(
+                    repair,
+                    field,
+                    named=cross.names(repair.old, field),
+                    named_any=cross.names(repair.old, field, any_level=True),
+                    others=tuple(o for o in others if o not in repair.fields),
+                )
+            )
+    return tuple(out)
+
+
+def still_flagged(matching: Matching, own: StandinFindings) -> tuple[tuple, ...]:
+    """Keys of the repaired sites whose own release (N+1's tests on N+1's source) still has
+    an error naming a field the repair added: the audit would fail the repaired test."""
+    return tuple(r.new.key for r in matching.repairs if any(own.names(r.new, f) for f in r.fields))
+
+
+@attrs.frozen
+class Recall:
+    """The audit's side of one pair: a verdict per added field, the repaired sites still
+    flagged at N+1, and N+1's stand-in errors on its own tests."""
+
+    verdicts: tuple[FieldVerdict, ...]
+    still_flagged: tuple[tuple, ...]
+    own_errors: int
+    seconds: float
+
+    @property
+    def named(self) -> int:
+        return sum(v.named for v in self.verdicts)
+
+    @property
+    def named_any(self) -> int:
+        return sum(v.named_any for v in self.verdicts)
+
+    def misses(self) -> list[FieldVerdict]:
+        return [v for v in self.verdicts if not v.named]
+
+
 # ------------------------------------------------------------------ the replay
 
 
@@ -389,13 +583,35 @@ class PairResult:
     old: str
     new: str
     matching: Matching
+    recall: Recall
 
 
-def _repair_json(r: Repair) -> dict[str, object]:
+def _repair_json(r: Repair, verdicts: Sequence[FieldVerdict]) -> dict[str, object]:
     site = r.new
     return {
         **{k: getattr(site, k) for k in ("file", "scope", "target", "ordinal", "callee")},
         **{"fields": list(r.fields), "old_line": r.old.line, "new_line": site.line},
+        "verdicts": [
+            {"field": v.field, "named": v.named, "named_any": v.named_any, "why": v.why}
+            for v in verdicts
+            if v.repair is r
+        ],
+    }
+
+
+_MATCHING_KEYS = ("matched", "new", "rewritten", "repaired_sites", "added_fields")
+
+
+def _pair_counts(m: Matching, recall: Recall) -> dict[str, object]:
+    return {
+        **{k: getattr(m, k) for k in _MATCHING_KEYS},
+        "named": recall.named,
+        "named_pct": pct_of(recall.named, m.added_fields),
+        "named_any": recall.named_any,
+        "named_any_pct": pct_of(recall.named_any, m.added_fields),
+        "still_flagged": len(recall.still_flagged),
+        "still_flagged_pct": pct_of(len(recall.still_flagged), m.repaired_sites),
+        "own_errors": recall.own_errors,
     }
 
 
@@ -405,18 +621,30 @@ class StandinReport:
     pairs: tuple[PairResult, ...]
     seconds: float
 
-    def totals(self) -> dict[str, int]:
-        keys = ("matched", "new", "rewritten", "repaired_sites", "added_fields")
-        return {k: sum(getattr(p.matching, k) for p in self.pairs) for k in keys}
+    def totals(self) -> dict[str, object]:
+        sums = {k: sum(getattr(p.matching, k) for p in self.pairs) for k in _MATCHING_KEYS}
+        named = sum(p.recall.named for p in self.pairs)
+        named_any = sum(p.recall.named_any for p in self.pairs)
+        flagged = sum(len(p.recall.still_flagged) for p in self.pairs)
+        return {
+            **sums,
+            "named": named,
+            "named_pct": pct_of(named, sums["added_fields"]),
+            "named_any": named_any,
+            "named_any_pct": pct_of(named_any, sums["added_fields"]),
+            "still_flagged": flagged,
+            "still_flagged_pct": pct_of(flagged, sums["repaired_sites"]),
+            "own_errors": sum(p.recall.own_errors for p in self.pairs),
+        }
 
     def to_json(self) -> dict[str, object]:
         pairs = []
         for p in self.pairs:
-            m = p.matching
+            repairs = [_repair_json(r, p.recall.verdicts) for r in p.matching.repairs]
             pairs.append(
                 {"pair": f"{p.old}:{p.new}"}
-                | {k: getattr(m, k) for k in self.totals()}
-                | {"repair_list": [_repair_json(r) for r in m.repairs]}
+                | _pair_counts(p.matching, p.recall)
+                | {"seconds": round(p.recall.seconds, 1), "repair_list": repairs}
             )
         return {
             "rewrite_ratio": REWRITE_RATIO,
@@ -431,18 +659,23 @@ class StandinReport:
 
 
 def format_table(report: StandinReport) -> str:
-    """Markdown: repairs per pair, then each release's population."""
+    """Markdown: repairs and the audit's recall per pair, then each release's population."""
     out = [
         "| pair | matched sites | new sites | rewritten | repaired sites "
-        "| repairs (added fields) |",
-        "|---|---|---|---|---|---|",
+        "| repairs (added fields) | named by errors | recall | named at any level "
+        "| recall, any level | repaired sites still flagged at N+1 "
+        "| stand-in errors on N+1's own tests |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    keys = report.totals()
-    rows = [(f"{p.old} → {p.new}", {k: getattr(p.matching, k) for k in keys}) for p in report.pairs]
-    for name, m in [*rows, ("**total**", keys)]:
+    rows = [(f"{p.old} → {p.new}", _pair_counts(p.matching, p.recall)) for p in report.pairs]
+    for name, m in [*rows, ("**total**", report.totals())]:
         out.append(
             f"| {name} | {m['matched']} | {m['new']} | {m['rewritten']} "
-            f"| {m['repaired_sites']} | {m['added_fields']} |"
+            f"| {m['repaired_sites']} | {m['added_fields']} | {m['named']} "
+            f"| {format_pct(m['named_pct'])} | {m['named_any']} "  # type: ignore[arg-type]
+            f"| {format_pct(m['named_any_pct'])} "  # type: ignore[arg-type]
+            f"| {m['still_flagged']} ({format_pct(m['still_flagged_pct'])}) "  # type: ignore
+            f"| {m['own_errors']} |"
         )
     callees = sorted(STANDIN_CALLEES, reverse=True)
     out += ["", "| release | " + " | ".join(f"{c} calls (files)" for c in callees) + " |"]
@@ -463,33 +696,78 @@ def format_repairs(report: StandinReport) -> str:
     )
 
 
+def format_misses(report: StandinReport) -> str:
+    """One line per added field no error names: pair, the stand-in at N (file:line), its
+    scope and target, the field, and why as far as the findings tell."""
+    return "\n".join(
+        f"{p.old}->{p.new} {v.repair.old.file}:{v.repair.old.line} ({v.repair.old.scope}) "
+        f"{v.repair.old.target} {v.field}: {v.why}"
+        for p in report.pairs
+        for v in p.recall.misses()
+    )
+
+
+def _audit_pair(
+    tmp: Path,
+    sources: Mapping[str, Path],
+    old: str,
+    new: str,
+    sites: Mapping[str, dict[tuple, StandinSite]],
+    matching: Matching,
+) -> Recall:
+    """One ``StubAuditor`` on release ``new``'s source (``history.work_root``: N's tests
+    under ``prior_release/``): N+1's whole ``tests/`` audited for its own stand-in errors,
+    then N's files that hold a repaired site, both with stand-ins."""
+    start = time.perf_counter()
+    root = work_root(tmp, new, sources[new], sources[old])
+    try:
+        auditor = StubAuditor(root)
+        own_audit = auditor.audit_paths([root / "tests"], standins=True)
+        own = StandinFindings.of(own_audit.findings, root, sites[new].values())
+        files = sorted({root / PRIOR / r.old.file for r in matching.repairs})
+        found = auditor.audit_paths(files, standins=True).findings if files else ()
+        cross = StandinFindings.of(found, root / PRIOR, sites[old].values())
+    finally:
+        shutil.rmtree(root)
+    return Recall(
+        verdicts(matching, cross),
+        still_flagged(matching, own),
+        own.errors,
+        time.perf_counter() - start,
+    )
+
+
 def run_standin_history(
     src_root: Path,
     releases: Sequence[str],
     pairs: Sequence[tuple[str, str]],
     progress: Progress = lambda _: None,
 ) -> StandinReport:
-    """The sites of every release a pair involves, and each pair's matching."""
+    """The sites of every release a pair involves, each pair's matching, and the audit's
+    recall on it (the matching rule of ``StandinFindings``)."""
     start = time.perf_counter()
     involved = [v for v in releases if any(v in p for p in pairs)]
     if not involved:
         raise HistoryInputError("--pairs: no pair of the releases given")
+    sources = {v: check_release(src_root, v) for v in involved}
     sites: dict[str, dict[tuple, StandinSite]] = {}
     for version in involved:
         t0 = time.perf_counter()
-        folder = check_release(src_root, version)
-        sites[version] = release_sites(folder / "tests", folder)
+        sites[version] = release_sites(sources[version] / "tests", sources[version])
         progress(
             f"[standin-history] {version}: {len(sites[version])} stand-in site(s), "
             f"{time.perf_counter() - t0:.1f} s"
         )
     results = []
-    for old, new in pairs:
-        m = match(sites[old], sites[new])
-        results.append(PairResult(old, new, m))
-        progress(
-            f"[standin-history] {old} -> {new}: {m.repaired_sites} repaired site(s), "
-            f"{m.added_fields} added field(s)"
-        )
+    with tempfile.TemporaryDirectory(prefix="bench-standin-history-") as tmp:
+        for old, new in pairs:
+            m = match(sites[old], sites[new])
+            recall = _audit_pair(Path(tmp), sources, old, new, sites, m)
+            results.append(PairResult(old, new, m, recall))
+            progress(
+                f"[standin-history] {old} -> {new}: {m.repaired_sites} repaired site(s), "
+                f"{m.added_fields} added field(s), {recall.named} named by errors, "
+                f"{recall.named_any} at any level, {recall.seconds:.1f} s"
+            )
     populations = tuple(Population.of(v, sites[v]) for v in involved)
     return StandinReport(populations, tuple(results), time.perf_counter() - start)
