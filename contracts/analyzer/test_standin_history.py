@@ -3,7 +3,10 @@
 Each history case is a pair of tiny test files (release N, release N+1) and the repairs the
 matching rule must find: (scope, target, added fields).  The cases that must find none are as
 important as those that must: a renamed function, a rewritten one, a brand-new stand-in, a
-removed field, a formatting-only change, a name bound again before the set.
+removed field, a formatting-only change, a name bound again before the set.  The recall cases
+hand ``StandinFindings`` one finding on one stand-in of a small file and say whether it names
+an added field there (by an error, at any level); the CLI case runs the audit end to end on
+two fake releases whose ``vllm/`` starts reading a field.
 """
 
 from __future__ import annotations
@@ -15,7 +18,17 @@ from pathlib import Path
 import attrs
 import pytest
 
-from factories.evaluation.standin_history import Matching, StandinSite, file_sites, match
+from factories.analysis.findings import Finding, FindingKind, Location
+from factories.evaluation.standin_history import (
+    FieldVerdict,
+    Matching,
+    Repair,
+    StandinFindings,
+    StandinSite,
+    file_sites,
+    match,
+    still_flagged,
+)
 
 HEADER = "from types import SimpleNamespace\n\n"
 
@@ -339,30 +352,65 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], t
     assert "Traceback" not in done.stderr
 
 
+# 1.0 -> 1.1: ``Builder.run`` starts reading ``self.cfg.b`` and 1.1's test adds ``b`` to the
+# namespace it sets on the stub (a repair the audit names by an error); ``helper`` starts
+# reading ``ns.d`` and the namespace passed to it gains ``d`` (a module-level function: the
+# audit does not follow it, a miss with no finding).
+FAKE_SOURCE = {
+    "1.0": "class Builder:\n    def run(self):\n        return self.cfg.a\n\n"
+    "def helper(ns):\n    return ns.c\n",
+    "1.1": "class Builder:\n    def run(self):\n        return self.cfg.a + self.cfg.b\n\n"
+    "def helper(ns):\n    return ns.c + ns.d\n",
+}
+FAKE_TEST = """from types import SimpleNamespace
+from vllm.mod import Builder, helper
+
+def test_x():
+    b = object.__new__(Builder)
+    b.cfg = SimpleNamespace({cfg})
+    b.run()
+
+def test_y():
+    ns = SimpleNamespace({ns})
+    helper(ns)
+"""
+
+
+def _fake_releases(root: Path) -> None:
+    for version, cfg, ns in (("1.0", "a=1", "c=1"), ("1.1", "a=1, b=2", "c=1, d=2")):
+        (root / version / "vllm").mkdir(parents=True)
+        (root / version / "vllm" / "__init__.py").write_text("")
+        (root / version / "vllm" / "mod.py").write_text(FAKE_SOURCE[version])
+        (root / version / "tests").mkdir()
+        (root / version / "tests" / "test_a.py").write_text(FAKE_TEST.format(cfg=cfg, ns=ns))
+
+
 def test_cli_on_two_fake_releases(tmp_path: Path, tool) -> None:
-    for version, fields in (("1.0", "a=1"), ("1.1", "a=1, b=2")):
-        (tmp_path / version / "vllm").mkdir(parents=True)
-        (tmp_path / version / "vllm" / "__init__.py").write_text("")
-        (tmp_path / version / "tests").mkdir()
-        (tmp_path / version / "tests" / "test_a.py").write_text(
-            f"import types\n\ndef test_x():\n    c = types.SimpleNamespace({fields})\n"
-        )
+    _fake_releases(tmp_path)
     missing = tool("--src-root", str(tmp_path), "--releases", "1.0,1.2", "--quiet")
     assert missing.returncode == 2 and "1.2" in missing.stderr
     out = tmp_path / "report.json"
-    done = tool("--src-root", str(tmp_path), "--releases", "1.0,1.1", "--json", str(out), "--quiet")
+    done = tool(
+        "--src-root", str(tmp_path), "--releases", "1.0,1.1", "--json", str(out), "--quiet",
+        "--list-misses",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     report = json.loads(out.read_text())
-    assert report["totals"] == {
-        "matched": 1,
-        "new": 0,
-        "rewritten": 0,
-        "repaired_sites": 1,
-        "added_fields": 1,
+    totals = report["totals"]
+    assert {k: totals[k] for k in ("matched", "repaired_sites", "added_fields")} == {
+        "matched": 2,
+        "repaired_sites": 2,
+        "added_fields": 2,
     }
-    assert report["populations"]["1.1"]["types.SimpleNamespace"] == {"calls": 1, "files": 1}
-    assert report["pairs"][0]["repair_list"][0]["fields"] == ["b"]
+    assert (totals["named"], totals["named_any"], totals["named_pct"]) == (1, 1, 50.0)
+    assert (totals["still_flagged"], totals["own_errors"]) == (0, 0)
+    assert report["populations"]["1.1"]["types.SimpleNamespace"] == {"calls": 2, "files": 1}
+    verdicts = {
+        v["field"]: v["named"] for r in report["pairs"][0]["repair_list"] for v in r["verdicts"]
+    }
+    assert verdicts == {"b": True, "d": False}
+    assert "tests/test_a.py:10 (test_y) ns d: no finding on this stand-in" in done.stdout
 
 
 def test_list_repairs_without_standins_is_a_usage_error(capsys) -> None:
@@ -372,3 +420,107 @@ def test_list_repairs_without_standins_is_a_usage_error(capsys) -> None:
         main(["--list-repairs"])
     assert exit_info.value.code == 2
     assert "--standins" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ recall: the matching rule
+
+# Line 4: ``cfg``; 5: ``other``; 6: ``m`` and ``m.p`` (nested on one line); 7: a plain call.
+RECALL_TEST = """def test_x():
+    cfg = SimpleNamespace(a=1)
+    other = SimpleNamespace(a=1)
+    m = SimpleNamespace(p=SimpleNamespace(q=1), r=2)
+    run(cfg, other, m)
+"""
+E, N, S = (
+    FindingKind.MISSING_FIELD,
+    FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+    FindingKind.MISSING_ATTRIBUTE,
+)
+STALE = FindingKind.STALE_FIELD
+# The stub sides a finding may state: the namespace's fields, or a replayed ``self``'s.
+A, Q, PR, UNSET = (
+    "types.SimpleNamespace(a)",
+    "types.SimpleNamespace(q)",
+    "types.SimpleNamespace(p, r)",
+    "not set",
+)
+
+# id: (finding kind, name, line of its stub side, stub side, its file (test_X.py), repaired
+# site's target, added field, (named by an error, named at any level))
+RECALL = {
+    "an error names the field on the stand-in": (E, "cfg.b", 4, A, "a", "cfg", "b", (True, True)),
+    "a chain's last link is the field": (E, "self.cfg.b", 4, A, "a", "cfg", "b", (True, True)),
+    "another field": (E, "cfg.c", 4, A, "a", "cfg", "b", (False, False)),
+    "the field only as an inner link": (E, "cfg.b.c", 4, A, "a", "cfg", "b", (False, False)),
+    "another stand-in of the same file": (E, "other.b", 5, A, "a", "cfg", "b", (False, False)),
+    "the same line in another file": (E, "cfg.b", 4, A, "b", "cfg", "b", (False, False)),
+    "a note names it": (N, "cfg.b", 4, A, "a", "cfg", "b", (False, True)),
+    "a namespace made self": (S, "b", 4, UNSET, "a", "cfg", "b", (True, True)),
+    "a stub's finding off the stand-in lines": (S, "b", 7, UNSET, "a", "cfg", "b", (False, False)),
+    "a stale field is not a missing one": (STALE, "b", 4, "", "a", "cfg", "b", (False, False)),
+    "one line, inner's finding, on the inner": (E, "m.p.b", 6, Q, "a", "m.p", "b", (True, True)),
+    "one line, inner's finding, not the outer": (E, "m.p.b", 6, Q, "a", "m", "b", (False, False)),
+    "one line, outer's finding, on the outer": (E, "m.b", 6, PR, "a", "m", "b", (True, True)),
+    "one line, outer's finding, not the inner": (E, "m.b", 6, PR, "a", "m.p", "b", (False, False)),
+    "one line, made self: a site lacking it": (S, "r", 6, UNSET, "a", "m.p", "r", (True, True)),
+    "one line, made self: not one that has it": (S, "r", 6, UNSET, "a", "m", "r", (False, False)),
+}  # fmt: skip
+
+
+def _finding(kind: FindingKind, name: str, path: Path, line: int, side: str) -> Finding:
+    return Finding(kind, "Builder", "run", name, "", None, Location(str(path), line), side)
+
+
+@pytest.mark.parametrize("case", sorted(RECALL))
+def test_findings_name_repairs(tmp_path: Path, case: str) -> None:
+    kind, name, line, side, file, target, field, expected = RECALL[case]
+    (tmp_path / "tests").mkdir()
+    sites = _sites(tmp_path / "tests", HEADER + RECALL_TEST)
+    site = next(s for s in sites if s.target == target)
+    finding = _finding(kind, name, tmp_path / "tests" / f"test_{file}.py", line, side)
+    found = StandinFindings.of([finding], tmp_path, sites)
+    assert (found.names(site, field), found.names(site, field, any_level=True)) == expected
+
+
+def _repair(tmp_path: Path, field: str) -> tuple[Repair, StandinFindings]:
+    """``cfg`` of ``RECALL_TEST`` repaired by ``field``, with an index of no findings."""
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    sites = _sites(tmp_path / "tests", HEADER + RECALL_TEST)
+    cfg = next(s for s in sites if s.target == "cfg")
+    return Repair(cfg, cfg, (field,)), StandinFindings.of([], tmp_path, sites)
+
+
+# id: (named, named at any level, fields other findings name, the reason printed)
+WHY = {
+    "named": (True, True, (), ""),
+    "a note only": (False, True, (), "only a note names it (a read not placed on the test's path)"),
+    "other fields": (False, False, ("x", "y"), "flagged for other fields only (x, y)"),
+    "nothing": (False, False, (), "no finding on this stand-in"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(WHY))
+def test_why_a_field_is_missed(tmp_path: Path, case: str) -> None:
+    named, named_any, others, why = WHY[case]
+    repair, _ = _repair(tmp_path, "b")
+    assert FieldVerdict(repair, "b", named, named_any, others).why == why
+
+
+# id: (field the repair adds, the own audit's finding: kind and name, flagged)
+FLAGGED = {
+    "an error on the added field": ("b", E, "cfg.b", True),
+    "an error on another field": ("b", E, "cfg.c", False),
+    "a note on the added field": ("b", N, "cfg.b", False),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(FLAGGED))
+def test_still_flagged_at_n1(tmp_path: Path, case: str) -> None:
+    field, kind, name, expected = FLAGGED[case]
+    repair, _ = _repair(tmp_path, field)
+    sites = _sites(tmp_path / "tests", HEADER + RECALL_TEST)
+    own = StandinFindings.of(
+        [_finding(kind, name, tmp_path / "tests" / "test_a.py", 4, A)], tmp_path, sites
+    )
+    matching = Matching(1, 0, 0, (repair,))
+    assert still_flagged(matching, own) == ((repair.new.key,) if expected else ())
