@@ -18,13 +18,16 @@ from pathlib import Path
 import attrs
 import pytest
 
+from factories.analysis.extraction import StandInExtractor
 from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.source_tree import SourceTree
 from factories.evaluation.standin_history import (
     FieldVerdict,
     Matching,
     Repair,
     StandinFindings,
     StandinSite,
+    extraction_view,
     file_sites,
     match,
     still_flagged,
@@ -410,7 +413,8 @@ def test_cli_on_two_fake_releases(tmp_path: Path, tool) -> None:
         v["field"]: v["named"] for r in report["pairs"][0]["repair_list"] for v in r["verdicts"]
     }
     assert verdicts == {"b": True, "d": False}
-    assert "tests/test_a.py:10 (test_y) ns d: no finding on this stand-in" in done.stdout
+    miss = "tests/test_a.py:10 (test_y) ns d: no finding on this stand-in; met only as an argument"
+    assert f"{miss} of vLLM code" in done.stdout
 
 
 def test_list_repairs_without_standins_is_a_usage_error(capsys) -> None:
@@ -524,3 +528,52 @@ def test_still_flagged_at_n1(tmp_path: Path, case: str) -> None:
     )
     matching = Matching(1, 0, 0, (repair,))
     assert still_flagged(matching, own) == ((repair.new.key,) if expected else ())
+
+
+# ------------------------------------------------------------------ misses: the extraction's view
+
+VIEW_HEAD = (
+    "import types\nfrom types import SimpleNamespace\nfrom vllm.mod import Builder, helper\n"
+)
+FOLLOWED = "followed into vLLM code, the read not found"
+
+B, NS = "b = object.__new__(Builder)\n", "ns = SimpleNamespace(a=1)\n"
+ARG, SELF_BY = "met only as an argument of", "met only as self by types.MethodType(Cls.method,"
+NESTED = "b.cfg = SimpleNamespace(\n  p=SimpleNamespace(a=1))\n"
+
+# id: (the test's body, target of the site asked about, the view)
+VIEWS = {
+    "passed to a stub's method": (B + NS + "b.run(ns)", "ns", FOLLOWED),
+    "set on a stub's field": (B + "b.cfg = SimpleNamespace(a=1)\nb.run()", "b.cfg", FOLLOWED),
+    "made self": (NS + "Builder.run(ns)", "ns", FOLLOWED),
+    "nested in one set on a stub": (B + NESTED + "b.run()", "b.cfg.p", FOLLOWED),
+    "passed to a vLLM function": (NS + "helper(ns)", "ns", f"{ARG} vLLM code"),
+    "passed to code outside vLLM": (NS + "imported_elsewhere(ns)", "ns", f"{ARG} other code"),
+    "self by MethodType": (NS + "types.MethodType(Builder.run, ns)()", "ns", f"{SELF_BY} ns)"),
+    "used by the test alone": (NS + "assert ns.a", "ns", "meets no code in its module"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(VIEWS))
+def test_extraction_view_of_a_missed_stand_in(tmp_path: Path, case: str) -> None:
+    body, target, expected = VIEWS[case]
+    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "__init__.py").write_text("")
+    (tmp_path / "vllm" / "mod.py").write_text(
+        "class Builder:\n    def run(self, x=None):\n        return 0\n\n"
+        "def helper(ns):\n    return ns.a\n"
+    )
+    test = VIEW_HEAD + "\ndef test_x():\n"
+    test += textwrap.indent(body, "    ") + "\n"
+    (tmp_path / "tests").mkdir()
+    path = tmp_path / "tests" / "test_a.py"
+    path.write_text(test)
+    site = next(s for s in file_sites(path, "tests/test_a.py") if s.target == target)
+    tree = SourceTree(tmp_path)
+    standins = StandInExtractor(tree.load(tree.module_name_for(path), path)).standins()
+    assert extraction_view(standins, site) == expected
+
+
+def test_extraction_view_of_a_returned_stand_in_the_extraction_does_not_follow() -> None:
+    site = StandinSite("tests/t.py", "_make", "<return>", 0, 3, "types.SimpleNamespace", (), ())
+    assert extraction_view([], site) == "the extraction does not find it"

@@ -136,25 +136,47 @@ class StandInTable:
         return cls(StubStandIns(sets, passed_by, frozenset(late)), tuple(selves))
 
 
+def _on_stub_field(meeting: Meeting) -> bool:
+    """``stub.field = ns``: the stub's calls read the namespace through ``self.field``."""
+    return (
+        meeting.how is MeetingHow.ATTRIBUTE
+        and meeting.owner_kind is StandInKind.OBJECT_NEW
+        and meeting.field is not None
+    )
+
+
+def _to_stub_method(meeting: Meeting) -> bool:
+    """``stub.method(ns)``: the call binds the namespace to one of the method's parameters."""
+    return (
+        meeting.how is MeetingHow.ARGUMENT
+        and meeting.callee is not None
+        and meeting.callee.stub_class is not None
+        and meeting.callee.method is not None
+    )
+
+
+def _replayed_self(meeting: Meeting) -> bool:
+    """``Cls.method(ns, ...)``: the namespace is replayed as a stub of ``Cls``."""
+    return meeting.self_shape is SelfShape.UNBOUND_CALL and not meeting.position
+
+
+def audited(meeting: Meeting) -> bool:
+    """Whether the audit follows a namespace into vLLM code at ``meeting``: set on a stub's
+    field, passed to a stub's method, or made ``self`` by ``Cls.method(ns)``.  A namespace
+    nested in one of those is followed through its owner's field."""
+    return _on_stub_field(meeting) or _to_stub_method(meeting) or _replayed_self(meeting)
+
+
 def _file(
     meeting: Meeting,
     standin: StandIn,
     sets: dict[tuple[Location, str], StandIn],
     passed: dict[tuple[Location, str], list[PassedStandIn]],
 ) -> None:
-    if (
-        meeting.how is MeetingHow.ATTRIBUTE
-        and meeting.owner_kind is StandInKind.OBJECT_NEW
-        and meeting.field is not None
-    ):
-        sets[(meeting.location, meeting.field)] = standin
-    elif (
-        meeting.how is MeetingHow.ARGUMENT
-        and meeting.callee is not None
-        and meeting.callee.stub_class is not None
-        and meeting.callee.method is not None
-    ):
-        passed.setdefault((meeting.location, meeting.callee.method), []).append(
+    if _on_stub_field(meeting):
+        sets[(meeting.location, meeting.field)] = standin  # type: ignore[index]
+    elif _to_stub_method(meeting):
+        passed.setdefault((meeting.location, meeting.callee.method), []).append(  # type: ignore
             PassedStandIn(standin, meeting.position, meeting.keyword)
         )
 
@@ -336,7 +358,7 @@ def _sets(standin: StandIn) -> list[StubEvent]:
 
 def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | None:
     callee = meeting.callee
-    if callee is None or meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position:
+    if callee is None or not _replayed_self(meeting):
         return None
     head, _, method = (callee.dotted or callee.text).rpartition(".")
     call = _call_at(module, meeting.location.line, callee.text)

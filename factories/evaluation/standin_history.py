@@ -55,10 +55,12 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis import extraction
 from factories.analysis.audit import StubAuditor
-from factories.analysis.extraction import str_literal
+from factories.analysis.extraction import MeetingHow, StandIn, str_literal
 from factories.analysis.findings import Finding, FindingKind, Severity
-from factories.errors import HistoryInputError
+from factories.analysis.standin_audit import NAMESPACE_KINDS, audited
+from factories.errors import HistoryInputError, SourceError
 from factories.evaluation import history
 from factories.evaluation.history import (
     PRIOR,
@@ -499,22 +501,26 @@ class FieldVerdict:
     named: bool  # an error names it
     named_any: bool  # some finding names it, a note too
     others: tuple[str, ...] = ()  # the fields the findings on this stand-in name instead
+    seen: str = ""  # how the analyzer's extraction sees the stand-in (``extraction_view``)
 
     @property
     def why(self) -> str:
-        """Why the errors do not name it, as far as the findings tell ('' where they do)."""
+        """Why the errors do not name it, as far as the findings and the extraction tell
+        ('' where they do)."""
         if self.named:
             return ""
         if self.named_any:
             return "only a note names it (a read not placed on the test's path)"
-        if self.others:
-            return f"flagged for other fields only ({', '.join(self.others)})"
-        return "no finding on this stand-in"
+        found = f"flagged for other fields only ({', '.join(self.others)})" if self.others else ""
+        found = found or "no finding on this stand-in"
+        return f"{found}; {self.seen}" if self.seen else found
 
 
-def verdicts(matching: Matching, cross: StandinFindings) -> tuple[FieldVerdict, ...]:
+def verdicts(
+    matching: Matching, cross: StandinFindings, seen: Mapping[tuple, str] | None = None
+) -> tuple[FieldVerdict, ...]:
     """One verdict per added field of ``matching``, from the cross audit's findings on the
-    N side of each repaired site."""
+    N side of each repaired site; ``seen``: the extraction's view of a site, by its key."""
     out = []
     for repair in matching.repairs:
         others = sorted({finding_field(f) for f in cross.about(repair.old)})
@@ -526,9 +532,72 @@ def verdicts(matching: Matching, cross: StandinFindings) -> tuple[FieldVerdict, 
                     named=cross.names(repair.old, field),
                     named_any=cross.names(repair.old, field, any_level=True),
                     others=tuple(o for o in others if o not in repair.fields),
+                    seen=(seen or {}).get(repair.old.key, ""),
                 )
             )
     return tuple(out)
+
+
+def _meeting_text(meeting: extraction.Meeting) -> str:
+    if meeting.how is MeetingHow.SELF:
+        return f"self by {meeting.self_shape.value if meeting.self_shape else '?'}"
+    if meeting.how is MeetingHow.ARGUMENT:
+        dotted = meeting.callee.dotted if meeting.callee else None
+        vllm = dotted is not None and dotted.startswith("vllm.")
+        return "an argument of vLLM code" if vllm else "an argument of other code"
+    return "a field of an object the audit does not follow"
+
+
+def extraction_view(standins: Sequence[StandIn], site: StandinSite) -> str:
+    """How the analyzer's extraction (``StandInExtractor`` on the test module) sees the
+    namespace of ``site``, to sort the misses by what the audit would have to follow: not
+    found; followed into vLLM code (``standin_audit.audited``, here or on a namespace it is
+    nested in) yet no read found; meeting no code in its module; or met only in ways the
+    audit does not follow yet (an argument of a function, ``self`` by ``MethodType``,
+    ``__get__`` or ``fget``, a field of another object).  A diagnosis of the misses only:
+    the recall itself never asks the extraction."""
+    path: list[StandIn] = []
+
+    def find(standin: StandIn, above: list[StandIn]) -> bool:
+        if standin.kind in NAMESPACE_KINDS and standin.location.line == site.line:
+            if not path or standin.field_names == site.field_names:
+                path[:] = [*above, standin]
+        for child in standin.children:
+            find(child, [*above, standin])
+        return bool(path)
+
+    for root in standins:
+        find(root, [])
+    if not path:
+        return "the extraction does not find it"
+    meetings = [m for standin in path for m in standin.meetings]
+    if any(audited(m) for m in meetings):
+        return "followed into vLLM code, the read not found"
+    if not meetings:
+        returned = "<return>" in site.target or "<yield>" in site.target
+        return "meets no code in its module" + (" (returned: a factory)" if returned else "")
+    ways = ", ".join(sorted({_meeting_text(m) for m in meetings}))
+    return f"met only as {ways}"
+
+
+def _extraction_views(
+    auditor: StubAuditor, root: Path, sites: Iterable[StandinSite]
+) -> dict[tuple, str]:
+    """``extraction_view`` of each site, its module read from ``auditor``'s tree (parsed
+    once by the audit); a module that cannot be read gives no view."""
+    found: dict[str, Sequence[StandIn]] = {}
+    out = {}
+    for site in sites:
+        if site.file not in found:
+            path = root / site.file
+            try:
+                module = auditor.tree.load(auditor.tree.module_name_for(path), path)
+                found[site.file] = extraction.StandInExtractor(module).standins()
+            except (OSError, SourceError):
+                found[site.file] = ()
+                continue
+        out[site.key] = extraction_view(found[site.file], site)
+    return out
 
 
 def still_flagged(matching: Matching, own: StandinFindings) -> tuple[tuple, ...]:
@@ -727,10 +796,14 @@ def _audit_pair(
         files = sorted({root / PRIOR / r.old.file for r in matching.repairs})
         found = auditor.audit_paths(files, standins=True).findings if files else ()
         cross = StandinFindings.of(found, root / PRIOR, sites[old].values())
+        missed = [
+            r.old for r in matching.repairs if not all(cross.names(r.old, f) for f in r.fields)
+        ]
+        seen = _extraction_views(auditor, root / PRIOR, missed)
     finally:
         shutil.rmtree(root)
     return Recall(
-        verdicts(matching, cross),
+        verdicts(matching, cross, seen),
         still_flagged(matching, own),
         own.errors,
         time.perf_counter() - start,
