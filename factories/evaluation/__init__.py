@@ -6,6 +6,7 @@ stub repairs the audit's findings name (``tools/bench_history.py``); ``judge`` r
 stub-bearing tests under ``factories.testing.stub_runner`` in the interpreter of the vLLM under
 test and compares what really ran with the audit's JSON (``tools/judge_stubs_by_running.py``);
 ``standin_history`` is the ground truth for ``SimpleNamespace``/``argparse.Namespace``
-stand-ins: the fields vLLM's tests added to existing ones between releases
-(``tools/bench_history.py --standins``). None imports torch or vllm.
+stand-ins: the fields vLLM's tests added to existing ones between releases, and how many of
+them ``audit-stubs --standins`` names (``tools/bench_history.py --standins``). None imports
+torch or vllm.
 """

@@ -1,4 +1,4 @@
-"""Ground truth for namespace stand-ins: the fields vLLM's tests added between two releases.
+"""Namespace stand-ins over vLLM's releases: the fields tests added, and the audit's recall.
 
 ``history.py`` counts the attributes vLLM's tests had to add to existing ``object.__new__``
 stubs between releases N and N+1.  vLLM's tests also hand real vLLM code
@@ -6,6 +6,13 @@ stubs between releases N and N+1.  vLLM's tests also hand real vLLM code
 same thing for those, with its own small AST walk (no code shared with the analyzer's extractor,
 for the reason ``history.py`` gives: a blind spot shared by the measure and the measured
 flatters recall).  Only the rewrite threshold is ``history.py``'s.
+
+**Recall.**  As for stubs, release N's tests (the files holding a repaired site) are audited
+against release N+1's source, here with stand-ins (``audit_paths(..., standins=True)``, what
+``audit-stubs --standins`` runs), through the audit's public API only; ``StandinFindings``
+states which finding names which added field.  The repairs no error names are then described
+by how the analyzer's extraction sees their stand-in (``extraction_view``): a diagnosis of the
+misses, which the recall never consults.
 
 **Matching rule.**  A stand-in *site* is one call whose callee resolves, through the test
 module's imports (``import types as t``, ``from types import SimpleNamespace as NS``, a
