@@ -277,7 +277,7 @@ def run_release_summary(args: argparse.Namespace) -> int:
         "",
         "== summary ==",
         f"this project's stub specs (factories/stubs/specs.py): {verdict}, exit {status} "
-        f"({specs_seconds:.1f} s; findings above)",
+        f"({specs_seconds:.1f} s{'; findings above' if status else ''})",
         *format_summary(summary, f"vLLM {version}'s own tests", full),
         f"  vLLM's own tests are not this project's: their findings are informational and "
         f"leave the exit status ({status}) to the specs.",

@@ -8,14 +8,14 @@ spec'd mocks), how many of them reach vLLM code, and the findings by level and b
 The tree is audited twice with one ``StubAuditor`` (the parsed modules are shared): once as the
 stub audit runs in pre-commit, once with the experimental stand-in audit on (``--standins``).
 The second run's findings that the first lacks are what the stand-in half adds, so its numbers
-are never mixed into the stub audit's.  ``census`` counts every stand-in the extraction finds,
-spec'd mocks included, though only the namespaces are audited.
+are never mixed into the stub audit's.  ``census`` counts every stand-in the second run's
+extraction found, spec'd mocks included, though only the namespaces are audited.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
@@ -25,7 +25,7 @@ from factories.analysis.audit import AuditResult, StubAuditor
 from factories.analysis.extraction import MeetingHow, StandIn, StandInKind
 from factories.analysis.findings import Finding, Severity
 from factories.analysis.report import dedup_key
-from factories.analysis.standin_audit import NAMESPACE_KINDS
+from factories.analysis.standin_audit import NAMESPACE_KINDS, StandInTable
 from factories.errors import SourceError
 
 Progress = Callable[[str], None]
@@ -97,19 +97,28 @@ def census(roots: Iterable[StandIn]) -> Counter:
     return counts
 
 
-def _standins_of(auditor: StubAuditor, files: Sequence[Path]) -> Counter:
-    """The census of every test file (modules the audit parsed are taken from its tree)."""
-    counts: Counter = Counter()
-    for path in files:
+class _KeepingAuditor(StubAuditor):
+    """A ``StubAuditor`` that keeps each test file's stand-ins as its ``--standins`` run
+    extracts them (``kept``), so that the census reads them instead of extracting every file
+    a second time (~20 s of CPU on vLLM 0.34.0's tests).  ``standins_of`` is the base's, with
+    the keeping added."""
+
+    def __init__(self, vllm_src: Path) -> None:
+        super().__init__(vllm_src)
+        self.kept: dict[Path, tuple[StandIn, ...]] = {}
+
+    def standins_of(self, path: Path, has_stubs: bool) -> StandInTable | None:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-            if not extraction.might_hold_standins(text):
-                continue
-            module = auditor.tree.load(auditor.tree.module_name_for(path), path)
+            if not has_stubs and not extraction.might_hold_standins(
+                path.read_text(encoding="utf-8", errors="replace")
+            ):
+                return None
+            module = self.tree.load(self.tree.module_name_for(path), path)
         except (OSError, SourceError):
-            continue  # an unreadable file is a finding of the audit already
-        counts.update(census(extraction.StandInExtractor(module).standins()))
-    return counts
+            return None  # reported where the file's stubs are extracted
+        found = tuple(extraction.StandInExtractor(module).standins())
+        self.kept[path] = found
+        return StandInTable.of(module, found) if found else None
 
 
 def summarize_tree(
@@ -120,14 +129,15 @@ def summarize_tree(
 
     clock = clock or time.perf_counter
     start = clock()
-    auditor = StubAuditor(vllm_src)
+    auditor = _KeepingAuditor(vllm_src)
     say = progress or (lambda line: None)
-    say(f"[1/3] object.__new__ stubs in {tests}")
+    say(f"[1/2] object.__new__ stubs in {tests}")
     plain = auditor.audit_paths([tests], progress=progress)
-    say(f"[2/3] stand-ins (experimental): counting them in {len(plain.files)} files")
-    counts = _standins_of(auditor, plain.files)
-    say("[3/3] stand-ins (experimental): auditing the namespaces")
+    say("[2/2] the same files with the stand-ins (experimental)")
     with_standins = auditor.audit_paths([tests], progress=progress, standins=True)
+    counts: Counter = Counter()
+    for found in auditor.kept.values():
+        counts.update(census(found))
     return _summary(tests, vllm_src, plain, with_standins, counts, clock() - start)
 
 
