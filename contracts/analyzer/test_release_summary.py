@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from contracts.analyzer.cases import cli
-from factories.analysis.release_summary import format_summary, summarize_tree
+from factories.analysis.audit import StubAuditor
+from factories.analysis.release_summary import KeepingAuditor, format_summary, summarize_tree
 from factories.testing.releases import CACHE_ENV
 from factories.testing.selfcheck import SELFCHECK_DEFAULT
 
@@ -138,3 +139,12 @@ def test_release_summary_ends_the_specs_run_and_keeps_its_status(tmp_path, monke
     assert "error (fails on the path the test takes)" in summary
     assert f"leave the exit status ({status}) to the specs" in summary
     assert err == ""
+
+
+@pytest.mark.parametrize("body", sorted({c[1] for c in CASES}))
+def test_the_census_auditor_builds_the_tables_the_audit_does(tmp_path, body):
+    """The summary's auditor keeps what it extracts; its tables must stay the base's."""
+    root = _release(tmp_path, body)
+    test = root / "tests" / "test_x.py"
+    kept = KeepingAuditor(root).standins_of(test, has_stubs=True)
+    assert kept == StubAuditor(root).standins_of(test, has_stubs=True)

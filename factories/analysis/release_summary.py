@@ -97,7 +97,7 @@ def census(roots: Iterable[StandIn]) -> Counter:
     return counts
 
 
-class _KeepingAuditor(StubAuditor):
+class KeepingAuditor(StubAuditor):
     """A ``StubAuditor`` that keeps each test file's stand-ins as its ``--standins`` run
     extracts them (``kept``), so that the census reads them instead of extracting every file
     a second time (~20 s of CPU on vLLM 0.34.0's tests).  ``standins_of`` is the base's, with
@@ -129,7 +129,7 @@ def summarize_tree(
 
     clock = clock or time.perf_counter
     start = clock()
-    auditor = _KeepingAuditor(vllm_src)
+    auditor = KeepingAuditor(vllm_src)
     say = progress or (lambda line: None)
     say(f"[1/2] object.__new__ stubs in {tests}")
     plain = auditor.audit_paths([tests], progress=progress)
