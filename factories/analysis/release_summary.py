@@ -14,6 +14,7 @@ extraction found, spec'd mocks included, though only the namespaces are audited.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -33,8 +34,9 @@ Progress = Callable[[str], None]
 
 @attrs.frozen
 class KindCount:
-    """Stand-ins of one kind: how many the tests build, how many meet vLLM code (are made
-    ``self``, passed as an argument, or set on an ``object.__new__`` stub)."""
+    """Stand-ins of one kind: how many the tests build (nested ones too), and how many of
+    those belong to a tree that meets vLLM code (one of it is made ``self``, passed as an
+    argument, or set on an ``object.__new__`` stub), as ``tools/count_standins.py`` counts."""
 
     kind: StandInKind
     found: int
@@ -54,10 +56,6 @@ class FindingCounts:
         for finding in findings:
             counts[finding.severity][finding.kind.value] += 1
         return cls(tuple((level, tuple(sorted(counts[level].items()))) for level in Severity))
-
-    @property
-    def total(self) -> int:
-        return sum(n for _, kinds in self.by_level for _, n in kinds)
 
 
 @attrs.frozen
@@ -124,9 +122,8 @@ class KeepingAuditor(StubAuditor):
 def summarize_tree(
     vllm_src: Path, tests: Path, progress: Progress | None = None, clock=None
 ) -> TreeSummary:
-    """Audit ``tests`` against ``vllm_src``: the stubs, then the stand-ins (experimental)."""
-    import time
-
+    """Audit ``tests`` against ``vllm_src``: the stubs, then the stand-ins (experimental).
+    ``clock``: where the run's seconds are read (``time.perf_counter``)."""
     clock = clock or time.perf_counter
     start = clock()
     auditor = KeepingAuditor(vllm_src)
