@@ -126,6 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
         "where the vLLM code reads it is an error (missing-field)",
     )
     parser.add_argument(
+        "--release-summary",
+        action="store_true",
+        help="the main job: without FILE, audit this project's specs as above, then the pinned "
+        "vLLM release's own tests/ against its vllm/ (from the release cache, stand-ins "
+        "included) and print a summary of what they hold; the exit status is the specs'",
+    )
+    parser.add_argument(
         "--quiet", action="store_true", help="no progress lines and no summary on stderr"
     )
     return parser
@@ -216,6 +223,73 @@ def _split_arguments(auditor: StubAuditor, files: Sequence[str]) -> tuple[list[P
         else:
             changed.add(module)
     return tests, changed
+
+
+#: Options that choose what to audit or how to judge it, which ``--release-summary`` decides.
+_NOT_WITH_SUMMARY = (
+    ("files", "FILE"),
+    ("baseline", "--baseline"),
+    ("write_baseline", "--write-baseline"),
+    ("since", "--since"),
+    ("base_src", "--base-src"),
+    ("standins", "--standins"),
+)
+
+
+def pinned_release_tests() -> tuple[str, Path]:
+    """(version, folder holding its ``vllm/`` and ``tests/``) of the pinned release, or
+    ``ReleaseNotFetchedError`` naming the command that fetches it."""
+    from factories.errors import ReleaseNotFetchedError
+    from factories.testing.releases import release_source
+    from factories.testing.selfcheck import SELFCHECK_DEFAULT as version
+
+    root = release_source(version)
+    if not (root / "tests").is_dir():
+        raise ReleaseNotFetchedError(
+            f"vLLM {version} in {root} has no tests/; run: python tools/fetch_vllm.py {version}"
+        )
+    return version, root
+
+
+def run_release_summary(args: argparse.Namespace) -> int:
+    """The specs' audit as the no-FILE run does it, then the pinned release's own tests and
+    their summary on stdout.  Those are vLLM's tests, not this project's: what they hold is
+    shown, and the exit status stays the specs'."""
+    import time
+
+    from factories.analysis.release_summary import format_summary, summarize_tree
+
+    for name, option in _NOT_WITH_SUMMARY:
+        if getattr(args, name):
+            raise AuditInputError(f"--release-summary decides what it audits; drop {option}")
+    if args.format != "text":
+        raise AuditInputError("--release-summary prints text; drop --format")
+    version, release = pinned_release_tests()  # before any work: a missing cache is bad input
+    start = time.perf_counter()
+    status = run(args)
+    specs_seconds = time.perf_counter() - start
+    _note(args, f"auditing vLLM {version}'s own tests (stand-ins too; a minute or so)")
+    progress = None if args.quiet else (lambda line: print(f"{PROG}: {line}", file=sys.stderr))
+    summary = summarize_tree(release, release / "tests", progress)
+    verdict = {0: "clean", 1: "drift found"}.get(status, "bad input")
+    full = f"audit-stubs --vllm-src {release} --standins --show-possible {release / 'tests'}"
+    lines = [
+        "",
+        "== summary ==",
+        f"this project's stub specs (factories/stubs/specs.py): {verdict}, exit {status} "
+        f"({specs_seconds:.1f} s{'; findings above' if status else ''})",
+        *format_summary(summary, f"vLLM {version}'s own tests", full),
+        f"  vLLM's own tests are not this project's: their findings are informational and "
+        f"leave the exit status ({status}) to the specs.",
+    ]
+    try:
+        print("\n".join(lines))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"cannot write the summary: {exc.strerror or exc}") from None
+    return status
 
 
 def run(args: argparse.Namespace) -> int:
@@ -323,7 +397,7 @@ def _discard_stdout() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return run(args)
+        return run_release_summary(args) if args.release_summary else run(args)
     except OutputError as exc:
         _discard_stdout()
         print(f"{PROG}: error: {exc}", file=sys.stderr)
