@@ -383,20 +383,28 @@ class StubAuditor:
         return AuditResult(tuple(kept), summary, unused)
 
     def standins_of(self, path: Path, has_stubs: bool) -> StandInTable | None:
-        """The stand-ins of one test file (parsed once: the tree caches the module the stub
-        extraction loaded); None where it builds none that meets vLLM code."""
+        """The stand-ins of one test file as the audit judges them; None where it builds
+        none that meets vLLM code."""
+        found = self.standins_found(path, has_stubs)
+        if not found:
+            return None
+        from factories.analysis.standin_audit import StandInTable  # --standins runs only
+
+        return StandInTable.of(self.tree.load(self.tree.module_name_for(path), path), found)
+
+    def standins_found(self, path: Path, has_stubs: bool) -> tuple[extraction.StandIn, ...]:
+        """What the extractor finds in one test file (parsed once: the tree caches the module
+        the stub extraction loaded); ``()`` for a file that cannot hold one or cannot be read
+        (reported where the file's stubs are extracted)."""
         try:
             if not has_stubs and not extraction.might_hold_standins(
                 path.read_text(encoding="utf-8", errors="replace")
             ):
-                return None
+                return ()
             module = self.tree.load(self.tree.module_name_for(path), path)
         except (OSError, SourceError):
-            return None  # reported where the file's stubs are extracted
-        from factories.analysis.standin_audit import StandInTable  # --standins runs only
-
-        found = extraction.StandInExtractor(module).standins()
-        return StandInTable.of(module, found) if found else None
+            return ()
+        return tuple(extraction.StandInExtractor(module).standins())
 
     def _standin_selves(self, tables: Mapping[str, StandInTable]) -> Iterable[Finding]:
         """Namespaces made ``self`` of a plain method (``Cls.m(ns)``), replayed as stubs
