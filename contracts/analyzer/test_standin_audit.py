@@ -60,6 +60,12 @@ class Builder:
 
     def text_dim(self):
         return self.cfg.text.hidden
+
+    def steps(self, n):
+        for _ in range(n):
+            self.tables.compute(self.groups, self.tables.inputs)
+            return self.tables.cp_size
+        return 0
 """
 
 
@@ -228,6 +234,34 @@ CASES = [
             b.maybe(SimpleNamespace(other=1), flag)
         """,
         frozenset({(NOTE, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "the-root-of-a-chain-set-alone-does-not-prepare-a-block-for-its-links",
+        """
+        def test_x(n):
+            b = object.__new__(Builder)
+            b.tables = SimpleNamespace(other=[])
+            b.groups = []
+            b.steps(n)
+        """,
+        frozenset(
+            {
+                (NOTE, "self.tables.compute"),
+                (NOTE, "self.tables.inputs"),
+                (NOTE, "self.tables.cp_size"),
+            }
+        ),
+    ),
+    Case(
+        "a-link-the-namespace-holds-prepares-its-block",
+        """
+        def test_x(n):
+            b = object.__new__(Builder)
+            b.tables = SimpleNamespace(inputs=[])
+            b.groups = []
+            b.steps(n)
+        """,
+        frozenset({(ERROR, "self.tables.compute"), (ERROR, "self.tables.cp_size")}),
     ),
 ]
 

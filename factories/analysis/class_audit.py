@@ -104,7 +104,7 @@ class ClassAuditor:
         and the links the namespaces lack are findings (``standin_audit``, loaded only for
         such runs: the stub audit of every pre-commit run needs none of it)."""
         if standins is not None:
-            from factories.analysis.standin_audit import bind_passed, missing_fields
+            from factories.analysis.standin_audit import bind_passed, held_chains, missing_fields
         out: list[Finding] = []
         nested: dict[str, StandIn] = {}  # stub field -> the namespace the test set on it
         state: frozenset[str] = frozenset()
@@ -184,6 +184,7 @@ class ClassAuditor:
                 detached=event.detached,
             )
             roots: dict[str, tuple[StandIn, ...]] = {}
+            held: frozenset[str] = frozenset()
             if standins is not None:
                 roots = bind_passed(
                     member.node,
@@ -192,8 +193,16 @@ class ClassAuditor:
                 )
                 if roots or nested:
                     context = attrs.evolve(context, chains=True, standins=frozenset(roots))
+                    held = held_chains(roots, nested)
             report = self.analyzer.analyze(
-                cls, event.name, state, known, call=event.shape, provided=provided, context=context
+                cls,
+                event.name,
+                state,
+                known,
+                call=event.shape,
+                provided=provided,
+                context=context,
+                provided_chains=held,
             )
             maybe_written |= report.written_names
             analysed_any = True

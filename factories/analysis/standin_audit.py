@@ -218,6 +218,27 @@ def missing_fields(
             yield _missing(chain, standin, walked, class_name, event)
 
 
+def held_chains(
+    roots: Mapping[str, tuple[StandIn, ...]], nested: Mapping[str, StandIn]
+) -> frozenset[str]:
+    """The chains the call's namespaces hold (``metadata.prefill``, ``self.mla_dims.v``):
+    what the test provided for each link, which alone prepares a block for the chain reads
+    in it (``ReadSetAnalyzer.analyze``'s ``provided_chains``).  Setting a stub's field to a
+    namespace provides that namespace's fields, not every link read below the field."""
+    starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
+    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    out: set[str] = set()
+    while starts:
+        standin, walked = starts.pop()
+        if standin.kind not in NAMESPACE_KINDS:
+            continue
+        for field in standin.fields:
+            path = (*walked, field.name)
+            out.add(".".join(path))
+            starts.extend((child, path) for child in field.children)
+    return frozenset(out)
+
+
 def _first_missing(
     standin: StandIn,
     walked: tuple[str, ...],

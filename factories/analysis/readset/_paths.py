@@ -71,6 +71,14 @@ def provisioned(
     ]
 
 
+def chain_links(chains: Iterable[ChainRead]) -> list[ChainRead]:
+    """Each chain read as a read of every object it passes (``self.cfg.on.x`` reads
+    ``self.cfg``, ``self.cfg.on``, ``self.cfg.on.x`` there): the reads ``provisioned`` matches
+    against the chains a test provided (a held link is read when a longer chain through it
+    is, ``metadata.prefill.shape``)."""
+    return [attrs.evolve(c, path=prefix) for c in chains for prefix in c.prefixes]
+
+
 def first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ...]:
     """One access per name: the first certain one, else the first."""
     seen: dict[str, AttributeAccess] = {}
