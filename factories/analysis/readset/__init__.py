@@ -32,8 +32,9 @@ Besides ``self``, a call reads the stand-ins a test hands it as arguments
 chain read from them (``metadata.prefill.query_start_loc``, ``self.mla_dims.v_head_dim``),
 placed as ``self`` reads are, followed into methods and module functions of the tree they are
 passed to; a block is prepared for them only by the links the stand-ins hold
-(``provided_chains``), not by the stub field they hang on; ``ReadSetAnalyzer.param_classes`` names the class each parameter's annotation
-names, and ``declares`` whether that class declares a name (drift) or not (duck typing).
+(``provided_chains``), not by the stub field they hang on.  ``ReadSetAnalyzer.param_classes``
+names the class each parameter's annotation names, and ``declares`` whether that class
+declares a name (drift) or not (duck typing).
 
 Where things are (the ``_`` modules are private):
 
