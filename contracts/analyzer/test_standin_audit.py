@@ -66,6 +66,16 @@ class Builder:
             self.tables.compute(self.groups, self.tables.inputs)
             return self.tables.cp_size
         return 0
+
+    def concat(self, q):
+        if isinstance(q, tuple):
+            q = self.specs, self.rank
+        return q, self.size
+
+    def concat_if(self, q):
+        if q:
+            q = self.specs, self.rank
+        return q, self.size
 """
 
 
@@ -262,6 +272,30 @@ CASES = [
             b.steps(n)
         """,
         frozenset({(ERROR, "self.tables.compute"), (ERROR, "self.tables.cp_size")}),
+    ),
+    Case(
+        "a-type-test-arm-is-not-prepared-by-the-fields-it-reads",
+        """
+        def test_x(t):
+            Builder.concat(SimpleNamespace(rank=1, size=2), t)
+        """,
+        frozenset({(NOTE, "specs")}),
+    ),
+    Case(
+        "a-field-missing-past-the-type-test-is-an-error",
+        """
+        def test_x(t):
+            Builder.concat(SimpleNamespace(rank=1), t)
+        """,
+        frozenset({(NOTE, "specs"), (SELF, "size")}),
+    ),
+    Case(
+        "a-value-test-arm-is-prepared-by-the-fields-it-reads",
+        """
+        def test_x(t):
+            Builder.concat_if(SimpleNamespace(rank=1, size=2), t)
+        """,
+        frozenset({(SELF, "specs")}),
     ),
 ]
 

@@ -124,7 +124,11 @@ class ReadSetAnalyzer:
         recorder = walked.recorder
         after = names(walked.state) if walked.state is not None else start
         required = provisioned(
-            recorder.required, recorder.reads, frozenset(provided), self.blocks.siblings
+            recorder.required,
+            recorder.reads,
+            frozenset(provided),
+            self.blocks.siblings,
+            self.blocks.typed,
         )
         signature = Signature.of(node, bound=bound)
         chains = (
@@ -133,6 +137,7 @@ class ReadSetAnalyzer:
                 chain_links(recorder.chains),
                 frozenset(provided_chains),
                 self.blocks.siblings,
+                self.blocks.typed,
             )
             if recorder.chains
             else ()

@@ -10,7 +10,7 @@ import ast
 
 from factories.analysis.classes import MemberKind
 from factories.analysis.readset._model import AttributeAccess, ParamAccess, State, meet
-from factories.analysis.readset._syntax import as_load, handler, sized
+from factories.analysis.readset._syntax import as_load, handler, is_type_test, sized
 from factories.analysis.values import Obj
 
 
@@ -58,6 +58,8 @@ class StatementHandlers:
             return self.block(node.body, when_true)
         if verdict is False:
             return self.block(node.orelse, when_false)
+        if is_type_test(node.test):
+            self.analyzer.blocks.type_tested(node.body, node.orelse)
         return self.both_arms(node.body, when_true, node.orelse, when_false, self.placed(before))
 
     def stmt_For(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> State:

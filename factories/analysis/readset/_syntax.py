@@ -59,3 +59,15 @@ def handler(walker: type, prefix: str, kind: type) -> Callable:
     """The walker's method for a node kind, pyflakes-style: ``<prefix><NodeName>`` (``stmt_If``,
     ``expr_Call``), else ``<prefix>other``; looked up once per kind."""
     return getattr(walker, prefix + kind.__name__, None) or getattr(walker, prefix + "other")
+
+
+def is_type_test(test: ast.expr) -> bool:
+    """Whether a branch condition tests a value's type (``isinstance(q, tuple)``, also
+    negated or among ``and``/``or`` operands): which way it goes is the type of what is
+    passed, not a value the test states."""
+    return any(
+        isinstance(sub, ast.Call)
+        and isinstance(sub.func, ast.Name)
+        and sub.func.id in ("isinstance", "issubclass")
+        for sub in ast.walk(test)
+    )
