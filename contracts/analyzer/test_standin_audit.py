@@ -72,6 +72,12 @@ class Builder:
             q = self.specs, self.rank
         return q, self.size
 
+    def split(self, metadata):
+        decodes, prefills = metadata.num_decodes, metadata.num_prefills
+        if prefills > 0:
+            return self.vllm_config, self.device
+        return decodes, self.size
+
     def concat_if(self, q):
         if q:
             q = self.specs, self.rank
@@ -296,6 +302,24 @@ CASES = [
             Builder.concat_if(SimpleNamespace(rank=1, size=2), t)
         """,
         frozenset({(SELF, "specs")}),
+    ),
+    Case(
+        "made-self-a-built-argument-s-field-decides-the-branch",
+        """
+        def test_x():
+            metadata = Metadata(num_decodes=1, num_prefills=0)
+            Builder.split(SimpleNamespace(device=1, size=2), metadata)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-built-argument-s-field-takes-the-branch",
+        """
+        def test_x():
+            metadata = Metadata(num_decodes=1, num_prefills=2)
+            Builder.split(SimpleNamespace(device=1, size=2), metadata)
+        """,
+        frozenset({(SELF, "vllm_config")}),
     ),
 ]
 

@@ -363,7 +363,7 @@ def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | 
     call = _call_at(module, meeting.location.line, callee.text)
     if not head or call is None:
         return None
-    whole = CallShape.of(call)
+    whole = meeting.shape if meeting.shape is not None else CallShape.of(call)
     if whole.n_positional < 1:
         return None
     shape = attrs.evolve(

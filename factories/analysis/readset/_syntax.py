@@ -71,3 +71,18 @@ def is_type_test(test: ast.expr) -> bool:
         and sub.func.id in ("isinstance", "issubclass")
         for sub in ast.walk(test)
     )
+
+
+def paired(target: ast.Tuple | ast.List, value: ast.expr | None) -> list[ast.expr | None]:
+    """The value each name of ``a, b = x, y`` gets, when the text pairs them one to one; else
+    None for each.  Not when a value reads a name the assignment binds (``a, b = b, a``): all
+    values are computed before any is bound, which stores in order would not see."""
+    unknown: list[ast.expr | None] = [None] * len(target.elts)
+    if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(target.elts):
+        return unknown
+    if any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
+        return unknown
+    bound = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(value)):
+        return unknown
+    return list(value.elts)
