@@ -72,6 +72,11 @@ class Builder:
             q = self.specs, self.rank
         return q, self.size
 
+    def route(self, metadata, flag):
+        if flag:
+            return metadata.top, metadata.max_len
+        return 0
+
     def split(self, metadata):
         decodes, prefills = metadata.num_decodes, metadata.num_prefills
         if prefills > 0:
@@ -302,6 +307,28 @@ CASES = [
             Builder.concat_if(SimpleNamespace(rank=1, size=2), t)
         """,
         frozenset({(SELF, "specs")}),
+    ),
+    Case(
+        "a-field-the-test-may-delete-prepares-no-block",
+        """
+        def test_x(flag):
+            b = object.__new__(Builder)
+            metadata = SimpleNamespace(top=1)
+            if not flag:
+                del metadata.top
+            b.route(metadata, flag)
+        """,
+        frozenset({(NOTE, "metadata.max_len")}),
+    ),
+    Case(
+        "a-field-the-test-keeps-prepares-its-block",
+        """
+        def test_x(flag):
+            b = object.__new__(Builder)
+            metadata = SimpleNamespace(top=1)
+            b.route(metadata, flag)
+        """,
+        frozenset({(ERROR, "metadata.max_len")}),
     ),
     Case(
         "made-self-a-built-argument-s-field-decides-the-branch",

@@ -224,7 +224,8 @@ def held_chains(
     """The chains the call's namespaces hold (``metadata.prefill``, ``self.mla_dims.v``):
     what the test provided for each link, which alone prepares a block for the chain reads
     in it (``ReadSetAnalyzer.analyze``'s ``provided_chains``).  Setting a stub's field to a
-    namespace provides that namespace's fields, not every link read below the field."""
+    namespace provides that namespace's fields, not every link read below the field; a field
+    the test deletes again (``StandIn.dropped``) it may not hold on the run judged."""
     starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
     starts += [(standin, ("self", field)) for field, standin in nested.items()]
     out: set[str] = set()
@@ -233,6 +234,8 @@ def held_chains(
         if standin.kind not in NAMESPACE_KINDS:
             continue
         for field in standin.fields:
+            if field.name in standin.dropped:
+                continue
             path = (*walked, field.name)
             out.add(".".join(path))
             starts.extend((child, path) for child in field.children)

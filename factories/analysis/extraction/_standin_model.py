@@ -109,7 +109,9 @@ class StandIn:
     ``class_ref``: ``object.__new__``'s class, or a mock's ``spec``/``spec_set`` (what the
     spec class defines at class level is for a consumer to resolve through ``ClassIndex``).
     ``opaque``: the test also sets fields this extraction cannot name (a computed
-    ``setattr``, ``**`` of an unknown mapping)."""
+    ``setattr``, ``**`` of an unknown mapping).  ``dropped``: fields the test deletes again
+    (``del ns.f``, ``delattr(ns, "f")``), perhaps on some of its cases only: ``fields`` less
+    these is what the stand-in holds on every run."""
 
     kind: StandInKind
     location: Location
@@ -117,6 +119,7 @@ class StandIn:
     class_ref: ClassRef | None = None
     opaque: bool = False
     meetings: tuple[Meeting, ...] = ()
+    dropped: frozenset[str] = frozenset()
 
     @property
     def field_names(self) -> frozenset[str]:
