@@ -60,6 +60,33 @@ class Builder:
 
     def text_dim(self):
         return self.cfg.text.hidden
+
+    def steps(self, n):
+        for _ in range(n):
+            self.tables.compute(self.groups, self.tables.inputs)
+            return self.tables.cp_size
+        return 0
+
+    def concat(self, q):
+        if isinstance(q, tuple):
+            q = self.specs, self.rank
+        return q, self.size
+
+    def route(self, metadata, flag):
+        if flag:
+            return metadata.top, metadata.max_len
+        return 0
+
+    def split(self, metadata):
+        decodes, prefills = metadata.num_decodes, metadata.num_prefills
+        if prefills > 0:
+            return self.vllm_config, self.device
+        return decodes, self.size
+
+    def concat_if(self, q):
+        if q:
+            q = self.specs, self.rank
+        return q, self.size
 """
 
 
@@ -228,6 +255,98 @@ CASES = [
             b.maybe(SimpleNamespace(other=1), flag)
         """,
         frozenset({(NOTE, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "the-root-of-a-chain-set-alone-does-not-prepare-a-block-for-its-links",
+        """
+        def test_x(n):
+            b = object.__new__(Builder)
+            b.tables = SimpleNamespace(other=[])
+            b.groups = []
+            b.steps(n)
+        """,
+        frozenset(
+            {
+                (NOTE, "self.tables.compute"),
+                (NOTE, "self.tables.inputs"),
+                (NOTE, "self.tables.cp_size"),
+            }
+        ),
+    ),
+    Case(
+        "a-link-the-namespace-holds-prepares-its-block",
+        """
+        def test_x(n):
+            b = object.__new__(Builder)
+            b.tables = SimpleNamespace(inputs=[])
+            b.groups = []
+            b.steps(n)
+        """,
+        frozenset({(ERROR, "self.tables.compute"), (ERROR, "self.tables.cp_size")}),
+    ),
+    Case(
+        "a-type-test-arm-is-not-prepared-by-the-fields-it-reads",
+        """
+        def test_x(t):
+            Builder.concat(SimpleNamespace(rank=1, size=2), t)
+        """,
+        frozenset({(NOTE, "specs")}),
+    ),
+    Case(
+        "a-field-missing-past-the-type-test-is-an-error",
+        """
+        def test_x(t):
+            Builder.concat(SimpleNamespace(rank=1), t)
+        """,
+        frozenset({(NOTE, "specs"), (SELF, "size")}),
+    ),
+    Case(
+        "a-value-test-arm-is-prepared-by-the-fields-it-reads",
+        """
+        def test_x(t):
+            Builder.concat_if(SimpleNamespace(rank=1, size=2), t)
+        """,
+        frozenset({(SELF, "specs")}),
+    ),
+    Case(
+        "a-field-the-test-may-delete-prepares-no-block",
+        """
+        def test_x(flag):
+            b = object.__new__(Builder)
+            metadata = SimpleNamespace(top=1)
+            if not flag:
+                del metadata.top
+            b.route(metadata, flag)
+        """,
+        frozenset({(NOTE, "metadata.max_len")}),
+    ),
+    Case(
+        "a-field-the-test-keeps-prepares-its-block",
+        """
+        def test_x(flag):
+            b = object.__new__(Builder)
+            metadata = SimpleNamespace(top=1)
+            b.route(metadata, flag)
+        """,
+        frozenset({(ERROR, "metadata.max_len")}),
+    ),
+    Case(
+        "made-self-a-built-argument-s-field-decides-the-branch",
+        """
+        def test_x():
+            metadata = Metadata(num_decodes=1, num_prefills=0)
+            Builder.split(SimpleNamespace(device=1, size=2), metadata)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-built-argument-s-field-takes-the-branch",
+        """
+        def test_x():
+            metadata = Metadata(num_decodes=1, num_prefills=2)
+            Builder.split(SimpleNamespace(device=1, size=2), metadata)
+        """,
+        frozenset({(SELF, "vllm_config")}),
     ),
 ]
 

@@ -41,6 +41,8 @@ def render(standins: list[StandIn]) -> str:
             head += f" class={standin.class_ref.text}"
         if standin.opaque:
             head += " opaque"
+        if standin.dropped:
+            head += " dropped=" + ",".join(sorted(standin.dropped))
         fields = " ".join(
             f"{f.name}={f.value!r}" if f.has_value else f.name for f in standin.fields
         )
@@ -294,6 +296,21 @@ CASES = [
         """
         SIMPLE_NAMESPACE L5 opaque {b=2 a=1 d=4 c=3 e=5 f=6 g}
         SIMPLE_NAMESPACE L10 opaque {}
+        """,
+    ),
+    Case(
+        "fields the test deletes again, by del or delattr, on some runs or all",
+        """
+        from types import SimpleNamespace
+
+        def test_dropped(flag):
+            ns = SimpleNamespace(a=1, b=2, c=3)
+            if flag:
+                del ns.a
+            delattr(ns, "b")
+        """,
+        """
+        SIMPLE_NAMESPACE L5 dropped=a,b {a=1 b=2 c=3}
         """,
     ),
     Case(

@@ -546,6 +546,11 @@ SELECTED = """
         def either(self):
             return self.owns or self.epoch
 
+        def typed(self, q):
+            if isinstance(q, tuple):
+                return self.prefix + self.fresh
+            return None
+
         def sized(self, idx):
             num_reqs = idx.shape[0]
             if not num_reqs:
@@ -659,6 +664,14 @@ SELECTING = cases(
     *selected(
         "provisioned-block-ends-at-an-undecided-exit",
         "impl.prefix = 'p'\n    impl.provisioned_then_exit(obj)",
+        "impl.prefix = 'p'\n    impl.provisioned(obj)",
+        {("provisioned", "fresh")},
+    ),
+    # which arm of an undecided type test runs is the type the test passes, which the
+    # fields it set do not tell (0.34: FlashMLASparseImpl.forward_mqa, ``isinstance(q, tuple)``)
+    *selected(
+        "a-type-test-arm-is-never-provisioned",
+        "impl.prefix = 'p'\n    impl.typed(obj)",
         "impl.prefix = 'p'\n    impl.provisioned(obj)",
         {("provisioned", "fresh")},
     ),

@@ -419,7 +419,9 @@ class StubAuditor:
                     stub = attrs.evolve(stub, events=self._plain_method_calls(stub, target))
                     if not stub.calls:
                         continue
-                    found, _ = self.checker.audit_class(stub, target, table.stubs)
+                    found, _ = self.checker.audit_class(
+                        stub, target, table.stubs, stated_locals=True
+                    )
                 except SourceError:
                     continue  # the module is reported where a stub of it is audited
                 for finding in found:

@@ -97,14 +97,20 @@ class ClassAuditor:
         )
 
     def audit_class(
-        self, stub: Stub, cls: ClassInfo, standins: StubStandIns | None = None
+        self,
+        stub: Stub,
+        cls: ClassInfo,
+        standins: StubStandIns | None = None,
+        stated_locals: bool = False,
     ) -> tuple[list[Finding], FieldUsage]:
         """``standins``: the namespaces the test sets on the stub's fields and hands to its
         calls (``audit-stubs --standins``); each call that meets one records attribute chains,
         and the links the namespaces lack are findings (``standin_audit``, loaded only for
-        such runs: the stub audit of every pre-commit run needs none of it)."""
+        such runs: the stub audit of every pre-commit run needs none of it).
+        ``stated_locals``: the stub is a namespace made ``self`` (``CallContext``'s
+        ``stated_locals``: locals keep the fields of objects the test built)."""
         if standins is not None:
-            from factories.analysis.standin_audit import bind_passed, missing_fields
+            from factories.analysis.standin_audit import bind_passed, held_chains, missing_fields
         out: list[Finding] = []
         nested: dict[str, StandIn] = {}  # stub field -> the namespace the test set on it
         state: frozenset[str] = frozenset()
@@ -182,8 +188,10 @@ class ClassAuditor:
                 raising=raising,
                 expect_raise=event.expect_raise,
                 detached=event.detached,
+                stated_locals=stated_locals,
             )
             roots: dict[str, tuple[StandIn, ...]] = {}
+            held: frozenset[str] = frozenset()
             if standins is not None:
                 roots = bind_passed(
                     member.node,
@@ -192,8 +200,16 @@ class ClassAuditor:
                 )
                 if roots or nested:
                     context = attrs.evolve(context, chains=True, standins=frozenset(roots))
+                    held = held_chains(roots, nested)
             report = self.analyzer.analyze(
-                cls, event.name, state, known, call=event.shape, provided=provided, context=context
+                cls,
+                event.name,
+                state,
+                known,
+                call=event.shape,
+                provided=provided,
+                context=context,
+                provided_chains=held,
             )
             maybe_written |= report.written_names
             analysed_any = True

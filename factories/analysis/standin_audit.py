@@ -240,6 +240,30 @@ def missing_fields(
             yield _missing(chain, standin, walked, class_name, event)
 
 
+def held_chains(
+    roots: Mapping[str, tuple[StandIn, ...]], nested: Mapping[str, StandIn]
+) -> frozenset[str]:
+    """The chains the call's namespaces hold (``metadata.prefill``, ``self.mla_dims.v``):
+    what the test provided for each link, which alone prepares a block for the chain reads
+    in it (``ReadSetAnalyzer.analyze``'s ``provided_chains``).  Setting a stub's field to a
+    namespace provides that namespace's fields, not every link read below the field; a field
+    the test deletes again (``StandIn.dropped``) it may not hold on the run judged."""
+    starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
+    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    out: set[str] = set()
+    while starts:
+        standin, walked = starts.pop()
+        if standin.kind not in NAMESPACE_KINDS:
+            continue
+        for field in standin.fields:
+            if field.name in standin.dropped:
+                continue
+            path = (*walked, field.name)
+            out.add(".".join(path))
+            starts.extend((child, path) for child in field.children)
+    return frozenset(out)
+
+
 def _first_missing(
     standin: StandIn,
     walked: tuple[str, ...],
@@ -364,7 +388,7 @@ def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | 
     call = _call_at(module, meeting.location.line, callee.text)
     if not head or call is None:
         return None
-    whole = CallShape.of(call)
+    whole = meeting.shape if meeting.shape is not None else CallShape.of(call)
     if whole.n_positional < 1:
         return None
     shape = attrs.evolve(

@@ -84,6 +84,7 @@ class MeetingMaker:
             self_shape=shape,
             position=position,
             keyword=keyword,
+            shape=self.recorder.shape_of(call, NO_BINDINGS),
         )
 
     def attribute(

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import attrs
 
+from factories.analysis.binding import CallShape
 from factories.analysis.class_refs import ClassRef
 from factories.analysis.findings import Location
 
@@ -69,7 +70,9 @@ class Meeting:
     callee's parameters is the analyzer's job, which sees the ``def``.  ``ATTRIBUTE``: the
     ``owner`` expression, its kind (and class, for a stub) where the test module settles
     them, and the ``field``.  ``test`` and ``cases``: the pytest test it runs in and the
-    parametrize case ids it is followed under (empty: every case, or none)."""
+    parametrize case ids it is followed under (empty: every case, or none).  ``shape``: the
+    call's shape with what the test states about each argument (a literal, a constructed
+    object's fields), as a stub's call carries it, so a replay decides the same branches."""
 
     how: MeetingHow
     location: Location
@@ -84,6 +87,7 @@ class Meeting:
     test: str | None = None
     cases: tuple[str, ...] = ()
     expect_raise: bool = False
+    shape: CallShape | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -105,7 +109,9 @@ class StandIn:
     ``class_ref``: ``object.__new__``'s class, or a mock's ``spec``/``spec_set`` (what the
     spec class defines at class level is for a consumer to resolve through ``ClassIndex``).
     ``opaque``: the test also sets fields this extraction cannot name (a computed
-    ``setattr``, ``**`` of an unknown mapping)."""
+    ``setattr``, ``**`` of an unknown mapping).  ``dropped``: fields the test deletes again
+    (``del ns.f``, ``delattr(ns, "f")``), perhaps on some of its cases only: ``fields`` less
+    these is what the stand-in holds on every run."""
 
     kind: StandInKind
     location: Location
@@ -113,6 +119,7 @@ class StandIn:
     class_ref: ClassRef | None = None
     opaque: bool = False
     meetings: tuple[Meeting, ...] = ()
+    dropped: frozenset[str] = frozenset()
 
     @property
     def field_names(self) -> frozenset[str]:

@@ -63,6 +63,7 @@ class _Found:
     fields: list[StandInField] = attrs.field(factory=list)
     meetings: list[Meeting] = attrs.field(factory=list)
     opaque: bool = False
+    dropped: set[str] = attrs.field(factory=set)
 
 
 class StandInExtractor:
@@ -108,6 +109,7 @@ class StandInExtractor:
             opaque=found.opaque,
             # A helper several calls share reaches the same place once per call.
             meetings=tuple(dict.fromkeys(found.meetings)),
+            dropped=frozenset(found.dropped),
         )
 
     def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
@@ -191,6 +193,12 @@ class StandInExtractor:
                 self._name_use(node, scope, found, route)
             elif isinstance(node, ast.Assign):
                 self._assignment(node, names, found, route)
+            elif isinstance(node, ast.Delete):
+                found.dropped.update(
+                    t.attr  # type: ignore[attr-defined]
+                    for t in node.targets
+                    if is_attr_of(t, names)
+                )
             elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
                 if is_attr_of(node.target, names) and node.value is not None:
                     name = node.target.attr  # type: ignore[attr-defined]
@@ -216,7 +224,11 @@ class StandInExtractor:
         ``ns.__dict__.update(...)``: fields, or opaque where the names are computed."""
         func = call.func
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if fname == "setattr" and call.args and is_name_in(call.args[0], names):
+        if fname == "delattr" and len(call.args) == 2 and is_name_in(call.args[0], names):
+            name = _str(call.args[1])
+            if name is not None:
+                found.dropped.add(name)
+        elif fname == "setattr" and call.args and is_name_in(call.args[0], names):
             name = _str(call.args[1]) if len(call.args) > 1 else None
             if name is None or len(call.args) < 3:
                 found.opaque = True

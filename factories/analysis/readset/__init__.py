@@ -31,8 +31,10 @@ Besides ``self``, a call reads the stand-ins a test hands it as arguments
 (``stub.mla_dims = SimpleNamespace(...)``): ``MethodReport.chain_reads`` lists each attribute
 chain read from them (``metadata.prefill.query_start_loc``, ``self.mla_dims.v_head_dim``),
 placed as ``self`` reads are, followed into methods and module functions of the tree they are
-passed to; ``ReadSetAnalyzer.param_classes`` names the class each parameter's annotation
-names, and ``declares`` whether that class declares a name (drift) or not (duck typing).
+passed to; a block is prepared for them only by the links the stand-ins hold
+(``provided_chains``), not by the stub field they hang on.  ``ReadSetAnalyzer.param_classes``
+names the class each parameter's annotation names, and ``declares`` whether that class
+declares a name (drift) or not (duck typing).
 
 Where things are (the ``_`` modules are private):
 
@@ -49,7 +51,8 @@ Where things are (the ``_`` modules are private):
   (``MAX_FUNCTION_DEPTH``);
 - ``_declared``: the in-tree class a parameter's annotation names, and the names a class
   declares (``declares``: drift or duck typing);
-- ``_paths``: undecided blocks (``BlockIds``), ``provisioned``, one access per name;
+- ``_paths``: undecided blocks (``BlockIds``), ``provisioned``, a chain's links
+  (``chain_links``), one access per name;
 - ``_syntax``: small questions about a node's shape, and the handler dispatch.
 """
 

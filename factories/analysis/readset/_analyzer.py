@@ -27,6 +27,7 @@ from factories.analysis.readset._model import (
 )
 from factories.analysis.readset._paths import (
     BlockIds,
+    chain_links,
     first_by_name,
     first_unguarded_by_name,
     provisioned,
@@ -92,6 +93,7 @@ class ReadSetAnalyzer:
         call: CallShape | None = None,
         provided: Iterable[str] = (),
         context: CallContext = _NO_CONTEXT,
+        provided_chains: Iterable[str] = (),
     ) -> MethodReport:
         """One call of ``method`` on an instance whose ``__dict__`` holds ``initial``.
 
@@ -102,6 +104,10 @@ class ReadSetAnalyzer:
         test itself set (not class defaults, not earlier calls' writes): a block that alone
         reads some of them is the one the test prepared the stub for (see ``provisioned``).
         ``context`` is what the test arranged around the call (patches, ``pytest.raises``).
+        ``provided_chains`` are the chains the stand-ins the call meets hold (``self.cfg.on``,
+        ``metadata.prefill``): what prepares a block for the chain reads in it.  A stub field
+        the test set (even to a namespace) does not: a namespace's links are provided only by
+        the fields it holds, not by its root being set.
         """
         member = self.method_member(cls, method)
         node = member.node
@@ -118,11 +124,21 @@ class ReadSetAnalyzer:
         recorder = walked.recorder
         after = names(walked.state) if walked.state is not None else start
         required = provisioned(
-            recorder.required, recorder.reads, frozenset(provided), self.blocks.siblings
+            recorder.required,
+            recorder.reads,
+            frozenset(provided),
+            self.blocks.siblings,
+            self.blocks.typed,
         )
         signature = Signature.of(node, bound=bound)
         chains = (
-            provisioned(recorder.chains, recorder.reads, frozenset(provided), self.blocks.siblings)
+            provisioned(
+                recorder.chains,
+                chain_links(recorder.chains),
+                frozenset(provided_chains),
+                self.blocks.siblings,
+                self.blocks.typed,
+            )
             if recorder.chains
             else ()
         )

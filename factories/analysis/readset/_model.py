@@ -174,7 +174,12 @@ class CallContext:
     functions of the tree they are passed to (``ChainRead``), a walk a call without stand-ins
     does not pay for.  ``chains``: record attribute chains at all (on the call's parameters
     and on nested objects of ``self``); what a stand-in audit reads, and nothing the stub
-    audit needs, so it pays nothing for them while it is off.
+    audit needs, so it pays nothing for them while it is off.  ``stated_locals``: a local
+    bound to a field of an object the test built keeps the value the test stated
+    (``n = metadata.num_prefills``, also unpacked: ``a, n = x.f, metadata.num_prefills``), so
+    it decides the branches it guards.  The stand-in audit asks for it where a namespace is
+    made ``self`` (its calls state their arguments, ``Meeting.shape``); the stub audit does
+    not yet, since it would move the findings on the releases that its output is pinned to.
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -184,6 +189,7 @@ class CallContext:
     detached: bool = False
     standins: frozenset[str] = frozenset()
     chains: bool = False
+    stated_locals: bool = False
 
 
 @attrs.define

@@ -8,7 +8,7 @@ which walk met a block first does not change any result.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -23,6 +23,7 @@ class BlockIds:
     def __init__(self) -> None:
         self._ids: dict[tuple[int, int], int] = {}  # (id of the AST node, arm) -> block id
         self.siblings: dict[int, int] = {}  # the other arm of an ``if`` arm's block
+        self.typed: set[int] = set()  # the arms of an ``if`` that tests a value's type
 
     def of(self, node: object, arm: int) -> int:
         """One arm (0, 1) of an ``if`` (keyed by its statement list) or a loop's body (0,
@@ -35,12 +36,19 @@ class BlockIds:
         self.siblings.update({ids[0]: ids[1], ids[1]: ids[0]})
         return ids
 
+    def type_tested(self, body: object, orelse: object) -> None:
+        """Record that the ``if`` of these arms tests a type (``isinstance(q, tuple)``) the
+        test's values do not decide: which arm runs is the type of what the test passes,
+        which the fields it set do not tell (see ``provisioned``)."""
+        self.typed.update(self.arms(body, orelse))
+
 
 def provisioned(
     required: Sequence[AttributeAccess],
     reads: Sequence[AttributeAccess],
     provided: frozenset[str],
     siblings: Mapping[int, int],
+    typed: Collection[int] = frozenset(),
 ) -> list[AttributeAccess]:
     """Required reads made certain because the test prepared the block they sit in.
 
@@ -50,7 +58,11 @@ def provisioned(
     is then as certain as the block itself.  A block is *provisioned* when some field the
     test set is read inside it and nowhere outside it on the call's path; a read is certain
     when every block it sits in is provisioned.  ``siblings`` pairs the two arms of an
-    ``if``."""
+    ``if``.  ``typed`` are the arms of an ``if`` on a type test the test's values do not
+    decide: a field read in one arm only says the object has it, not that the test passes
+    the type that arm takes (``if isinstance(q, tuple): ... self.workspace_specs`` with a
+    tensor ``q``), so such an arm is never provisioned, as a ``hasattr`` guard decides
+    nothing about a field the test did not set."""
     if not provided:
         return list(required)
     inside: dict[str, frozenset[int]] = {}
@@ -62,13 +74,21 @@ def provisioned(
     ready = frozenset().union(*inside.values())
     # Both arms of one ``if`` prepared: the test (or a helper shared by tests) set up for
     # either way, so neither is singled out.
-    ready = frozenset(b for b in ready if siblings.get(b) not in ready)
+    ready = frozenset(b for b in ready if siblings.get(b) not in ready and b not in typed)
     return [
         attrs.evolve(a, certain=True)
         if not a.certain and a.blocks and set(a.blocks) <= ready
         else a
         for a in required
     ]
+
+
+def chain_links(chains: Iterable[ChainRead]) -> list[ChainRead]:
+    """Each chain read as a read of every object it passes (``self.cfg.on.x`` reads
+    ``self.cfg``, ``self.cfg.on``, ``self.cfg.on.x`` there): the reads ``provisioned`` matches
+    against the chains a test provided (a held link is read when a longer chain through it
+    is, ``metadata.prefill.shape``)."""
+    return [attrs.evolve(c, path=prefix) for c in chains for prefix in c.prefixes]
 
 
 def first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ...]:

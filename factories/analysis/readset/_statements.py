@@ -10,7 +10,7 @@ import ast
 
 from factories.analysis.classes import MemberKind
 from factories.analysis.readset._model import AttributeAccess, ParamAccess, State, meet
-from factories.analysis.readset._syntax import as_load, handler, sized
+from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
 from factories.analysis.values import Obj
 
 
@@ -58,6 +58,8 @@ class StatementHandlers:
             return self.block(node.body, when_true)
         if verdict is False:
             return self.block(node.orelse, when_false)
+        if is_type_test(node.test):
+            self.analyzer.blocks.type_tested(node.body, node.orelse)
         return self.both_arms(node.body, when_true, node.orelse, when_false, self.placed(before))
 
     def stmt_For(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> State:
@@ -156,6 +158,14 @@ class StatementHandlers:
 
     # -- stores -------------------------------------------------------------------------
 
+    def stated_field(self, value: ast.expr | None) -> bool:
+        """Whether ``value`` is a field of an object the test built and states
+        (``metadata.num_prefills`` of ``Metadata(num_prefills=0)``): a value the test gave,
+        not a local that later code may change as a literal ``n = 0`` counter is."""
+        return isinstance(value, ast.Attribute) and bool(
+            (owner := self.known(value.value)) and isinstance(owner[0], Obj)
+        )
+
     def store(
         self, target: ast.expr, state: frozenset[str], value: ast.expr | None
     ) -> frozenset[str]:
@@ -171,8 +181,9 @@ class StatementHandlers:
             self.consts.pop(name, None)
             return self.chain_written(target, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                state = self.store(elt, state, None)
+            parts = paired(target, value) if self.context.stated_locals else None
+            for i, elt in enumerate(target.elts):
+                state = self.store(elt, state, parts[i] if parts else None)
             return state
         if isinstance(target, ast.Starred):
             return self.store(target.value, state, None)
@@ -182,9 +193,14 @@ class StatementHandlers:
             if (
                 value_known
                 and self.certain
-                and (isinstance(value_known[0], Obj) or sized(value) is not None)
+                and (
+                    isinstance(value_known[0], Obj)
+                    or sized(value) is not None
+                    or (self.context.stated_locals and self.stated_field(value))
+                )
             ):
-                # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``
+                # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
+                # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built
                 self.name_consts[target.id] = value_known[0]
             path = self.param_path(value) if value is not None else None
             if path is not None:

@@ -59,3 +59,30 @@ def handler(walker: type, prefix: str, kind: type) -> Callable:
     """The walker's method for a node kind, pyflakes-style: ``<prefix><NodeName>`` (``stmt_If``,
     ``expr_Call``), else ``<prefix>other``; looked up once per kind."""
     return getattr(walker, prefix + kind.__name__, None) or getattr(walker, prefix + "other")
+
+
+def is_type_test(test: ast.expr) -> bool:
+    """Whether a branch condition tests a value's type (``isinstance(q, tuple)``, also
+    negated or among ``and``/``or`` operands): which way it goes is the type of what is
+    passed, not a value the test states."""
+    return any(
+        isinstance(sub, ast.Call)
+        and isinstance(sub.func, ast.Name)
+        and sub.func.id in ("isinstance", "issubclass")
+        for sub in ast.walk(test)
+    )
+
+
+def paired(target: ast.Tuple | ast.List, value: ast.expr | None) -> list[ast.expr | None]:
+    """The value each name of ``a, b = x, y`` gets, when the text pairs them one to one; else
+    None for each.  Not when a value reads a name the assignment binds (``a, b = b, a``): all
+    values are computed before any is bound, which stores in order would not see."""
+    unknown: list[ast.expr | None] = [None] * len(target.elts)
+    if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(target.elts):
+        return unknown
+    if any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
+        return unknown
+    bound = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(value)):
+        return unknown
+    return list(value.elts)
