@@ -87,6 +87,40 @@ class Builder:
         if q:
             q = self.specs, self.rank
         return q, self.size
+
+    @staticmethod
+    def static_build(common):
+        return common.num_actual_tokens
+
+    @classmethod
+    def from_common(cls, common, flag=True):
+        if flag:
+            return common.num_actual_tokens
+        return cls
+
+    @property
+    def total(self):
+        return self.cfg.total + self._count
+
+
+def build_common(common, flag=True):
+    if flag:
+        return common.num_actual_tokens
+    return 0
+
+
+def pass_on(x, meta):
+    return build_common(meta.common)
+
+
+def guarded_fn(common):
+    if hasattr(common, "num_actual_tokens"):
+        return common.num_actual_tokens
+    return getattr(common, "other", 0)
+
+
+def with_kwargs(*args, **kwargs):
+    return kwargs["common"].num_actual_tokens
 """
 
 
@@ -349,6 +383,102 @@ CASES = [
         frozenset({(SELF, "vllm_config")}),
     ),
 ]
+
+
+MEETS = "import types\nimport vllm.mod as mod\nfrom vllm.mod import build_common, pass_on\n"
+
+# Where a namespace meets vLLM code other than an ``object.__new__`` stub's method: each case
+# one test line (after ``ns = SimpleNamespace(other=1)`` on line 9 of the test file), the
+# findings as ``kind name vllm-line test-line`` (the read in ``vllm/mod.py``, the line that
+# builds the stand-in).
+MEETING_CASES = [
+    ("function-positional", "build_common(ns)", {"missing-field common.num_actual_tokens 83 9"}),
+    (
+        "function-keyword",
+        "build_common(common=ns)",
+        {"missing-field common.num_actual_tokens 83 9"},
+    ),
+    (
+        "function-through-module",
+        "mod.build_common(ns)",
+        {"missing-field common.num_actual_tokens 83 9"},
+    ),
+    ("function-literal-skips-read", "build_common(ns, False)", set()),
+    (
+        "function-literal-default",
+        "build_common(ns, flag=True)",
+        {"missing-field common.num_actual_tokens 83 9"},
+    ),
+    (
+        "function-passes-it-on",
+        "pass_on(1, SimpleNamespace(common=ns))",
+        {"missing-field meta.common.num_actual_tokens 83 9"},
+    ),
+    ("function-guarded-reads", "mod.guarded_fn(ns)", set()),
+    ("function-kwargs-not-visible", "mod.with_kwargs(common=ns)", set()),
+    ("staticmethod", "Builder.static_build(ns)", {"missing-field common.num_actual_tokens 68 9"}),
+    ("classmethod", "Builder.from_common(ns)", {"missing-field common.num_actual_tokens 73 9"}),
+    ("classmethod-literal-skips-read", "Builder.from_common(ns, flag=False)", set()),
+    (
+        "method-other-self",
+        "Builder.maybe(object(), ns, True)",
+        {"missing-field common.num_actual_tokens 16 9"},
+    ),
+    (
+        "method-stub-self",
+        "b = object.__new__(Builder); Builder.maybe(b, ns, True)",
+        {"missing-field common.num_actual_tokens 16 9"},
+    ),
+    (
+        "method-type-called",
+        "types.MethodType(Builder.decode, ns)(1)",
+        {"missing-attribute _decode_causal 23 9", "missing-attribute _new_field 23 9"},
+    ),
+    ("method-type-never-called", "bound = types.MethodType(Builder.decode, ns)", set()),
+    (
+        "descriptor-get-called",
+        "Builder.decode.__get__(ns)(1)",
+        {"missing-attribute _decode_causal 23 9", "missing-attribute _new_field 23 9"},
+    ),
+    (
+        "descriptor-get-bound-then-called",
+        "bound = Builder.decode.__get__(ns, Builder); bound(1)",
+        {"missing-attribute _decode_causal 23 9", "missing-attribute _new_field 23 9"},
+    ),
+    (
+        "property-fget",
+        "Builder.total.fget(ns)",
+        {"missing-attribute cfg 78 9", "missing-attribute _count 78 9"},
+    ),
+    (
+        "self-keyword",
+        "Builder.decode(self=ns, x=1)",
+        {"missing-attribute _decode_causal 23 9", "missing-attribute _new_field 23 9"},
+    ),
+    (
+        "self-keyword-alias",
+        "decode = Builder.decode; decode(self=ns, x=1)",
+        {"missing-attribute _decode_causal 23 9", "missing-attribute _new_field 23 9"},
+    ),
+    ("the-namespace-sets-it", "build_common(SimpleNamespace(num_actual_tokens=1))", set()),
+]
+
+
+@pytest.mark.parametrize(
+    ("test", "expected"), [c[1:] for c in MEETING_CASES], ids=[c[0] for c in MEETING_CASES]
+)
+def test_standin_meetings(tmp_path, test, expected):
+    body = test.replace("; ", "\n    ")  # one statement a line
+    root, path = _tree(
+        tmp_path, f"{MEETS}\ndef test_x():\n    ns = SimpleNamespace(other=1)\n    {body}\n"
+    )
+    result = StubAuditor(root).audit_paths([path], standins=True)
+    found = {
+        f"{f.kind.value} {f.name} {f.vllm_location.line} {f.stub_location.line}"
+        for f in result.findings
+        if f.kind in (ERROR, SELF) and f.vllm_location.path.endswith("mod.py")
+    }
+    assert found == expected
 
 
 def _tree(tmp_path: Path, test: str) -> tuple[Path, Path]:

@@ -343,7 +343,7 @@ class StubAuditor:
                 if key in findings:
                     finding = merged_tests(findings[key], finding)
                 findings[key] = finding
-        for finding in self._standin_selves(standins or {}):
+        for finding in self._standin_findings(standins or {}):
             # The same read on several calls: a call that may not reach it (a note) does not
             # hide one that certainly does.
             key = dedup_key(attrs.evolve(finding, kind=FindingKind.MISSING_ATTRIBUTE))
@@ -406,6 +406,31 @@ class StubAuditor:
             return ()
         return tuple(extraction.StandInExtractor(module).standins())
 
+    def _standin_findings(self, tables: Mapping[str, StandInTable]) -> Iterable[Finding]:
+        """The findings of the namespaces no stub's call judges: made ``self`` (replayed),
+        and handed to a function or a static or class method (``handed_findings``)."""
+        yield from self._standin_selves(tables)
+        if not tables:
+            return
+        from factories.analysis.standin_audit import handed_findings  # --standins runs only
+
+        for path, table in tables.items():
+            for handed in table.handed:
+                try:
+                    found = handed_findings(self.index, self.analyzer, handed, table.stubs)
+                except SourceError:
+                    continue  # the module is reported where a stub of it is audited
+                lines = self._standin_lines(path)
+                for finding in found:
+                    if not is_suppressed(
+                        suppressed_kinds(lines, handed.location.line, path), finding
+                    ):
+                        yield finding
+
+    def _standin_lines(self, path: str) -> Sequence[str]:
+        module = self.tree.load(self.tree.module_name_for(Path(path)), Path(path))
+        return module.lines
+
     def _standin_selves(self, tables: Mapping[str, StandInTable]) -> Iterable[Finding]:
         """Namespaces made ``self`` of a plain method (``Cls.m(ns)``), replayed as stubs
         of ``Cls``; a classmethod or staticmethod takes them as an argument instead."""
@@ -434,7 +459,13 @@ class StubAuditor:
         kept = []
         for event in stub.events:
             member = self.index.lookup(cls, event.name) if event in stub.calls else None
-            if event in stub.calls and (member is None or member.kind is not MemberKind.METHOD):
+            if event in stub.calls and not (
+                member is not None
+                and (
+                    member.kind is MemberKind.METHOD
+                    or (event.getter and member.kind is MemberKind.PROPERTY)
+                )
+            ):
                 continue
             kept.append(event)
         return tuple(kept)

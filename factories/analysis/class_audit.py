@@ -172,7 +172,7 @@ class ClassAuditor:
                 MemberKind.METHOD,
                 MemberKind.STATICMETHOD,
                 MemberKind.CLASSMETHOD,
-            ):
+            ) and not (event.getter and member.kind is MemberKind.PROPERTY):
                 continue
             # Class-level literals (``use_aiter_sparse_mla = False``) are what the instance
             # reads for a field neither the stub nor any earlier call may have assigned.

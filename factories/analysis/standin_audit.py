@@ -25,6 +25,7 @@ import attrs
 
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
+from factories.analysis.classes import ClassInfo, FunctionRef, MemberKind
 from factories.analysis.extraction import (
     EventKind,
     Meeting,
@@ -37,6 +38,7 @@ from factories.analysis.extraction import (
     StubEvent,
 )
 from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.readset import CallContext
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import Obj
 
@@ -105,17 +107,44 @@ class SelfCall:
 
 
 @attrs.frozen
+class HandedCall:
+    """One call of code the test names through its imports that it hands namespaces as
+    arguments, not a stub's method: a module function (``f(ns)``, ``mod.f(ns)``), a static or
+    class method (``Cls.build(ns)``), or a method whose ``self`` is some other object
+    (``Cls.method(obj, ns)``).  ``passed`` as written in the call (``self`` counted);
+    ``given_self``: ``self`` is a stand-in the audit replays or a stub, so a plain method's
+    call is judged there, with what that ``self`` holds."""
+
+    location: Location
+    dotted: str
+    passed: tuple[PassedStandIn, ...]
+    shape: CallShape
+    test: str | None = None
+    expect_raise: bool = False
+    given_self: bool = False
+
+    @property
+    def event(self) -> StubEvent:
+        """The call as a stub's call event (where and in which test a finding places it)."""
+        name = self.dotted.rpartition(".")[2]
+        return StubEvent(EventKind.CALL, name, self.location, shape=self.shape, test=self.test)
+
+
+@attrs.frozen
 class StandInTable:
     """What a test module's stand-ins give the audit: ``stubs`` for its ``object.__new__``
-    stubs' calls, ``selves`` for the namespaces it makes ``self`` of a method."""
+    stubs' calls, ``selves`` for the namespaces it makes ``self`` of a method, ``handed``
+    for the calls of other code it hands them to."""
 
     stubs: StubStandIns
     selves: tuple[SelfCall, ...] = ()
+    handed: tuple[HandedCall, ...] = ()
 
     @classmethod
     def of(cls, module: ModuleInfo, standins: Iterable[StandIn]) -> StandInTable:
         sets: dict[tuple[Location, str], StandIn] = {}
         passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
+        handed: dict[tuple, HandedCall] = {}
         selves: list[SelfCall] = []
         late: set[tuple[str, str]] = set()
         for root in standins:
@@ -124,6 +153,7 @@ class StandInTable:
                     continue
                 for meeting in standin.meetings:
                     _file(meeting, standin, sets, passed)
+                    _hand(module, meeting, standin, handed)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
                 selves.extend(_self_calls(module, standin))
@@ -133,7 +163,9 @@ class StandInTable:
                     if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
-        return cls(StubStandIns(sets, passed_by, frozenset(late)), tuple(selves))
+        return cls(
+            StubStandIns(sets, passed_by, frozenset(late)), tuple(selves), tuple(handed.values())
+        )
 
 
 def _on_stub_field(meeting: Meeting) -> bool:
@@ -146,25 +178,46 @@ def _on_stub_field(meeting: Meeting) -> bool:
 
 
 def _to_stub_method(meeting: Meeting) -> bool:
-    """``stub.method(ns)``: the call binds the namespace to one of the method's parameters."""
+    """``stub.method(ns)``, ``Cls.method(stub, ns)`` (or a namespace first): the call binds
+    the namespace to one of the method's parameters, on the call of what ``self`` is."""
     return (
         meeting.how is MeetingHow.ARGUMENT
         and meeting.callee is not None
-        and meeting.callee.stub_class is not None
         and meeting.callee.method is not None
     )
 
 
 def _replayed_self(meeting: Meeting) -> bool:
-    """``Cls.method(ns, ...)``: the namespace is replayed as a stub of ``Cls``."""
-    return meeting.self_shape is SelfShape.UNBOUND_CALL and not meeting.position
+    """``Cls.method(ns, ...)`` and the other spellings of ``self`` (``f(self=ns)``,
+    ``types.MethodType``, ``__get__``, ``fget``): the namespace is replayed as a stub of
+    ``Cls`` (where the call's arguments are stated: ``_self_call``)."""
+    if meeting.how is not MeetingHow.SELF:
+        return False
+    return meeting.self_shape is not SelfShape.UNBOUND_CALL or not meeting.position
+
+
+def _handed(meeting: Meeting) -> bool:
+    """``f(ns)``, ``mod.f(ns)``, ``Cls.static(ns)``, ``Cls.method(obj, ns)``: an argument of
+    code the test's imports name, judged where that names a function or method of the tree
+    (``HandedCall``)."""
+    return (
+        meeting.how is MeetingHow.ARGUMENT
+        and meeting.callee is not None
+        and meeting.callee.dotted is not None
+        and meeting.callee.method is None
+    )
 
 
 def audited(meeting: Meeting) -> bool:
     """Whether the audit follows a namespace into vLLM code at ``meeting``: set on a stub's
-    field, passed to a stub's method, or made ``self`` by ``Cls.method(ns)``.  A namespace
-    nested in one of those is followed through its owner's field."""
-    return _on_stub_field(meeting) or _to_stub_method(meeting) or _replayed_self(meeting)
+    field, passed to a stub's method or to code the test imports, or made ``self``.  A
+    namespace nested in one of those is followed through its owner's field."""
+    return (
+        _on_stub_field(meeting)
+        or _to_stub_method(meeting)
+        or _replayed_self(meeting)
+        or _handed(meeting)
+    )
 
 
 def _file(
@@ -176,9 +229,96 @@ def _file(
     if _on_stub_field(meeting):
         sets[(meeting.location, meeting.field)] = standin  # type: ignore[index]
     elif _to_stub_method(meeting):
+        position = meeting.position
+        if position is not None and meeting.callee.self_arg:  # type: ignore[union-attr]
+            position -= 1  # ``Cls.method(stub, ns)``: the stub's call binds past ``self``
         passed.setdefault((meeting.location, meeting.callee.method), []).append(  # type: ignore
-            PassedStandIn(standin, meeting.position, meeting.keyword)
+            PassedStandIn(standin, position, meeting.keyword)
         )
+
+
+def _hand(
+    module: ModuleInfo, meeting: Meeting, standin: StandIn, handed: dict[tuple, HandedCall]
+) -> None:
+    """File an argument (or ``Cls.m(ns)``, which may be a static method's argument) of a
+    call whose callee the test's imports name, grouped by call."""
+    callee = meeting.callee
+    if callee is None or callee.dotted is None:
+        return
+    if meeting.how is MeetingHow.ARGUMENT:
+        if callee.method is not None and not callee.self_arg:
+            return  # ``stub.method(ns)``: the stub's call judges it
+    elif meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position != 0:
+        return
+    key = (meeting.location, callee.text, meeting.test)
+    given = PassedStandIn(standin, meeting.position, meeting.keyword)
+    known = handed.get(key)
+    if known is None:
+        call = _call_at(module, meeting.location.line, callee.text)
+        if call is None:
+            return
+        known = HandedCall(
+            meeting.location,
+            callee.dotted,
+            (),
+            meeting.shape or CallShape.of(call),
+            meeting.test,
+            meeting.expect_raise,
+        )
+    given_self = meeting.how is MeetingHow.SELF or callee.self_arg
+    handed[key] = attrs.evolve(
+        known, passed=(*known.passed, given), given_self=known.given_self or given_self
+    )
+
+
+def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
+    """The links the namespaces of one ``HandedCall`` lack where its callee reads them: the
+    callee walked as a function handed them (``ReadSetAnalyzer.analyze_function``), its
+    parameters bound through its signature.  A callee that is not a function or a static,
+    class or plain method of the tree is not judged; nor a plain method whose ``self`` the
+    audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
+    target = _callee_function(index, handed.dotted)
+    if target is None:
+        return []
+    function, kind, owner = target
+    if kind is MemberKind.METHOD and handed.given_self:
+        return []
+    bound = kind is MemberKind.CLASSMETHOD
+    roots = bind_passed(function.node, handed.passed, bound=bound)
+    if not roots:
+        return []
+    context = CallContext(expect_raise=handed.expect_raise, standins=frozenset(roots), chains=True)
+    report = analyzer.analyze_function(function, context, call=handed.shape, bound=bound)
+    return list(missing_fields(report, roots, {}, table, owner, handed.event))
+
+
+def _callee_function(index, dotted: str) -> tuple[FunctionRef, MemberKind | None, str] | None:
+    """What a dotted callee names in the tree: a module function (kind None), or a static,
+    class or plain method of a class (walked as the function its ``def`` is), with the name a
+    finding gives its owner."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = index.tree.module(".".join(parts[:cut]))
+        if module is None:
+            continue
+        rest = parts[cut:]
+        found = index.resolve(module, ".".join(rest))
+        if isinstance(found, FunctionRef):
+            return found, None, found.module.name
+        cls = index.resolve(module, ".".join(rest[:-1])) if len(rest) > 1 else None
+        if not isinstance(cls, ClassInfo):
+            return None
+        member = index.lookup(cls, rest[-1])
+        if member is None or member.kind not in (
+            MemberKind.METHOD,
+            MemberKind.STATICMETHOD,
+            MemberKind.CLASSMETHOD,
+        ):
+            return None
+        if not isinstance(member.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        return FunctionRef(member.owner.module, member.node), member.kind, cls.name
+    return None
 
 
 def bind_passed(
@@ -296,6 +436,7 @@ def runs_code(meeting: Meeting) -> bool:
     return meeting.how is MeetingHow.SELF and meeting.self_shape in (
         SelfShape.UNBOUND_CALL,
         SelfShape.SELF_KEYWORD,
+        SelfShape.PROPERTY_FGET,
     )
 
 
@@ -338,7 +479,7 @@ def _self_calls(module: ModuleInfo, standin: StandIn) -> list[SelfCall]:
     ``self`` do not state the call's arguments here; they are not replayed, and a replay whose
     first call follows code the namespace met otherwise is ``filled``."""
     meetings = sorted(
-        (m for m in standin.meetings if runs_code(m)),
+        (m for m in standin.meetings if runs_code(m) or m.how is MeetingHow.SELF),
         key=lambda m: (m.location.path, m.location.line),
     )
     calls: dict[str, list[StubEvent]] = {}
@@ -352,7 +493,11 @@ def _self_calls(module: ModuleInfo, standin: StandIn) -> list[SelfCall]:
             replayed.add(i)
     out = []
     for head, events in calls.items():
-        filled = any(i not in replayed or _head(meetings[i]) != head for i in range(first[head]))
+        filled = any(
+            (i not in replayed and runs_code(meetings[i]))
+            or (i in replayed and _head(meetings[i]) != head)
+            for i in range(first[head])
+        )
         stub = Stub(
             NamedClass(head),
             standin.location,
@@ -381,30 +526,113 @@ def _sets(standin: StandIn) -> list[StubEvent]:
 
 
 def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | None:
+    """The class (as the test names it) and the call event of a meeting that runs a method
+    with the namespace as ``self``, with the arguments the method gets: ``Cls.m(ns, ...)``,
+    ``Cls.m(self=ns, ...)`` (or an alias of ``Cls.m``), ``types.MethodType(Cls.m, ns)(...)``
+    and ``Cls.m.__get__(ns)(...)`` (called in place, or through the name it is bound to),
+    ``Cls.prop.fget(ns)``.  A bound method the test never calls runs nothing."""
     callee = meeting.callee
     if callee is None or not _replayed_self(meeting):
         return None
     head, _, method = (callee.dotted or callee.text).rpartition(".")
-    call = _call_at(module, meeting.location.line, callee.text)
-    if not head or call is None:
+    if not head:
         return None
-    whole = meeting.shape if meeting.shape is not None else CallShape.of(call)
-    if whole.n_positional < 1:
+    found = _self_call_shape(module, meeting)
+    if found is None:
         return None
-    shape = attrs.evolve(
-        whole,
-        n_positional=whole.n_positional - 1,
-        positional_literals=whole.positional_literals[1:],
-    )
     event = StubEvent(
         EventKind.CALL,
         method,
         meeting.location,
-        shape=shape,
+        shape=found,
         expect_raise=meeting.expect_raise,
         test=meeting.test,
+        getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
     )
     return head, event
+
+
+def _self_call_shape(module: ModuleInfo, meeting: Meeting) -> CallShape | None:
+    """What the method made of the namespace is called with, ``self`` left out."""
+    callee, shape, line = meeting.callee, meeting.self_shape, meeting.location.line
+    assert callee is not None
+    # The meeting's own call, with what the test states about its arguments (``shape``).
+    if shape is SelfShape.UNBOUND_CALL or shape is SelfShape.PROPERTY_FGET:
+        if meeting.position:
+            return None
+        text = callee.text if shape is SelfShape.UNBOUND_CALL else callee.text + ".fget"
+        call = _call_at(module, line, text)
+        if call is None:
+            return None
+        return _without_first(meeting.shape or CallShape.of(call))
+    if shape is SelfShape.SELF_KEYWORD:
+        call = _call_at(module, line, callee.text)
+        if call is None:
+            return None
+        whole = meeting.shape or CallShape.of(call)
+        return attrs.evolve(
+            whole,
+            keywords=tuple(k for k in whole.keywords if k != "self"),
+            keyword_literals=tuple(kv for kv in whole.keyword_literals if kv[0] != "self"),
+        )
+    binding = _binding_at(module, line, callee.text)
+    if binding is None:
+        return None
+    bound = _called(module, binding)
+    return CallShape.of(bound) if bound is not None else None
+
+
+def _without_first(whole: CallShape) -> CallShape | None:
+    if whole.n_positional < 1:
+        return None
+    return attrs.evolve(
+        whole,
+        n_positional=whole.n_positional - 1,
+        positional_literals=whole.positional_literals[1:],
+    )
+
+
+def _binding_at(module: ModuleInfo, line: int, text: str) -> ast.Call | None:
+    """``types.MethodType(<text>, ns)`` or ``<text>.__get__(ns[, Cls])`` at ``line``."""
+    for node in ast.walk(module.tree):
+        if not (
+            isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno)
+        ):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name == "MethodType" and node.args and ast.unparse(node.args[0]) == text:
+            return node
+        if name == "__get__" and ast.unparse(func.value) == text:  # type: ignore[attr-defined]
+            return node
+    return None
+
+
+def _called(module: ModuleInfo, binding: ast.Call) -> ast.Call | None:
+    """The call of the bound method ``binding`` makes: in place (``bind(...)(x)``), or the
+    first call of the local name it is assigned to, in the same function."""
+    scope = None
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Call) and node.func is binding:
+            return node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            sub is binding for sub in ast.walk(node)
+        ):
+            scope = node  # the innermost: ``ast.walk`` reaches outer functions first
+    for stmt in ast.walk(scope) if scope is not None else ():
+        if isinstance(stmt, ast.Assign) and stmt.value is binding:
+            names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+            later = [
+                node
+                for node in ast.walk(scope)
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in names
+                and (node.lineno, node.col_offset)
+                > (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+            ]
+            return min(later, key=lambda n: (n.lineno, n.col_offset), default=None)
+    return None
 
 
 def _value_of(field: StandInField) -> tuple[object, bool]:

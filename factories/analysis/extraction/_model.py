@@ -48,6 +48,9 @@ class StubEvent:
     # ``Cls.method(stub, ...)`` (or a module alias of ``Cls.method``): the class the test
     # names; the call runs that class's method, the stub being ``self``.
     via: str | None = None
+    # ``Cls.prop.fget(ns)``: a property's getter run as a call (only a stand-in's replay
+    # states one; a stub's own ``stub.prop`` is a read of the property).
+    getter: bool = False
 
 
 @attrs.frozen

@@ -77,10 +77,13 @@ class MeetingMaker:
         """``arg`` handed to ``call`` (``callee``: the code it runs, as written)."""
         position = next((i for i, a in enumerate(call.args) if a is arg), None)
         keyword = next((kw.arg for kw in call.keywords if kw.value is arg), None)
+        made = self._callee(callee, call)
+        if how is MeetingHow.ARGUMENT and position != 0:
+            made = self._self_given(made, call)
         return attrs.evolve(
             self._context(call, cases),
             how=how,
-            callee=self._callee(callee, call),
+            callee=made,
             self_shape=shape,
             position=position,
             keyword=keyword,
@@ -119,6 +122,18 @@ class MeetingMaker:
             if site is not None and site[0] is StandInKind.OBJECT_NEW:
                 stub_class, method = site[1], func.attr
         return Callee(ast.unparse(func), dotted_name(target, imports), stub_class, method)
+
+    def _self_given(self, callee: Callee, call: ast.Call) -> Callee:
+        """``Builder.build(stub, ns)``: the callee as the method of the stand-in handed first
+        (the stub's call, or the namespace's replay, judges ``ns`` with what ``self`` holds)."""
+        if callee.method is not None or not call.args:
+            return callee
+        site = self.sites.site_of(call.args[0])
+        target = self.recorder.unbound_target(call.func)
+        if site is None or target is None or site[0] is StandInKind.SPEC_MOCK:
+            return callee
+        stub_class = site[1] if site[0] is StandInKind.OBJECT_NEW else None
+        return attrs.evolve(callee, stub_class=stub_class, method=target[1], self_arg=True)
 
     def _context(self, node: ast.AST, cases: tuple[str, ...]) -> Meeting:
         """A meeting at ``node`` with what the test states around it filled in."""

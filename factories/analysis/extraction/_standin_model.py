@@ -53,12 +53,16 @@ class Callee:
     """The code a call runs, as far as the test module says: ``text`` as written, ``dotted``
     through the test module's imports (``vllm.x.Cls.method``) where its head is imported, and
     for a method called on an ``object.__new__`` stub (``builder._build(metadata)``) the stub's
-    class and the method, so that a consumer binds it against that class."""
+    class and the method, so that a consumer binds it against that class.  ``self_arg``: the
+    call names the method on its class and hands ``self`` first, as an ``object.__new__`` stub
+    or a namespace (``Builder.build(stub, ns)``): ``method`` is that method (``stub_class`` the
+    stub's class, where it is one), and the argument's ``position`` counts ``self``."""
 
     text: str
     dotted: str | None = None
     stub_class: ClassRef | None = None
     method: str | None = None
+    self_arg: bool = False
 
 
 @attrs.frozen

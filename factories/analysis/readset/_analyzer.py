@@ -80,7 +80,10 @@ class ReadSetAnalyzer:
             MemberKind.METHOD,
             MemberKind.CLASSMETHOD,
             MemberKind.STATICMETHOD,
+            MemberKind.PROPERTY,  # its getter, run as a call (``Cls.prop.fget(ns)``)
         ):
+            raise MethodNotFoundError(method)
+        if not isinstance(member.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             raise MethodNotFoundError(method)
         return member
 
@@ -114,7 +117,7 @@ class ReadSetAnalyzer:
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         start = frozenset(initial)
         bound = member.kind is not MemberKind.STATICMETHOD
-        if member.kind is MemberKind.METHOD:
+        if member.kind in (MemberKind.METHOD, MemberKind.PROPERTY):
             params = call.bind_literals(node, bound=True) if call is not None else {}
             walked = self.walk(
                 context, cls, member, start, {}, (), consts=dict(constants or {}), params=params
@@ -163,16 +166,19 @@ class ReadSetAnalyzer:
         function: FunctionRef,
         context: CallContext = _NO_CONTEXT,
         call: CallShape | None = None,
+        bound: bool = False,
     ) -> FunctionReport:
         """What a module function of the tree reads from the stand-ins a test hands it
         directly (``build_metadata(common)``): its parameters' chain reads, placed as a
-        method's are, with ``call``'s literal arguments deciding branches."""
+        method's are, with ``call``'s literal arguments deciding branches.  A static or class
+        method (``Cls.build(common)``) is walked the same way; ``bound``: the call does not
+        pass the first parameter (a classmethod's ``cls``)."""
         node = function.node
-        params = call.bind_literals(node, bound=False) if call is not None else {}
+        params = call.bind_literals(node, bound=bound) if call is not None else {}
         walked = self.walk_function(context, function, frozenset(), {}, (), params, entry=True)
         return FunctionReport(
             function=f"{function.module.name}.{node.name}",
-            signature=Signature.of(node, bound=False),
+            signature=Signature.of(node, bound=bound),
             location=Location(str(function.module.path), node.lineno),
             chain_reads=first_unguarded_by_name(walked.recorder.chains),
         )
