@@ -121,6 +121,22 @@ def guarded_fn(common):
 
 def with_kwargs(*args, **kwargs):
     return kwargs["common"].num_actual_tokens
+
+
+def run_later(common):
+    return schedule(serve(common))
+
+
+def schedule(coroutine):
+    return coroutine
+
+
+async def serve(common):
+    return common.num_actual_tokens
+
+
+async def serve_now(common):
+    return await serve(common)
 """
 
 
@@ -385,7 +401,9 @@ CASES = [
 ]
 
 
-MEETS = "import types\nimport vllm.mod as mod\nfrom vllm.mod import build_common, pass_on\n"
+MEETS = (
+    "import asyncio, types\nimport vllm.mod as mod\nfrom vllm.mod import build_common, pass_on\n"
+)
 
 # Where a namespace meets vLLM code other than an ``object.__new__`` stub's method: each case
 # one test line (after ``ns = SimpleNamespace(other=1)`` on line 9 of the test file), the
@@ -460,6 +478,22 @@ MEETING_CASES = [
         "decode = Builder.decode; decode(self=ns, x=1)",
         {"missing-attribute _decode_causal 23 9", "missing-attribute _new_field 23 9"},
     ),
+    (
+        "function-monkeypatched-helper",
+        "monkeypatch.setattr(mod, 'build_common', len); pass_on(1, SimpleNamespace(common=ns))",
+        set(),
+    ),
+    (
+        "function-string-patched-helper",
+        "monkeypatch.setattr('vllm.mod.build_common', len); pass_on(1, SimpleNamespace(common=ns))",
+        set(),
+    ),
+    ("coroutine-not-awaited", "mod.run_later(ns)", set()),
+    (
+        "coroutine-awaited",
+        "asyncio.run(mod.serve_now(ns))",
+        {"missing-field common.num_actual_tokens 110 9"},
+    ),
     ("the-namespace-sets-it", "build_common(SimpleNamespace(num_actual_tokens=1))", set()),
 ]
 
@@ -470,7 +504,8 @@ MEETING_CASES = [
 def test_standin_meetings(tmp_path, test, expected):
     body = test.replace("; ", "\n    ")  # one statement a line
     root, path = _tree(
-        tmp_path, f"{MEETS}\ndef test_x():\n    ns = SimpleNamespace(other=1)\n    {body}\n"
+        tmp_path,
+        f"{MEETS}\ndef test_x(monkeypatch):\n    ns = SimpleNamespace(other=1)\n    {body}\n",
     )
     result = StubAuditor(root).audit_paths([path], standins=True)
     found = {

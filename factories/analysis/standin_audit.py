@@ -25,7 +25,7 @@ import attrs
 
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
-from factories.analysis.classes import ClassInfo, FunctionRef, MemberKind
+from factories.analysis.classes import ClassInfo, External, FunctionRef, MemberKind, ModuleRef
 from factories.analysis.extraction import (
     EventKind,
     Meeting,
@@ -119,9 +119,11 @@ class HandedCall:
     dotted: str
     passed: tuple[PassedStandIn, ...]
     shape: CallShape
+    module: ModuleInfo = attrs.field(eq=False, repr=False)
     test: str | None = None
     expect_raise: bool = False
     given_self: bool = False
+    patched: tuple[tuple[str, bool], ...] = ()
 
     @property
     def event(self) -> StubEvent:
@@ -262,8 +264,10 @@ def _hand(
             callee.dotted,
             (),
             meeting.shape or CallShape.of(call),
+            module,
             meeting.test,
             meeting.expect_raise,
+            patched=meeting.patched,
         )
     given_self = meeting.how is MeetingHow.SELF or callee.self_arg
     handed[key] = attrs.evolve(
@@ -287,9 +291,50 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     roots = bind_passed(function.node, handed.passed, bound=bound)
     if not roots:
         return []
-    context = CallContext(expect_raise=handed.expect_raise, standins=frozenset(roots), chains=True)
+    methods, functions, raising = _patches(index, handed.module, handed.patched)
+    context = CallContext(
+        replaced=methods,
+        patched_functions=functions,
+        raising=raising,
+        expect_raise=handed.expect_raise,
+        standins=frozenset(roots),
+        chains=True,
+    )
     report = analyzer.analyze_function(function, context, call=handed.shape, bound=bound)
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
+
+
+def _patches(
+    index, module: ModuleInfo, patched: Iterable[tuple[str, bool]]
+) -> tuple[frozenset, frozenset, frozenset]:
+    """``CallContext``'s ``replaced``, ``patched_functions`` and ``raising`` of the patches
+    around a call, resolved through the test module's names as a stub's are."""
+    methods: set[tuple[str, str]] = set()
+    functions: set[str] = set()
+    raising: set = set()
+    for dotted, raises in patched:
+        owner, _, name = dotted.rpartition(".")
+        target = index.resolve(module, owner) if owner else None
+        if target is None and owner:
+            target = index.resolve_absolute(owner)
+        key: tuple[str, str] | str
+        if isinstance(target, ClassInfo):
+            key = (target.qualname, name)
+            methods.add(key)
+        elif isinstance(target, ModuleRef):
+            key = f"{target.module.name}.{name}"
+            functions.add(key)
+        elif isinstance(target, External):
+            key = f"{target.dotted}.{name}"
+            functions.add(key)
+        elif "." in owner and target is None:
+            key = dotted  # a string patch target: already dotted
+            functions.add(key)
+        else:
+            continue
+        if raises:
+            raising.add(key)
+    return frozenset(methods), frozenset(functions), frozenset(raising)
 
 
 def _callee_function(index, dotted: str) -> tuple[FunctionRef, MemberKind | None, str] | None:
@@ -498,6 +543,12 @@ def _self_calls(module: ModuleInfo, standin: StandIn) -> list[SelfCall]:
             or (i in replayed and _head(meetings[i]) != head)
             for i in range(first[head])
         )
+        patches = {
+            target: raises
+            for i in replayed
+            if _head(meetings[i]) == head
+            for target, raises in meetings[i].patched
+        }
         stub = Stub(
             NamedClass(head),
             standin.location,
@@ -505,6 +556,8 @@ def _self_calls(module: ModuleInfo, standin: StandIn) -> list[SelfCall]:
             events=(*_sets(standin), *events),
             escapes=True,
             opaque=standin.opaque,
+            patched=tuple(sorted(patches)),
+            raising=tuple(sorted(t for t, raises in patches.items() if raises)),
         )
         out.append(SelfCall(stub, standin.kind, filled))
     return out

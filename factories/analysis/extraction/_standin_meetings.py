@@ -84,6 +84,7 @@ class MeetingMaker:
             self._context(call, cases),
             how=how,
             callee=made,
+            patched=self._patches(call),
             self_shape=shape,
             position=position,
             keyword=keyword,
@@ -134,6 +135,16 @@ class MeetingMaker:
             return callee
         stub_class = site[1] if site[0] is StandInKind.OBJECT_NEW else None
         return attrs.evolve(callee, stub_class=stub_class, method=target[1], self_arg=True)
+
+    def _patches(self, call: ast.Call) -> tuple[tuple[str, bool], ...]:
+        """The patches of the function that makes ``call`` and of the test around it."""
+        scopes = [self.scope.enclosing_scope(call), self._test_function(call)]
+        found: dict[str, bool] = {}
+        for scope in scopes:
+            if isinstance(scope, FUNCTION_DEFS):
+                for target, raises in self.recorder.class_patches(scope, set(), NO_BINDINGS):
+                    found[target] = found.get(target, False) or raises
+        return tuple(sorted(found.items()))
 
     def _context(self, node: ast.AST, cases: tuple[str, ...]) -> Meeting:
         """A meeting at ``node`` with what the test states around it filled in."""

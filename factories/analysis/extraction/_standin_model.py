@@ -76,7 +76,8 @@ class Meeting:
     them, and the ``field``.  ``test`` and ``cases``: the pytest test it runs in and the
     parametrize case ids it is followed under (empty: every case, or none).  ``shape``: the
     call's shape with what the test states about each argument (a literal, a constructed
-    object's fields), as a stub's call carries it, so a replay decides the same branches."""
+    object's fields), as a stub's call carries it, so a replay decides the same branches.
+    ``patched``: for a call, the patches around it (``EventRecorder.class_patches``)."""
 
     how: MeetingHow
     location: Location
@@ -92,6 +93,9 @@ class Meeting:
     cases: tuple[str, ...] = ()
     expect_raise: bool = False
     shape: CallShape | None = attrs.field(default=None, eq=False)
+    # ``(dotted target, raises)`` of each patch the function holding a call (and its test)
+    # makes: what ran in the callee's place.
+    patched: tuple[tuple[str, bool], ...] = ()
 
 
 @attrs.frozen

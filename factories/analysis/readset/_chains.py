@@ -193,10 +193,22 @@ class ChainHandlers:
             self.stack,
             shape.bind_literals(target.node, bound=False),
         )
+        # A coroutine function's body runs only where its coroutine is awaited (or handed to
+        # a loop the test may have patched out): called otherwise, its reads may not happen.
+        runs = not isinstance(target.node, ast.AsyncFunctionDef) or self.awaited(call)
         for read in walked.recorder.chains:
             read = placed_after(read, self.chain)
-            self.rec.chains.append(read if self.certain else attrs.evolve(read, certain=False))
+            certain = self.certain and runs
+            self.rec.chains.append(read if certain else attrs.evolve(read, certain=False))
+        if not runs:
+            return state
         return state | marks(walked.state) if walked.state is not None else state
+
+    def awaited(self, call: ast.Call) -> bool:
+        """Whether the walked function awaits ``call`` where it makes it (``await f(x)``)."""
+        return any(
+            isinstance(node, ast.Await) and node.value is call for node in ast.walk(self.func)
+        )
 
     def patched(self, target: FunctionRef) -> bool:
         """Whether the test replaced that function (its body is not what runs)."""
