@@ -484,6 +484,12 @@ MEETING_CASES = [
         set(),
     ),
     (
+        "function-patched-through-a-local-import",
+        "from vllm import mod as m2; monkeypatch.setattr(m2, 'build_common', len); "
+        "pass_on(1, SimpleNamespace(common=ns))",
+        set(),
+    ),
+    (
         "function-string-patched-helper",
         "monkeypatch.setattr('vllm.mod.build_common', len); pass_on(1, SimpleNamespace(common=ns))",
         set(),

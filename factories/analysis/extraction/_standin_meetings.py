@@ -139,10 +139,16 @@ class MeetingMaker:
     def _patches(self, call: ast.Call) -> tuple[tuple[str, bool], ...]:
         """The patches of the function that makes ``call`` and of the test around it."""
         scopes = [self.scope.enclosing_scope(call), self._test_function(call)]
+        imports = self.sites.imports(call)
         found: dict[str, bool] = {}
         for scope in scopes:
             if isinstance(scope, FUNCTION_DEFS):
                 for target, raises in self.recorder.class_patches(scope, set(), NO_BINDINGS):
+                    # Through the test's imports (a function's own too): ``utils.helper``
+                    # imported inside the test is ``vllm.x.utils.helper``.
+                    head, _, rest = target.partition(".")
+                    if head in imports and rest:
+                        target = f"{imports[head].dotted}.{rest}"
                     found[target] = found.get(target, False) or raises
         return tuple(sorted(found.items()))
 

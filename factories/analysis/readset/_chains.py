@@ -170,7 +170,7 @@ class ChainHandlers:
             target = self.index.resolve(self.module, text, self.local_imports)
         except SourceError:
             return state  # the module's own users report it
-        if not isinstance(target, FunctionRef) or self.patched(target):
+        if not isinstance(target, FunctionRef) or self.patched(target, text):
             return state
         args = target.node.args
         positional = [a.arg for a in list(args.posonlyargs) + list(args.args)]
@@ -210,6 +210,11 @@ class ChainHandlers:
             isinstance(node, ast.Await) and node.value is call for node in ast.walk(self.func)
         )
 
-    def patched(self, target: FunctionRef) -> bool:
-        """Whether the test replaced that function (its body is not what runs)."""
-        return f"{target.module.name}.{target.node.name}" in self.context.patched_functions
+    def patched(self, target: FunctionRef, text: str = "") -> bool:
+        """Whether the test replaced that function (its body is not what runs): where it is
+        defined, or the name ``text`` this module calls it by (``monkeypatch.setattr(utils,
+        "helper", fake)`` replaces ``utils``'s own binding of an imported ``helper``)."""
+        patched = self.context.patched_functions
+        if f"{target.module.name}.{target.node.name}" in patched:
+            return True
+        return bool(text) and "." not in text and f"{self.module.name}.{text}" in patched
