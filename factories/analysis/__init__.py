@@ -19,7 +19,8 @@ with attrs). One job per module:
   against its class (``ClassAuditor``); ``report``: stale fields, finding builders, merging and
   order; ``allowlist``: known findings to silence; ``findings``: the frozen result values;
   ``standin_audit``: with ``--standins``, the links a ``SimpleNamespace`` stand-in lacks where
-  the code reads them (on a stub's field, passed to a stub's method, or made ``self``).
+  the code reads them (on a stub's field, passed to a stub's method or to a function, static
+  or class method the test imports, or made ``self`` by any spelling).
 - ``release_summary``: a whole ``tests/`` tree audited (stubs, then the stand-ins) and told as
   counts: stand-ins by kind, findings by level and kind (``audit-stubs --release-summary``).
 - ``trigger``, ``since`` and ``baseline`` serve pre-commit: the stubs a ``vllm/`` change

@@ -3,8 +3,13 @@
 A test hands vLLM code objects it built without their constructor
 (``factories.analysis.extraction.StandInExtractor``): a ``SimpleNamespace`` set on a stub's
 field (``builder.mla_dims = SimpleNamespace(v_head_dim=...)``), passed to a method called on a
-stub (``builder._build(metadata, common)``), or made ``self`` of an unbound method
-(``Builder._build_decode(ns, ...)``).  The call's analysis records the attribute chains read
+stub (``builder._build(metadata, common)``, ``Builder._build(stub, metadata, common)``), made
+``self`` of a method (``Builder._build_decode(ns, ...)``, ``Builder._build_decode(self=ns)``,
+``types.MethodType(Builder._build_decode, ns)(...)``, ``Builder._build_decode.__get__(ns)(...)``,
+``Builder.prop.fget(ns)``), or passed to other code its imports name (``HandedCall``): a
+module function (``build(common)``, ``mod.build(common)``), a static or class method
+(``Builder.make(common)``), a method whose ``self`` is another object.  The patches around
+the call hold for its walk.  The call's analysis records the attribute chains read
 from those objects (``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a
 chain that the namespace (or a namespace nested in it) does not hold is a missing field.  A
 chain stops at a field whose value is not a namespace: what is read beyond it belongs to a
@@ -12,8 +17,10 @@ real object.  Only namespaces are judged: an ``object.__new__`` stub or a spec'd
 names in its class.
 
 ``StandInTable`` is what one test module builds, ``StubStandIns`` the part of it one stub
-meets, ``missing_fields`` the check of one call's report, and ``self_stubs`` the ``Stub``
-values that replay a namespace made ``self`` through ``ClassAuditor.audit_class``.
+meets, ``missing_fields`` the check of one call's report, ``SelfCall`` the ``Stub`` values
+that replay a namespace made ``self`` through ``ClassAuditor.audit_class``, and
+``handed_findings`` the check of a ``HandedCall`` (its callee walked as a function,
+``ReadSetAnalyzer.analyze_function``).
 """
 
 from __future__ import annotations
@@ -474,8 +481,8 @@ def _first_missing(
 
 def runs_code(meeting: Meeting) -> bool:
     """Whether the meeting runs code with the stand-in (which may write on it): a call it is
-    an argument or ``self`` of; not a bound method made of it (``types.MethodType``,
-    ``__get__``), which runs only when called, nor a place it is put."""
+    an argument or ``self`` of (a property's ``fget`` too); not a bound method made of it
+    (``types.MethodType``, ``__get__``), which runs only when called, nor a place it is put."""
     if meeting.how is MeetingHow.ARGUMENT:
         return True
     return meeting.how is MeetingHow.SELF and meeting.self_shape in (
