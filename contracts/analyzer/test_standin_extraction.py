@@ -72,6 +72,10 @@ def _meeting(m: Meeting) -> str:
             text += f" ={callee.dotted}"
         if callee.stub_class is not None:
             text += f" stub={callee.stub_class.text}.{callee.method}"
+        elif callee.method is not None:
+            text += f" method={callee.method}"
+        if callee.self_arg:
+            text += " self-first"
         text += f" [{m.position}]" if m.position is not None else f" [{m.keyword}=]"
     text += f" L{m.location.line}"
     if m.test is not None:
@@ -80,6 +84,8 @@ def _meeting(m: Meeting) -> str:
         text += "[" + ",".join(m.cases) + "]"
     if m.expect_raise:
         text += " raises"
+    if m.patched:
+        text += " patched=" + ",".join(t + ("!" if r else "") for t, r in m.patched)
     return text
 
 
@@ -159,8 +165,33 @@ CASES = [
           @ self METHOD_TYPE Builder.build =vllm.x.Builder.build [1] L10 in test_self
           @ self DESCRIPTOR_GET Builder.build =vllm.x.Builder.build [0] L11 in test_self
           @ self PROPERTY_FGET Builder.size =vllm.x.Builder.size [0] L12 in test_self
-          @ self SELF_KEYWORD _plan [self=] L13 in test_self
-          @ self UNBOUND_CALL _plan [0] L14 in test_self
+          @ self SELF_KEYWORD _plan =vllm.x.Builder.plan [self=] L13 in test_self
+          @ self UNBOUND_CALL _plan =vllm.x.Builder.plan [0] L14 in test_self
+        """,
+    ),
+    Case(
+        "an argument next to self: a stub's, a namespace's; the patches around the call",
+        """
+        from types import SimpleNamespace
+        from vllm.x import Bd
+
+        def test_n(monkeypatch):
+            from vllm import h
+            monkeypatch.setattr(h, "p", None)
+            stub = object.__new__(Bd)
+            ns = SimpleNamespace(a=1)
+            common = SimpleNamespace(b=2)
+            Bd.m(stub, common)
+            Bd.m(ns, common)
+        """,
+        """
+        OBJECT_NEW L8 class=Bd {}
+          @ self UNBOUND_CALL Bd.m =vllm.x.Bd.m [0] L11 in test_n patched=vllm.h.p
+        SIMPLE_NAMESPACE L9 {a=1}
+          @ self UNBOUND_CALL Bd.m =vllm.x.Bd.m [0] L12 in test_n patched=vllm.h.p
+        SIMPLE_NAMESPACE L10 {b=2}
+          @ argument Bd.m =vllm.x.Bd.m stub=Bd.m self-first [1] L11 in test_n patched=vllm.h.p
+          @ argument Bd.m =vllm.x.Bd.m method=m self-first [1] L12 in test_n patched=vllm.h.p
         """,
     ),
     Case(

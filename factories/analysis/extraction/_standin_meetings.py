@@ -12,7 +12,7 @@ import ast
 import attrs
 
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
-from factories.analysis.extraction._events import EventRecorder
+from factories.analysis.extraction._events import EventRecorder, _module_alias
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import Site, StandInSites
 from factories.analysis.extraction._standin_model import (
@@ -115,6 +115,8 @@ class MeetingMaker:
         target = func
         if isinstance(func, ast.Name) and func.id not in imports:
             bound = self.reader.resolve_local(func, NO_BINDINGS)
+            if bound is None:  # ``_plan = Builder.plan`` at module level
+                bound = _module_alias(self.scope.module.tree, func.id)
             if isinstance(bound, ast.Attribute):
                 target = bound
         stub_class, method = None, None
