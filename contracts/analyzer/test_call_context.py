@@ -3,17 +3,15 @@
 The audit shares one analyzer (and its memo) across every stub of a run.  What one test
 arranged around a call (patched methods and functions, ``pytest.raises``) used to be set on
 that analyzer as attributes and left there, so a report could depend on which stub was audited
-before.  These tests audit and analyse in both orders and expect the same answers, and keep
-code outside ``factories.analysis.readset`` from setting attributes on an analyzer.
+before.  These tests audit and analyse in both orders and expect the same answers; the scan
+that keeps code outside ``factories.analysis.readset`` from setting attributes on an analyzer
+is a repository rule (``tests/repository/test_analyzer_ownership.py``).
 """
 
 from __future__ import annotations
 
-import ast
 import textwrap
 from pathlib import Path
-
-import pytest
 
 from factories.analysis.audit import StubAuditor
 from factories.analysis.classes import ClassInfo
@@ -131,52 +129,3 @@ def test_analyze_is_a_function_of_the_method_and_its_context(tmp_path):
     assert by_order[0] == by_order[1]
     required = {name: {a.name for a in r.required} for name, r in by_order[0].items()}
     assert required == {"arranged": set(), "plain": {"config", "after"}}
-
-
-def _sets_an_analyzer_attribute(target: ast.expr) -> bool:
-    """``analyzer.x = ...`` or ``<anything>.analyzer.x = ...``."""
-    if not isinstance(target, ast.Attribute):
-        return False
-    owner = target.value
-    return (isinstance(owner, ast.Name) and owner.id == "analyzer") or (
-        isinstance(owner, ast.Attribute) and owner.attr == "analyzer"
-    )
-
-
-def test_nothing_outside_the_analyzer_sets_its_attributes():
-    offenders = []
-    for folder in ("factories", "tools", "contracts", "tests"):
-        for path in sorted((REPO / folder).rglob("*.py")):
-            if "readset" in path.relative_to(REPO).parts:
-                continue
-            text = path.read_text()
-            if "analyzer" not in text:
-                continue  # no name to set an attribute through: nothing to parse
-            for node in ast.walk(ast.parse(text, str(path))):
-                if isinstance(node, ast.Assign):
-                    targets = node.targets
-                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                    targets = [node.target]
-                else:
-                    continue
-                for target in targets:
-                    elements = target.elts if isinstance(target, ast.Tuple) else [target]
-                    if any(_sets_an_analyzer_attribute(t) for t in elements):
-                        offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
-    assert not offenders, "pass a CallContext to analyze() instead: " + ", ".join(offenders)
-
-
-@pytest.mark.parametrize(
-    ("statement", "sets"),
-    [
-        ("self.analyzer.patched_functions = functions", True),  # what audit.py did before
-        ("auditor.analyzer.expect_raise = True", True),
-        ("analyzer.detached = False", True),
-        ("self.analyzer = ReadSetAnalyzer(index)", False),  # owning one is not setting on it
-        ("report.analyzer_name = 'x'", False),
-        ("context = CallContext(raising=raising)", False),
-    ],
-)
-def test_the_scan_sees_an_attribute_set_on_an_analyzer(statement, sets):
-    (node,) = ast.parse(statement).body
-    assert _sets_an_analyzer_attribute(node.targets[0]) is sets
