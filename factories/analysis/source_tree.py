@@ -56,6 +56,18 @@ def collect_imports(body: list[ast.stmt], module: str, is_package: bool) -> dict
     return table
 
 
+def function_imports(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, module: str, is_package: bool
+) -> dict[str, ImportTarget]:
+    """Local name -> import target for every import inside ``func``, at any depth (nested
+    blocks and defs too): the names a function imports for itself."""
+    table: dict[str, ImportTarget] = {}
+    for sub in ast.walk(func):
+        if isinstance(sub, (ast.Import, ast.ImportFrom)):
+            table.update(collect_imports([sub], module, is_package))
+    return table
+
+
 def shallow_statements(body: list[ast.stmt]):
     """Statements of ``body`` plus those nested in if/try/with blocks (not in defs)."""
     for node in body:

@@ -11,7 +11,7 @@ import bisect
 
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Location
-from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
 
 
 class ModuleScope:
@@ -103,11 +103,9 @@ class ModuleScope:
         table: dict[str, ImportTarget] = {}
         for func in reversed(chain):
             if id(func) not in self._imports_cache:
-                own: dict[str, ImportTarget] = {}
-                for sub in ast.walk(func):
-                    if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                        own.update(collect_imports([sub], self.module.name, self.module.is_package))
-                self._imports_cache[id(func)] = own
+                self._imports_cache[id(func)] = function_imports(
+                    func, self.module.name, self.module.is_package
+                )
             table.update(self._imports_cache[id(func)])
         return table
 

@@ -33,7 +33,7 @@ from factories.analysis.readset._paths import (
     provisioned,
 )
 from factories.analysis.readset._walker import Walker
-from factories.analysis.source_tree import ImportTarget, ModuleInfo, collect_imports
+from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
 from factories.errors import MethodNotFoundError
 
 #: How many nested method calls (``self.m()``, ``super().m()``, properties) one walk follows
@@ -64,13 +64,12 @@ class ReadSetAnalyzer:
         function, not once per walk (a method is walked again for every stub and context)."""
         key = id(func)
         if key not in self._function_names:
-            imports: dict[str, ImportTarget] = {}
-            stored: set[str] = set()
-            for sub in ast.walk(func):
-                if isinstance(sub, (ast.Import, ast.ImportFrom)):
-                    imports.update(collect_imports([sub], module.name, module.is_package))
-                elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                    stored.add(sub.id)
+            imports = function_imports(func, module.name, module.is_package)
+            stored = {
+                n.id
+                for n in ast.walk(func)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            }
             self._function_names[key] = (imports, frozenset(stored | set(imports)))
         return self._function_names[key]
 
