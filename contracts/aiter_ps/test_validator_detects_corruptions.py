@@ -341,6 +341,34 @@ def test_every_check_has_a_corruption_test():
     assert {c[1] for c in CORRUPTIONS} == set(Check)
 
 
+def second_head_sliced_differently(p: Plan) -> None:
+    """The last work of a multi-head TG (its second head's) ends one kv page short: that head's
+    kv slicing is no longer the first head's."""
+    t = next(t for t in range(CU) if p.wi[t + 1] - p.wi[t] >= 2)
+    p.info[int(p.wi[t + 1]) - 1, C.KV_END] -= 1
+
+
+def one_head_missing_from_a_tg(p: Plan) -> None:
+    """Every work of a TG names the TG's first head, so its other head has none."""
+    t = next(t for t in range(CU) if p.wi[t + 1] - p.wi[t] >= 2)
+    rows = slice(int(p.wi[t]), int(p.wi[t + 1]))
+    p.info[rows, C.Q_HEAD_RANGE] = p.info[int(p.wi[t]), C.Q_HEAD_RANGE]
+
+
+# The TG_HEAD_ORDER check has three parts; the table above proves one (head-major order).
+TG_SLICING = [
+    ("a head sliced differently", "identical kv slicing", second_head_sliced_differently),
+    ("a head missing from a TG", "every head of its cluster", one_head_missing_from_a_tg),
+]
+
+
+@pytest.mark.parametrize("name, message, mutate", TG_SLICING, ids=[c[0] for c in TG_SLICING])
+def test_tg_slicing_corruption_is_reported(plan, name, message, mutate):
+    mutate(plan)
+    hits = [f for f in plan.violations() if f.check == Check.TG_HEAD_ORDER]
+    assert any(message in f.message for f in hits), f"{name}: got {hits}"
+
+
 def test_findings_carry_expected_and_actual(plan):
     plan.fm[0, 1] -= 1
     f = next(f for f in plan.violations() if f.check is Check.REDUCE_FINAL_MAP)
