@@ -3,8 +3,9 @@
 The 0.34.0 source is copied and one line of the AITER MLA backend is edited so that a method
 reads a field the test's ``SimpleNamespace`` does not give: as an argument of a stub's method
 (``common``), set on a stub's field (``builder.mla_dims``), and made ``self`` of an unbound
-method (``AiterMLAMetadataBuilder._build_decode(stub, ...)``).  Unedited, the stand-ins of the
-same test files give no error.
+method (``AiterMLAMetadataBuilder._build_decode(stub, ...)``), and nested in an argument
+(``metadata.prefill``).  Unedited, and edited to read only what the namespaces answer (a field
+they set, a ``getattr`` with a default), the stand-ins of the same test files give no error.
 """
 
 from __future__ import annotations
@@ -51,6 +52,45 @@ EDITS = [
         "SimpleNamespace(",
         id="made-self",
     ),
+    pytest.param(
+        "        qo_indptr = prefill.query_start_loc\n",
+        "        _ = metadata.prefill.chunked_context\n"
+        "        qo_indptr = prefill.query_start_loc\n",
+        PREFILL_TEST,
+        "metadata.prefill.chunked_context",
+        "prefill = SimpleNamespace(",
+        id="namespace-nested-in-an-argument",
+    ),
+]
+
+# Reads the same namespaces answer: a field the test sets, or one ``getattr`` gives a default.
+HARMLESS_EDITS = [
+    pytest.param(
+        "        from aiter import get_ps_metadata_v1\n",
+        '        _ = getattr(common_attn_metadata, "num_actual_tokens", None)\n'
+        "        from aiter import get_ps_metadata_v1\n",
+        PREFILL_TEST,
+        id="getattr-with-a-default",
+    ),
+    pytest.param(
+        "        from aiter import get_ps_metadata_v1\n",
+        "        _ = common_attn_metadata.query_start_loc_cpu\n"
+        "        from aiter import get_ps_metadata_v1\n",
+        PREFILL_TEST,
+        id="a-field-the-namespace-sets",
+    ),
+    pytest.param(
+        "        from aiter import get_ps_metadata_info_v1\n",
+        "        _ = self.mla_dims.v_head_dim\n        from aiter import get_ps_metadata_info_v1\n",
+        PREFILL_TEST,
+        id="a-field-the-stub-field-namespace-sets",
+    ),
+    pytest.param(
+        "        causal = self._decode_causal\n",
+        '        causal = self._decode_causal\n        _ = getattr(self, "_new_field", None)\n',
+        SPLIT_TEST,
+        id="getattr-on-a-namespace-made-self",
+    ),
 ]
 
 
@@ -60,6 +100,15 @@ def _copy(src: Path, dst: Path) -> Path:
         (dst / test).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src / test, dst / test)
     return dst
+
+
+def _edit(root: Path, anchor: str, edited: str) -> int:
+    """Replace the one ``anchor`` of the backend by ``edited``; the anchor's line."""
+    backend = root / BACKEND
+    text = backend.read_text(encoding="utf-8")
+    assert text.count(anchor) == 1, anchor
+    backend.write_text(text.replace(anchor, edited), encoding="utf-8")
+    return text[: text.index(anchor)].count("\n") + 1
 
 
 def _standin_errors(root: Path, test: str):
@@ -77,11 +126,7 @@ def test_an_edit_that_reads_a_field_the_namespace_lacks_is_an_error(
     release_src, tmp_path, anchor, edited, test, name, built_by
 ):
     root = _copy(release_src("0.34.0"), tmp_path)
-    backend = root / BACKEND
-    text = backend.read_text(encoding="utf-8")
-    assert text.count(anchor) == 1, anchor
-    backend.write_text(text.replace(anchor, edited), encoding="utf-8")
-    edit_line = text[: text.index(anchor)].count("\n") + 1
+    edit_line = _edit(root, anchor, edited)
     errors = [f for f in _standin_errors(root, test) if f.name == name]
     assert len(errors) == 1, errors
     (error,) = errors
@@ -97,3 +142,10 @@ def test_unedited_the_namespaces_give_no_error(release_src):
     root = release_src("0.34.0")
     for test in (PREFILL_TEST, SPLIT_TEST):
         assert _standin_errors(root, test) == []
+
+
+@pytest.mark.parametrize(("anchor", "edited", "test"), HARMLESS_EDITS)
+def test_an_edit_the_namespaces_answer_gives_no_error(release_src, tmp_path, anchor, edited, test):
+    root = _copy(release_src("0.34.0"), tmp_path)
+    _edit(root, anchor, edited)
+    assert _standin_errors(root, test) == []
