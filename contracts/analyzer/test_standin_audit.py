@@ -137,6 +137,43 @@ async def serve(common):
 
 async def serve_now(common):
     return await serve(common)
+
+
+class Gate:
+    def split(self, start, end):
+        if start >= end:
+            return 0
+        return self.block_size, self.new_flag
+
+
+def warm(runner, n):
+    if n:
+        return runner.size, runner.fresh
+    return 0
+
+
+def warm_rest(runner, n):
+    if not n:
+        return 0
+    return runner.size, runner.fresh
+
+
+def release(runner):
+    return runner.instance_id
+
+
+def warm_or_release(runner, n):
+    if n:
+        return build_or_release(runner)
+    return 0
+
+
+def build_or_release(runner):
+    try:
+        return runner.size
+    except Exception:
+        release(runner)
+        raise
 """
 
 
@@ -379,6 +416,53 @@ CASES = [
             b.route(metadata, flag)
         """,
         frozenset({(ERROR, "metadata.max_len")}),
+    ),
+    Case(
+        # A test may take the early return on purpose (a skip test whose other fields are
+        # traps, a helper shared with tests that go on): past it, reads stay notes.
+        "made-self-a-read-past-an-undecided-early-return-stays-a-note",
+        """
+        from vllm.mod import Gate
+        def test_x(s, e):
+            Gate.split(SimpleNamespace(block_size=16), s, e)
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "handed-a-block-that-alone-reads-fields-the-namespace-holds-is-prepared",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            mod.warm(SimpleNamespace(size=1), n)
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-block-no-field-prepares-stays-a-note",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            mod.warm(SimpleNamespace(other=1), n)
+        """,
+        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-read-past-an-undecided-early-return-stays-a-note",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            mod.warm_rest(SimpleNamespace(size=1), n)
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-read-in-a-handler-of-a-prepared-block-stays-a-note",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            mod.warm_or_release(SimpleNamespace(size=1), n)
+        """,
+        frozenset({(NOTE, "runner.instance_id")}),
     ),
     Case(
         "made-self-a-built-argument-s-field-decides-the-branch",

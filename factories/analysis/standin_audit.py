@@ -307,7 +307,9 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
         standins=frozenset(roots),
         chains=True,
     )
-    report = analyzer.analyze_function(function, context, call=handed.shape, bound=bound)
+    report = analyzer.analyze_function(
+        function, context, call=handed.shape, bound=bound, provided_chains=held_chains(roots, {})
+    )
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
 
 
