@@ -174,6 +174,14 @@ def build_or_release(runner):
     except Exception:
         release(runner)
         raise
+
+
+def serve_app(app):
+    return app.state.args.port
+
+
+def two(runner):
+    return runner.a.x, runner.b.y
 """
 
 
@@ -486,7 +494,12 @@ CASES = [
 
 
 MEETS = (
-    "import asyncio, types\nimport vllm.mod as mod\nfrom vllm.mod import build_common, pass_on\n"
+    "import asyncio, types\nimport vllm.mod as mod\n"
+    "from vllm.mod import build_common, pass_on; from unittest.mock import MagicMock\n"
+)
+# Helpers of the test module, after the test (its line numbers stay).
+MEETS_AFTER = (
+    "\n\ndef holder(common):\n    meta = MagicMock()\n    meta.common = common\n    return meta\n"
 )
 
 # Where a namespace meets vLLM code other than an ``object.__new__`` stub's method: each case
@@ -585,6 +598,44 @@ MEETING_CASES = [
         {"missing-field common.num_actual_tokens 110 9"},
     ),
     ("the-namespace-sets-it", "build_common(SimpleNamespace(num_actual_tokens=1))", set()),
+    (
+        "field-of-a-plain-mock-handed-on",
+        "meta = MagicMock(); meta.common = ns; pass_on(1, meta)",
+        {"missing-field meta.common.num_actual_tokens 83 9"},
+    ),
+    (
+        "field-of-a-plain-mock-made-self",
+        "h = MagicMock(); h.mla_dims = ns; Builder.dims(h)",
+        {
+            "missing-field self.mla_dims.v_head_dim 20 9",
+            "missing-field self.mla_dims.qk_nope_head_dim 20 9",
+        },
+    ),
+    (
+        "field-of-a-field-of-a-plain-mock",
+        "app = MagicMock(); app.state.args = ns; mod.serve_app(app)",
+        {"missing-field app.state.args.port 155 9"},
+    ),
+    (
+        "two-namespaces-on-one-holder-are-one-object",
+        "r = MagicMock(); r.a = SimpleNamespace(x=1); r.b = ns; mod.two(r)",
+        {"missing-field runner.b.y 159 9"},
+    ),
+    (
+        "field-of-a-holder-returned-by-a-helper",
+        "meta = holder(ns); pass_on(1, meta)",
+        {"missing-field meta.common.num_actual_tokens 83 9"},
+    ),
+    (
+        "a-plain-mock-s-own-links-are-not-judged",
+        "meta = MagicMock(); meta.other = ns; pass_on(1, meta)",
+        set(),
+    ),
+    (
+        "a-holder-handed-to-other-code-first-may-be-filled-in",
+        "meta = MagicMock(); meta.common = ns; mod.guarded_fn(meta); pass_on(1, meta)",
+        set(),
+    ),
 ]
 
 
@@ -595,7 +646,8 @@ def test_standin_meetings(tmp_path, test, expected):
     body = test.replace("; ", "\n    ")  # one statement a line
     root, path = _tree(
         tmp_path,
-        f"{MEETS}\ndef test_x(monkeypatch):\n    ns = SimpleNamespace(other=1)\n    {body}\n",
+        f"{MEETS}\ndef test_x(monkeypatch):\n    ns = SimpleNamespace(other=1)\n    {body}\n"
+        + MEETS_AFTER,
     )
     result = StubAuditor(root).audit_paths([path], standins=True)
     found = {
