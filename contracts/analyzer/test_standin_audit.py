@@ -145,6 +145,11 @@ class Gate:
             return 0
         return self.block_size, self.new_flag
 
+    def clip(self, start, n):
+        if start:
+            return n
+        return self.block_size + self.new_flag
+
 
 def warm(runner, n):
     if n:
@@ -182,6 +187,12 @@ def serve_app(app):
 
 def two(runner):
     return runner.a.x, runner.b.y
+
+
+def clip_fn(runner, start, n):
+    if start:
+        return n
+    return runner.size + runner.fresh
 """
 
 
@@ -437,6 +448,42 @@ CASES = [
         frozenset({(NOTE, "new_flag")}),
     ),
     Case(
+        "made-self-an-early-return-the-test-s-assertion-rules-out-is-not-its-path",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            assert Gate.clip(SimpleNamespace(block_size=16), s, 8) == 24
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-an-early-return-of-the-asserted-value-may-be-its-path",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            assert Gate.clip(SimpleNamespace(block_size=16), s, 8) == 8
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "handed-an-early-return-the-test-s-assertion-rules-out-is-not-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(s):
+            assert mod.clip_fn(SimpleNamespace(size=1), s, 8) == 9
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-an-early-return-with-no-assertion-on-the-result-stays-undecided",
+        """
+        import vllm.mod as mod
+        def test_x(s):
+            mod.clip_fn(SimpleNamespace(size=1), s, 8)
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
         "handed-a-block-that-alone-reads-fields-the-namespace-holds-is-prepared",
         """
         import vllm.mod as mod
@@ -614,12 +661,12 @@ MEETING_CASES = [
     (
         "field-of-a-field-of-a-plain-mock",
         "app = MagicMock(); app.state.args = ns; mod.serve_app(app)",
-        {"missing-field app.state.args.port 155 9"},
+        {"missing-field app.state.args.port 160 9"},
     ),
     (
         "two-namespaces-on-one-holder-are-one-object",
         "r = MagicMock(); r.a = SimpleNamespace(x=1); r.b = ns; mod.two(r)",
-        {"missing-field runner.b.y 159 9"},
+        {"missing-field runner.b.y 164 9"},
     ),
     (
         "field-of-a-holder-returned-by-a-helper",

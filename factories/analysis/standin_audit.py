@@ -131,6 +131,8 @@ class HandedCall:
     expect_raise: bool = False
     given_self: bool = False
     patched: tuple[tuple[str, bool], ...] = ()
+    # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
+    returns: tuple[object] | tuple[()] = ()
 
     @property
     def event(self) -> StubEvent:
@@ -276,6 +278,7 @@ def _hand(
             meeting.test,
             meeting.expect_raise,
             patched=meeting.patched,
+            returns=_asserted(module, call),
         )
     # A holder made ``self`` is not replayed: the method is walked as a function of it.
     given_self = (meeting.how is MeetingHow.SELF and not meeting.via) or callee.self_arg
@@ -356,6 +359,7 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
         expect_raise=handed.expect_raise,
         standins=frozenset(roots),
         chains=True,
+        returns=handed.returns,
     )
     report = analyzer.analyze_function(
         function, context, call=handed.shape, bound=bound, provided_chains=held_chains(roots, {})
@@ -668,8 +672,34 @@ def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | 
         expect_raise=meeting.expect_raise,
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
+        returns=_asserted(module, _call_at(module, meeting.location.line, callee.text)),
     )
     return head, event
+
+
+def _asserted(module: ModuleInfo, call: ast.Call | None) -> tuple[object] | tuple[()]:
+    """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
+    call == 1536`` (either side), ``assert call is None``."""
+    if call is None:
+        return ()
+    for node in ast.walk(module.tree):
+        if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)):
+            continue
+        test = node.test
+        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
+            continue
+        sides = (test.left, test.comparators[0])
+        if call not in sides:
+            continue
+        other = sides[1] if sides[0] is call else sides[0]
+        if not isinstance(other, ast.Constant) or not isinstance(
+            other.value, (int, str, type(None))
+        ):
+            continue
+        if isinstance(test.ops[0], ast.Is) and other.value is not None:
+            continue
+        return (other.value,)
+    return ()
 
 
 def _self_call_shape(module: ModuleInfo, meeting: Meeting) -> CallShape | None:
