@@ -193,6 +193,12 @@ def clip_fn(runner, start, n):
     if start:
         return n
     return runner.size + runner.fresh
+
+
+def ready(runner, n):
+    if n:
+        return False
+    return runner.size > runner.fresh
 """
 
 
@@ -480,6 +486,24 @@ CASES = [
         import vllm.mod as mod
         def test_x(s):
             mod.clip_fn(SimpleNamespace(size=1), s, 8)
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-an-early-false-the-test-asserts-true-is-not-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            assert mod.ready(SimpleNamespace(size=1), n)
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-an-early-false-the-test-asserts-false-may-be-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            assert not mod.ready(SimpleNamespace(size=1), n)
         """,
         frozenset({(NOTE, "runner.fresh")}),
     ),

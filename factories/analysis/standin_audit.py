@@ -47,7 +47,7 @@ from factories.analysis.extraction import (
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext
 from factories.analysis.source_tree import ModuleInfo
-from factories.analysis.values import Obj
+from factories.analysis.values import Obj, Truth
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
@@ -679,11 +679,22 @@ def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | 
 
 def _asserted(module: ModuleInfo, call: ast.Call | None) -> tuple[object] | tuple[()]:
     """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
-    call == 1536`` (either side), ``assert call is None``."""
+    call == 1536`` (either side), ``assert call is None``; a ``Truth`` where it asserts only
+    that (``assert call``, ``assert not call``)."""
     if call is None:
         return ()
     for node in ast.walk(module.tree):
-        if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)):
+        if not isinstance(node, ast.Assert):
+            continue
+        if node.test is call:
+            return (Truth(True),)
+        if (
+            isinstance(node.test, ast.UnaryOp)
+            and isinstance(node.test.op, ast.Not)
+            and node.test.operand is call
+        ):
+            return (Truth(False),)
+        if not isinstance(node.test, ast.Compare):
             continue
         test = node.test
         if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):

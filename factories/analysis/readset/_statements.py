@@ -11,7 +11,7 @@ import ast
 from factories.analysis.classes import MemberKind
 from factories.analysis.readset._model import AttributeAccess, ParamAccess, State, meet
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
-from factories.analysis.values import Obj, compare
+from factories.analysis.values import Obj, Truth, compare, truthy
 
 
 class StatementHandlers:
@@ -75,7 +75,13 @@ class StatementHandlers:
         for arm, verdict in ((node.body, False), (node.orelse, True)):
             if len(arm) == 1 and isinstance(arm[0], ast.Return) and arm[0].value is not None:
                 known = self.known(arm[0].value)
-                if known and compare(ast.Eq(), known[0], expected) is False:
+                if not known:
+                    continue
+                if isinstance(expected, Truth):
+                    ruled_out = truthy(known[0]) is (not expected.value)
+                else:
+                    ruled_out = compare(ast.Eq(), known[0], expected) is False
+                if ruled_out:
                     return verdict
         return None
 
