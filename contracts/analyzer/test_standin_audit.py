@@ -137,6 +137,68 @@ async def serve(common):
 
 async def serve_now(common):
     return await serve(common)
+
+
+class Gate:
+    def split(self, start, end):
+        if start >= end:
+            return 0
+        return self.block_size, self.new_flag
+
+    def clip(self, start, n):
+        if start:
+            return n
+        return self.block_size + self.new_flag
+
+
+def warm(runner, n):
+    if n:
+        return runner.size, runner.fresh
+    return 0
+
+
+def warm_rest(runner, n):
+    if not n:
+        return 0
+    return runner.size, runner.fresh
+
+
+def release(runner):
+    return runner.instance_id
+
+
+def warm_or_release(runner, n):
+    if n:
+        return build_or_release(runner)
+    return 0
+
+
+def build_or_release(runner):
+    try:
+        return runner.size
+    except Exception:
+        release(runner)
+        raise
+
+
+def serve_app(app):
+    return app.state.args.port
+
+
+def two(runner):
+    return runner.a.x, runner.b.y
+
+
+def clip_fn(runner, start, n):
+    if start:
+        return n
+    return runner.size + runner.fresh
+
+
+def ready(runner, n):
+    if n:
+        return False
+    return runner.size > runner.fresh
 """
 
 
@@ -381,6 +443,107 @@ CASES = [
         frozenset({(ERROR, "metadata.max_len")}),
     ),
     Case(
+        # A test may take the early return on purpose (a skip test whose other fields are
+        # traps, a helper shared with tests that go on): past it, reads stay notes.
+        "made-self-a-read-past-an-undecided-early-return-stays-a-note",
+        """
+        from vllm.mod import Gate
+        def test_x(s, e):
+            Gate.split(SimpleNamespace(block_size=16), s, e)
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-an-early-return-the-test-s-assertion-rules-out-is-not-its-path",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            assert Gate.clip(SimpleNamespace(block_size=16), s, 8) == 24
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-an-early-return-of-the-asserted-value-may-be-its-path",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            assert Gate.clip(SimpleNamespace(block_size=16), s, 8) == 8
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "handed-an-early-return-the-test-s-assertion-rules-out-is-not-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(s):
+            assert mod.clip_fn(SimpleNamespace(size=1), s, 8) == 9
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-an-early-return-with-no-assertion-on-the-result-stays-undecided",
+        """
+        import vllm.mod as mod
+        def test_x(s):
+            mod.clip_fn(SimpleNamespace(size=1), s, 8)
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-an-early-false-the-test-asserts-true-is-not-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            assert mod.ready(SimpleNamespace(size=1), n)
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-an-early-false-the-test-asserts-false-may-be-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            assert not mod.ready(SimpleNamespace(size=1), n)
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-block-that-alone-reads-fields-the-namespace-holds-is-prepared",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            mod.warm(SimpleNamespace(size=1), n)
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-block-no-field-prepares-stays-a-note",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            mod.warm(SimpleNamespace(other=1), n)
+        """,
+        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-read-past-an-undecided-early-return-stays-a-note",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            mod.warm_rest(SimpleNamespace(size=1), n)
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-read-in-a-handler-of-a-prepared-block-stays-a-note",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            mod.warm_or_release(SimpleNamespace(size=1), n)
+        """,
+        frozenset({(NOTE, "runner.instance_id")}),
+    ),
+    Case(
         "made-self-a-built-argument-s-field-decides-the-branch",
         """
         def test_x():
@@ -402,7 +565,12 @@ CASES = [
 
 
 MEETS = (
-    "import asyncio, types\nimport vllm.mod as mod\nfrom vllm.mod import build_common, pass_on\n"
+    "import asyncio, types\nimport vllm.mod as mod\n"
+    "from vllm.mod import build_common, pass_on; from unittest.mock import MagicMock\n"
+)
+# Helpers of the test module, after the test (its line numbers stay).
+MEETS_AFTER = (
+    "\n\ndef holder(common):\n    meta = MagicMock()\n    meta.common = common\n    return meta\n"
 )
 
 # Where a namespace meets vLLM code other than an ``object.__new__`` stub's method: each case
@@ -501,6 +669,44 @@ MEETING_CASES = [
         {"missing-field common.num_actual_tokens 110 9"},
     ),
     ("the-namespace-sets-it", "build_common(SimpleNamespace(num_actual_tokens=1))", set()),
+    (
+        "field-of-a-plain-mock-handed-on",
+        "meta = MagicMock(); meta.common = ns; pass_on(1, meta)",
+        {"missing-field meta.common.num_actual_tokens 83 9"},
+    ),
+    (
+        "field-of-a-plain-mock-made-self",
+        "h = MagicMock(); h.mla_dims = ns; Builder.dims(h)",
+        {
+            "missing-field self.mla_dims.v_head_dim 20 9",
+            "missing-field self.mla_dims.qk_nope_head_dim 20 9",
+        },
+    ),
+    (
+        "field-of-a-field-of-a-plain-mock",
+        "app = MagicMock(); app.state.args = ns; mod.serve_app(app)",
+        {"missing-field app.state.args.port 160 9"},
+    ),
+    (
+        "two-namespaces-on-one-holder-are-one-object",
+        "r = MagicMock(); r.a = SimpleNamespace(x=1); r.b = ns; mod.two(r)",
+        {"missing-field runner.b.y 164 9"},
+    ),
+    (
+        "field-of-a-holder-returned-by-a-helper",
+        "meta = holder(ns); pass_on(1, meta)",
+        {"missing-field meta.common.num_actual_tokens 83 9"},
+    ),
+    (
+        "a-plain-mock-s-own-links-are-not-judged",
+        "meta = MagicMock(); meta.other = ns; pass_on(1, meta)",
+        set(),
+    ),
+    (
+        "a-holder-handed-to-other-code-first-may-be-filled-in",
+        "meta = MagicMock(); meta.common = ns; mod.guarded_fn(meta); pass_on(1, meta)",
+        set(),
+    ),
 ]
 
 
@@ -511,7 +717,8 @@ def test_standin_meetings(tmp_path, test, expected):
     body = test.replace("; ", "\n    ")  # one statement a line
     root, path = _tree(
         tmp_path,
-        f"{MEETS}\ndef test_x(monkeypatch):\n    ns = SimpleNamespace(other=1)\n    {body}\n",
+        f"{MEETS}\ndef test_x(monkeypatch):\n    ns = SimpleNamespace(other=1)\n    {body}\n"
+        + MEETS_AFTER,
     )
     result = StubAuditor(root).audit_paths([path], standins=True)
     found = {

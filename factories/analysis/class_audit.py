@@ -189,6 +189,7 @@ class ClassAuditor:
                 expect_raise=event.expect_raise,
                 detached=event.detached,
                 stated_locals=stated_locals,
+                returns=event.returns,
             )
             roots: dict[str, tuple[StandIn, ...]] = {}
             held: frozenset[str] = frozenset()

@@ -141,7 +141,7 @@ def _summary(
     kinds = tuple(
         KindCount(kind, counts[kind], counts[kind, "code"])
         for kind in StandInKind
-        if kind is not StandInKind.OBJECT_NEW
+        if kind not in (StandInKind.OBJECT_NEW, StandInKind.HOLDER)
     )
     s = plain.summary
     return TreeSummary(

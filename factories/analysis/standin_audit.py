@@ -47,7 +47,7 @@ from factories.analysis.extraction import (
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext
 from factories.analysis.source_tree import ModuleInfo
-from factories.analysis.values import Obj
+from factories.analysis.values import Obj, Truth
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
@@ -131,6 +131,8 @@ class HandedCall:
     expect_raise: bool = False
     given_self: bool = False
     patched: tuple[tuple[str, bool], ...] = ()
+    # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
+    returns: tuple[object] | tuple[()] = ()
 
     @property
     def event(self) -> StubEvent:
@@ -200,7 +202,7 @@ def _replayed_self(meeting: Meeting) -> bool:
     """``Cls.method(ns, ...)`` and the other spellings of ``self`` (``f(self=ns)``,
     ``types.MethodType``, ``__get__``, ``fget``): the namespace is replayed as a stub of
     ``Cls`` (where the call's arguments are stated: ``_self_call``)."""
-    if meeting.how is not MeetingHow.SELF:
+    if meeting.how is not MeetingHow.SELF or meeting.via:
         return False
     return meeting.self_shape is not SelfShape.UNBOUND_CALL or not meeting.position
 
@@ -241,8 +243,9 @@ def _file(
         position = meeting.position
         if position is not None and meeting.callee.self_arg:  # type: ignore[union-attr]
             position -= 1  # ``Cls.method(stub, ns)``: the stub's call binds past ``self``
-        passed.setdefault((meeting.location, meeting.callee.method), []).append(  # type: ignore
-            PassedStandIn(standin, position, meeting.keyword)
+        _add(
+            passed.setdefault((meeting.location, meeting.callee.method), []),  # type: ignore
+            PassedStandIn(held_as(standin, meeting.via), position, meeting.keyword),
         )
 
 
@@ -260,7 +263,7 @@ def _hand(
     elif meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position != 0:
         return
     key = (meeting.location, callee.text, meeting.test)
-    given = PassedStandIn(standin, meeting.position, meeting.keyword)
+    given = PassedStandIn(held_as(standin, meeting.via), meeting.position, meeting.keyword)
     known = handed.get(key)
     if known is None:
         call = _call_at(module, meeting.location.line, callee.text)
@@ -275,11 +278,61 @@ def _hand(
             meeting.test,
             meeting.expect_raise,
             patched=meeting.patched,
+            returns=_asserted(module, call),
         )
-    given_self = meeting.how is MeetingHow.SELF or callee.self_arg
+    # A holder made ``self`` is not replayed: the method is walked as a function of it.
+    given_self = (meeting.how is MeetingHow.SELF and not meeting.via) or callee.self_arg
+    passed = list(known.passed)
+    _add(passed, given)
     handed[key] = attrs.evolve(
-        known, passed=(*known.passed, given), given_self=known.given_self or given_self
+        known, passed=tuple(passed), given_self=known.given_self or given_self
     )
+
+
+def held_as(standin: StandIn, via: tuple[str, ...]) -> StandIn:
+    """The object a meeting ``via`` fields hands over: ``standin`` itself, or a holder of it
+    at the end of those fields (``runner.cfg = ns; f(runner)``: a holder whose ``cfg`` is
+    ``ns``)."""
+    for name in reversed(via):
+        field = StandInField(name, standin.location, children=(standin,))
+        standin = StandIn(StandInKind.HOLDER, standin.location, fields=(field,))
+    return standin
+
+
+def _add(passed: list[PassedStandIn], given: PassedStandIn) -> None:
+    """Add an argument of one call: a holder of the same argument as one already there is
+    that same object, holding one more stand-in (not an alternative the test may pass)."""
+    for i, known in enumerate(passed):
+        if (
+            (known.position, known.keyword) == (given.position, given.keyword)
+            and known.standin.kind is StandInKind.HOLDER
+            and given.standin.kind is StandInKind.HOLDER
+        ):
+            passed[i] = attrs.evolve(known, standin=_merged(known.standin, given.standin))
+            return
+    if given not in passed:
+        passed.append(given)
+
+
+def _merged(a: StandIn, b: StandIn) -> StandIn:
+    """Two holders of one object as one: the fields of both, a field both hold merged."""
+    fields = {f.name: f for f in a.fields}
+    for field in b.fields:
+        known = fields.get(field.name)
+        if (
+            known is not None
+            and len(known.children) == 1
+            and len(field.children) == 1
+            and known.children[0].kind is StandInKind.HOLDER
+            and field.children[0].kind is StandInKind.HOLDER
+        ):
+            child = _merged(known.children[0], field.children[0])
+            fields[field.name] = attrs.evolve(known, children=(child,))
+        elif known is None:
+            fields[field.name] = field
+        elif field.children[0] not in known.children:
+            fields[field.name] = attrs.evolve(known, children=(*known.children, *field.children))
+    return attrs.evolve(a, fields=tuple(fields.values()))
 
 
 def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
@@ -306,8 +359,11 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
         expect_raise=handed.expect_raise,
         standins=frozenset(roots),
         chains=True,
+        returns=handed.returns,
     )
-    report = analyzer.analyze_function(function, context, call=handed.shape, bound=bound)
+    report = analyzer.analyze_function(
+        function, context, call=handed.shape, bound=bound, provided_chains=held_chains(roots, {})
+    )
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
 
 
@@ -418,12 +474,12 @@ def missing_fields(
     for chain in report.chain_reads:
         if chain.guarded:
             continue
-        if chain.root == "self":
+        if chain.root in roots:
+            starts = [(standin, (chain.root,), chain.path) for standin in roots[chain.root]]
+        elif chain.root == "self":
             if not chain.path or chain.path[0] not in nested:
                 continue
             starts = [(nested[chain.path[0]], ("self", chain.path[0]), chain.path[1:])]
-        elif chain.root in roots:
-            starts = [(standin, (chain.root,), chain.path) for standin in roots[chain.root]]
         else:
             continue
         missing = [_first_missing(*start, table, event) for start in starts]
@@ -445,7 +501,7 @@ def held_chains(
     out: set[str] = set()
     while starts:
         standin, walked = starts.pop()
-        if standin.kind not in NAMESPACE_KINDS:
+        if standin.kind not in NAMESPACE_KINDS and standin.kind is not StandInKind.HOLDER:
             continue
         for field in standin.fields:
             if field.name in standin.dropped:
@@ -466,9 +522,17 @@ def _first_missing(
     """The namespace and the chain up to the first link it lacks, or None: every link held,
     or the walk reached an object that is not a namespace the test built whole."""
     for name in rest:
-        if not _judged(standin, event) or name in _OBJECT_NAMES:
+        if name in _OBJECT_NAMES:
             return None
         field = next((f for f in standin.fields if f.name == name), None)
+        if standin.kind is StandInKind.HOLDER:
+            # What the holder holds besides its stand-ins is not known: only they are judged.
+            if field is None or len(field.children) != 1:
+                return None
+            standin, walked = field.children[0], (*walked, name)
+            continue
+        if not _judged(standin, event):
+            return None
         if field is None:
             if (walked[-1], name) in table.late:
                 return None  # ``x.config.text_config = ...``: set after it was built
@@ -608,8 +672,45 @@ def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | 
         expect_raise=meeting.expect_raise,
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
+        returns=_asserted(module, _call_at(module, meeting.location.line, callee.text)),
     )
     return head, event
+
+
+def _asserted(module: ModuleInfo, call: ast.Call | None) -> tuple[object] | tuple[()]:
+    """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
+    call == 1536`` (either side), ``assert call is None``; a ``Truth`` where it asserts only
+    that (``assert call``, ``assert not call``)."""
+    if call is None:
+        return ()
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.Assert):
+            continue
+        if node.test is call:
+            return (Truth(True),)
+        if (
+            isinstance(node.test, ast.UnaryOp)
+            and isinstance(node.test.op, ast.Not)
+            and node.test.operand is call
+        ):
+            return (Truth(False),)
+        if not isinstance(node.test, ast.Compare):
+            continue
+        test = node.test
+        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
+            continue
+        sides = (test.left, test.comparators[0])
+        if call not in sides:
+            continue
+        other = sides[1] if sides[0] is call else sides[0]
+        if not isinstance(other, ast.Constant) or not isinstance(
+            other.value, (int, str, type(None))
+        ):
+            continue
+        if isinstance(test.ops[0], ast.Is) and other.value is not None:
+            continue
+        return (other.value,)
+    return ()
 
 
 def _self_call_shape(module: ModuleInfo, meeting: Meeting) -> CallShape | None:

@@ -69,6 +69,14 @@ class Obj:
 
 
 @attrs.frozen
+class Truth:
+    """A value of which the test states only whether it is true (``assert f(x)``,
+    ``assert not f(x)``)."""
+
+    value: bool
+
+
+@attrs.frozen
 class EnumMember:
     """``Class.MEMBER`` as the source spells it (the last two parts of the dotted name)."""
 

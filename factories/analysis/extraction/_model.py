@@ -51,6 +51,9 @@ class StubEvent:
     # ``Cls.prop.fget(ns)``: a property's getter run as a call (only a stand-in's replay
     # states one; a stub's own ``stub.prop`` is a read of the property).
     getter: bool = False
+    # ``(value,)`` where the test asserts the call returns that literal (``assert f(...) ==
+    # 1536``; only a stand-in's replay states it): ``CallContext.returns``.
+    returns: tuple[object] | tuple[()] = ()
 
 
 @attrs.frozen

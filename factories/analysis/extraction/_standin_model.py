@@ -26,6 +26,10 @@ class StandInKind(enum.Enum):
     SIMPLE_NAMESPACE = "types.SimpleNamespace"
     ARGPARSE_NAMESPACE = "argparse.Namespace"
     SPEC_MOCK = "spec'd mock"
+    # Not built by a test as such: an object the test sets stand-ins on (a plain ``MagicMock``,
+    # an object built some other way) that goes on to vLLM code; the audit makes one for each
+    # ``Meeting.via`` and judges only the stand-ins it holds, never its own links.
+    HOLDER = "object holding stand-ins"
 
 
 class MeetingHow(enum.Enum):
@@ -77,7 +81,9 @@ class Meeting:
     parametrize case ids it is followed under (empty: every case, or none).  ``shape``: the
     call's shape with what the test states about each argument (a literal, a constructed
     object's fields), as a stub's call carries it, so a replay decides the same branches.
-    ``patched``: for a call, the patches around it (``EventRecorder.class_patches``)."""
+    ``patched``: for a call, the patches around it (``EventRecorder.class_patches``).
+    ``via``: the meeting is one of an object that holds the stand-in as a field, which no
+    extraction follows as a stand-in of its own."""
 
     how: MeetingHow
     location: Location
@@ -96,6 +102,9 @@ class Meeting:
     # ``(dotted target, raises)`` of each patch the function holding a call (and its test)
     # makes: what ran in the callee's place.
     patched: tuple[tuple[str, bool], ...] = ()
+    # ``SELF``/``ARGUMENT`` of an object the stand-in was put on, not of the stand-in itself:
+    # the fields from that object to the stand-in (``runner.cfg = ns; f(runner)``: ``("cfg",)``).
+    via: tuple[str, ...] = ()
 
 
 @attrs.frozen

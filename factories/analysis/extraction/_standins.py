@@ -51,6 +51,10 @@ class _Route:
     cases: tuple[str, ...] = ()
     building: frozenset[int] = frozenset()
     follow_returns: bool = True
+    # Whether stand-ins built as the followed object's fields are its children: not while
+    # following an object that only holds the stand-in (``_held``), whose other fields are
+    # stand-ins of their own.
+    fields: bool = True
 
     def hop(self, follow_returns: bool = True) -> _Route:
         return attrs.evolve(self, depth=self.depth + 1, follow_returns=follow_returns)
@@ -126,6 +130,8 @@ class StandInExtractor:
     def _children(self, value: ast.expr, route: _Route) -> list[StandIn]:
         """Stand-ins built as ``value`` or inside it (a list of them), or named by it."""
         out: list[StandIn] = []
+        if not route.fields:
+            return out
         pending: list[ast.AST] = [value]
         while pending:
             node = pending.pop(0)
@@ -159,9 +165,7 @@ class StandInExtractor:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             for target in targets:
                 if isinstance(target, ast.Attribute):
-                    found.meetings.append(
-                        self.meet.attribute(target.value, target.attr, parent, route.cases)
-                    )
+                    self._put_on(target, parent, scope, found, route)
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             if names:
                 self._follow_names(scope, names, parent, found, route)
@@ -254,9 +258,7 @@ class StandInExtractor:
         if isinstance(parent, ast.Assign) and parent.value is node:
             for target in parent.targets:
                 if isinstance(target, ast.Attribute):
-                    found.meetings.append(
-                        self.meet.attribute(target.value, target.attr, parent, route.cases)
-                    )
+                    self._put_on(target, parent, scope, found, route)
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -274,6 +276,37 @@ class StandInExtractor:
                 found.meetings.append(self.meet.attribute(call, field, call, route.cases))
             elif isinstance(call, ast.Call):
                 self._argument(call, node, found, route)
+
+    def _put_on(
+        self, target: ast.Attribute, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
+    ) -> None:
+        """``owner.field = <the stand-in>``: a meeting on ``owner``; where ``owner`` is no
+        stand-in (a plain ``MagicMock``, an object built some other way, ``app.state``), the
+        stand-in also goes wherever that object goes next, as its field (``_held``)."""
+        meeting = self.meet.attribute(target.value, target.attr, stmt, route.cases)
+        found.meetings.append(meeting)
+        if meeting.owner_kind is None:
+            self._held(target, stmt, scope, found, route)
+
+    def _held(
+        self, target: ast.Attribute, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
+    ) -> None:
+        """``runner.cfg = ns`` (or ``app.state.args = ns``), then ``f(runner)``: the holder's
+        later hand-overs in its scope (into helpers, out of returns, as a stand-in is followed)
+        are the stand-in's, each with the fields that lead to it (``Meeting.via``)."""
+        path: tuple[str, ...] = (target.attr,)
+        owner = target.value
+        while isinstance(owner, ast.Attribute):
+            path, owner = (owner.attr, *path), owner.value
+        if not isinstance(owner, ast.Name) or route.depth >= MAX_FUNCTION_HOPS:
+            return
+        held = _Found()
+        self._follow_names(scope, {owner.id}, stmt, held, attrs.evolve(route.hop(), fields=False))
+        found.meetings.extend(
+            attrs.evolve(meeting, via=(*meeting.via, *path))
+            for meeting in held.meetings
+            if meeting.how is not MeetingHow.ATTRIBUTE
+        )
 
     def _follow_return(
         self, scope: ast.AST, found: _Found, route: _Route, position: int | None = None

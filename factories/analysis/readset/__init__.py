@@ -20,7 +20,9 @@ class, properties into their getters and setters.
 Where the test's values do not decide a branch, its set-up can still say which way it goes: a
 block that alone reads fields the test set is one it prepared (``provisioned``), and a
 condition that reads a field the stub lacks is a guard written after the test (``both_arms``).
-Reads record the undecided blocks they sit in for the first.
+Reads record the undecided blocks they sit in for the first.  Where the test asserts the
+call's result (``CallContext.returns``), an arm that only returns another known value is not
+its path.
 
 What the test arranged around the call (methods and functions it patched, which of them raise,
 ``pytest.raises``, a task it may cancel) is a ``CallContext`` passed into ``analyze``; nothing

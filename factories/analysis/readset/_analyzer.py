@@ -166,20 +166,30 @@ class ReadSetAnalyzer:
         context: CallContext = _NO_CONTEXT,
         call: CallShape | None = None,
         bound: bool = False,
+        provided_chains: Iterable[str] = (),
     ) -> FunctionReport:
         """What a module function of the tree reads from the stand-ins a test hands it
         directly (``build_metadata(common)``): its parameters' chain reads, placed as a
         method's are, with ``call``'s literal arguments deciding branches.  A static or class
         method (``Cls.build(common)``) is walked the same way; ``bound``: the call does not
-        pass the first parameter (a classmethod's ``cls``)."""
+        pass the first parameter (a classmethod's ``cls``).  ``provided_chains``: the chains
+        the stand-ins handed to it hold, which prepare the blocks that alone read them (as
+        ``analyze``'s)."""
         node = function.node
         params = call.bind_literals(node, bound=bound) if call is not None else {}
         walked = self.walk_function(context, function, frozenset(), {}, (), params, entry=True)
+        chains = provisioned(
+            walked.recorder.chains,
+            chain_links(walked.recorder.chains),
+            frozenset(provided_chains),
+            self.blocks.siblings,
+            self.blocks.typed,
+        )
         return FunctionReport(
             function=f"{function.module.name}.{node.name}",
             signature=Signature.of(node, bound=bound),
             location=Location(str(function.module.path), node.lineno),
-            chain_reads=first_unguarded_by_name(walked.recorder.chains),
+            chain_reads=first_unguarded_by_name(chains),
         )
 
     def param_classes(

@@ -198,8 +198,13 @@ class ChainHandlers:
         runs = not isinstance(target.node, ast.AsyncFunctionDef) or self.awaited(call)
         for read in walked.recorder.chains:
             read = placed_after(read, self.chain)
-            certain = self.certain and runs
-            self.rec.chains.append(read if certain else attrs.evolve(read, certain=False))
+            if self.certain and runs:
+                self.rec.chains.append(read)
+            else:
+                # Off this call's straight line (``self.chain`` None: a handler, past a
+                # ``return``), or in a coroutine that may not run: in no block a test prepares.
+                blocks = read.blocks if runs and self.chain is not None else None
+                self.rec.chains.append(attrs.evolve(read, certain=False, blocks=blocks))
         if not runs:
             return state
         return state | marks(walked.state) if walked.state is not None else state

@@ -180,6 +180,10 @@ class CallContext:
     it decides the branches it guards.  The stand-in audit asks for it where a namespace is
     made ``self`` (its calls state their arguments, ``Meeting.shape``); the stub audit does
     not yet, since it would move the findings on the releases that its output is pinned to.
+    ``returns``: ``(value,)`` where the test asserts that the call returns that literal
+    (``assert split(...) == 1536``): an undecided ``if`` whose arm is only ``return K``, with
+    ``K`` known and not that value, takes its other arm, as the test passes.  The stand-in
+    audit states it for a namespace made ``self`` and for a function handed namespaces.
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -190,6 +194,7 @@ class CallContext:
     standins: frozenset[str] = frozenset()
     chains: bool = False
     stated_locals: bool = False
+    returns: tuple[object] | tuple[()] = ()
 
 
 @attrs.define

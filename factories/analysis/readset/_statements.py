@@ -11,7 +11,7 @@ import ast
 from factories.analysis.classes import MemberKind
 from factories.analysis.readset._model import AttributeAccess, ParamAccess, State, meet
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
-from factories.analysis.values import Obj
+from factories.analysis.values import Obj, Truth, compare, truthy
 
 
 class StatementHandlers:
@@ -54,6 +54,8 @@ class StatementHandlers:
     def stmt_If(self, node: ast.If, state: frozenset[str]) -> State:
         before = len(self.rec.required)
         verdict, when_true, when_false = self.branch(node.test, state)
+        if verdict is None:
+            verdict = self.ruled_out_return(node)
         if verdict is True:
             return self.block(node.body, when_true)
         if verdict is False:
@@ -61,6 +63,27 @@ class StatementHandlers:
         if is_type_test(node.test):
             self.analyzer.blocks.type_tested(node.body, node.orelse)
         return self.both_arms(node.body, when_true, node.orelse, when_false, self.placed(before))
+
+    def ruled_out_return(self, node: ast.If) -> bool | None:
+        """The verdict the test's assertion on the analysed call's result gives an ``if`` one
+        arm of which is only ``return K`` (``CallContext.returns``): that arm does not run
+        where ``K`` is known and is not the value the test asserts.  Only the analysed call's
+        own ``return`` is its result (not a method it calls)."""
+        if not (self.entry and self.context.returns):
+            return None
+        expected = self.context.returns[0]
+        for arm, verdict in ((node.body, False), (node.orelse, True)):
+            if len(arm) == 1 and isinstance(arm[0], ast.Return) and arm[0].value is not None:
+                known = self.known(arm[0].value)
+                if not known:
+                    continue
+                if isinstance(expected, Truth):
+                    ruled_out = truthy(known[0]) is (not expected.value)
+                else:
+                    ruled_out = compare(ast.Eq(), known[0], expected) is False
+                if ruled_out:
+                    return verdict
+        return None
 
     def stmt_For(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> State:
         state = self.expr(node.iter, state)
