@@ -137,6 +137,64 @@ async def serve(common):
 
 async def serve_now(common):
     return await serve(common)
+
+
+from dataclasses import dataclass
+from elsewhere import External
+
+
+class Base:
+    def __init__(self, config, device=None):
+        self.config = config
+        self.model_config = config.model_config
+        self.heads = self.model_config.num_heads
+        self.rank = self._rank()
+
+    def _rank(self):
+        if self.config.parallel.size > 1:
+            return self.config.parallel.rank, self.device
+        return 0
+
+
+class Built(Base):
+    def __init__(self, spec, vllm_config, device):
+        super().__init__(vllm_config, device)
+        self.block = spec.block_size
+        self.tuned = getattr(vllm_config, "tuned", None)
+        if hasattr(self.config, "extra"):
+            self.extra = self.config.extra.value
+        self.config = spec
+        self.size = self.config.size
+
+
+class Inherits(Built):
+    pass
+
+
+class FromOutside(External, Base):
+    pass
+
+
+@dataclass
+class Fields(Base):
+    spec: object = None
+
+
+class Keeper:
+    def keep(self, common):
+        self.common = common
+        return self._tokens()
+
+    def _tokens(self):
+        return self.common.num_actual_tokens
+
+
+class Layer(External):
+    def __init__(self, config):
+        super().__init__()
+        if self.training:
+            return
+        self.rank = config.parallel.rank
 """
 
 
@@ -398,6 +456,17 @@ CASES = [
         """,
         frozenset({(SELF, "vllm_config")}),
     ),
+    Case(
+        "a-namespace-stored-on-self-is-read-there",
+        """
+        from vllm.mod import Keeper
+
+        def test_x():
+            k = object.__new__(Keeper)
+            k.keep(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
 ]
 
 
@@ -501,6 +570,49 @@ MEETING_CASES = [
         {"missing-field common.num_actual_tokens 110 9"},
     ),
     ("the-namespace-sets-it", "build_common(SimpleNamespace(num_actual_tokens=1))", set()),
+    (
+        "constructor-keywords",
+        "mod.Built(spec=SimpleNamespace(block_size=1, size=1), vllm_config=ns, device=None)",
+        {
+            "missing-field vllm_config.model_config 124 9",
+            "missing-field vllm_config.parallel 129 9",
+        },
+    ),
+    (
+        "constructor-a-base-reads-a-namespace-stored-on-self",
+        "mod.Built(SimpleNamespace(block_size=1, size=1), "
+        "SimpleNamespace(model_config=SimpleNamespace(), parallel=SimpleNamespace(size=1)), None)",
+        {"missing-field vllm_config.model_config.num_heads 125 10"},
+    ),
+    (
+        "constructor-a-method-it-calls-reads-it-not-self",
+        "mod.Built(SimpleNamespace(block_size=1, size=1), SimpleNamespace("
+        "model_config=SimpleNamespace(num_heads=1), parallel=SimpleNamespace(size=2)), None)",
+        {"missing-field vllm_config.parallel.rank 130 10"},
+    ),
+    (
+        "constructor-a-field-stored-again-holds-the-new-value",
+        "mod.Built(SimpleNamespace(block_size=1), SimpleNamespace("
+        "model_config=SimpleNamespace(num_heads=1), parallel=SimpleNamespace(size=1)), None)",
+        {"missing-field spec.size 142 10"},
+    ),
+    (
+        "constructor-inherited-init",
+        "mod.Inherits(SimpleNamespace(block_size=1, size=1), "
+        "SimpleNamespace(model_config=SimpleNamespace(), parallel=SimpleNamespace(size=1)), None)",
+        {"missing-field vllm_config.model_config.num_heads 125 10"},
+    ),
+    (
+        "constructor-guarded-reads-and-fields-it-sets",
+        "mod.Built(SimpleNamespace(block_size=1, size=1), SimpleNamespace("
+        "model_config=SimpleNamespace(num_heads=1), parallel=SimpleNamespace(size=1)), None)",
+        set(),
+    ),
+    ("constructor-with-a-base-outside-the-tree", "mod.FromOutside(ns)", set()),
+    # ``self.training`` comes from the outside base: not a field the test lacks, so the
+    # branch it decides stays undecided (a note, not an error)
+    ("constructor-reads-of-self-are-not-missing", "mod.Layer(ns)", set()),
+    ("constructor-of-a-dataclass", "mod.Fields(ns)", set()),
 ]
 
 

@@ -288,6 +288,9 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
     audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
+    built = _callee_class(index, handed.dotted)
+    if built is not None:
+        return _constructed(index, analyzer, handed, built, table)
     target = _callee_function(index, handed.dotted)
     if target is None:
         return []
@@ -309,6 +312,42 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     )
     report = analyzer.analyze_function(function, context, call=handed.shape, bound=bound)
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
+
+
+def _constructed(
+    index, analyzer, handed: HandedCall, cls: ClassInfo, table: StubStandIns
+) -> list[Finding]:
+    """``Cls(ns, ...)``: the namespaces the constructor's ``__init__`` (found through the MRO,
+    ``ClassIndex.constructor``) reads, its parameters past ``self`` bound through its
+    signature.  ``self`` is the real object being built (``CallContext.real_self``): what it
+    reads of itself is not the stand-in's, but a field it stores a namespace in is
+    (``self.cfg = config``, then ``self.cfg.x`` here or in a method it calls).  A class whose
+    ``__init__`` the tree does not show is not judged."""
+    member = index.constructor(cls)
+    if member is None:
+        return []
+    roots = bind_passed(member.node, handed.passed, bound=True)
+    if not roots:
+        return []
+    methods, functions, raising = _patches(index, handed.module, handed.patched)
+    context = CallContext(
+        replaced=methods,
+        patched_functions=functions,
+        raising=raising,
+        expect_raise=handed.expect_raise,
+        standins=frozenset(roots),
+        chains=True,
+        real_self=True,
+    )
+    report = analyzer.analyze(
+        cls,
+        "__init__",
+        call=handed.shape,
+        context=context,
+        provided_chains=held_chains(roots, {}),
+    )
+    event = attrs.evolve(handed.event, name="__init__")
+    return list(missing_fields(report, roots, {}, table, cls.name, event))
 
 
 def _patches(
@@ -342,6 +381,17 @@ def _patches(
         if raises:
             raising.add(key)
     return frozenset(methods), frozenset(functions), frozenset(raising)
+
+
+def _callee_class(index, dotted: str) -> ClassInfo | None:
+    """The class of the tree a dotted callee names (a constructor call), or None."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        module = index.tree.module(".".join(parts[:cut]))
+        if module is not None:
+            found = index.resolve(module, ".".join(parts[cut:]))
+            return found if isinstance(found, ClassInfo) else None
+    return None
 
 
 def _callee_function(index, dotted: str) -> tuple[FunctionRef, MemberKind | None, str] | None:
@@ -410,11 +460,14 @@ def missing_fields(
     table: StubStandIns,
     class_name: str,
     event: StubEvent,
-) -> Iterable[Finding]:
+) -> list[Finding]:
     """The chains of one call's report (``MethodReport.chain_reads``) that reach a name a
     namespace lacks: ``roots`` are the call's parameters handed one (a link is missing only
     where every alternative the test may pass lacks it), ``nested`` the stub's fields set to
-    one.  Guarded reads never; undecided ones as notes."""
+    one.  Guarded reads never; undecided ones as notes.  One finding per link a namespace
+    lacks (``cfg.model`` read as ``cfg.model.a`` and ``cfg.model.b``), a certain read's
+    first."""
+    found: dict[tuple[int, tuple[str, ...]], Finding] = {}
     for chain in report.chain_reads:
         if chain.guarded:
             continue
@@ -429,7 +482,12 @@ def missing_fields(
         missing = [_first_missing(*start, table, event) for start in starts]
         if all(m is not None for m in missing):
             standin, walked = missing[0]
-            yield _missing(chain, standin, walked, class_name, event)
+            key = (id(standin), walked)
+            if key not in found or (
+                chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
+            ):
+                found[key] = _missing(chain, standin, walked, class_name, event)
+    return list(found.values())
 
 
 def held_chains(

@@ -118,11 +118,11 @@ class CallHandlers:
         positional = [a.arg for a in list(callee.args.posonlyargs) + list(callee.args.args)][1:]
         aliases: dict[str, str] = {}
         for name, arg in zip(positional, call.args):
-            path = self.param_path(arg)
+            path = self.held_path(arg, state)
             if path is not None and not isinstance(arg, ast.Starred):
                 aliases[name] = path
         for kw in call.keywords:
-            path = self.param_path(kw.value) if kw.arg else None
+            path = self.held_path(kw.value, state) if kw.arg else None
             if path is not None:
                 aliases[kw.arg] = path  # type: ignore[index]
         shape = self.literal_shape(call)

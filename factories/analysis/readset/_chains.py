@@ -20,7 +20,10 @@ from factories.analysis.readset._model import (
     GUARDED_MARK,
     WRITTEN_MARK,
     ChainRead,
+    alias_mark,
+    aliased,
     placed_after,
+    unaliased,
 )
 from factories.analysis.readset._syntax import literal_name
 from factories.errors import SourceError
@@ -43,13 +46,15 @@ def marks(state: frozenset[str]) -> frozenset[str]:
 class ChainHandlers:
     """The stand-in half of ``Walker`` (its state lives there)."""
 
-    def chain_of(self, node: ast.AST | None) -> Chain | None:
+    def chain_of(self, node: ast.AST | None, state: frozenset[str] = frozenset()) -> Chain | None:
         """``(root, path)`` when ``node`` is an attribute chain on a stand-in: a parameter of the
         analysed call (directly, or through a local alias or a parameter of a called method
-        or function it was passed to), or a name on ``self`` that the class does not define as
-        a method or property (a field a test may set to a nested stand-in).  A bare parameter
-        gives an empty path; a bare ``self`` gives None, and so does every node unless the
-        context asks for chains (``CallContext.chains``)."""
+        or function it was passed to), a field of ``self`` that ``state`` says holds a chain
+        on one (``self.model_config = vllm_config.model_config``, ``alias_mark``), or a name
+        on ``self`` that the class does not define as a method or property (a field a test
+        may set to a nested stand-in).  A bare parameter gives an empty path; a bare ``self``
+        gives None, and so does every node unless the context asks for chains
+        (``CallContext.chains``)."""
         if not self.context.chains:
             return None
         parts: list[str] = []
@@ -62,6 +67,10 @@ class ChainHandlers:
         if node.id == self.self_name:
             if not path:
                 return None
+            held = aliased(state, path[0]) if state else None
+            if held is not None:
+                root, *head = held.split(".")
+                return root, (*head, *path[1:])
             member = self.index.lookup(self.cls, path[0])
             if member is not None and member.kind is not MemberKind.ATTRIBUTE:
                 return None
@@ -92,7 +101,7 @@ class ChainHandlers:
     def chain_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
         """An attribute load on a stand-in: recorded as a chain; whether it was one.  Below
         ``self``, a chain of one name is the ``self`` read itself, not a chain."""
-        chain = self.chain_of(node)
+        chain = self.chain_of(node, state)
         if chain is None or not chain[1] or (chain[0] == "self" and len(chain[1]) < 2):
             return False
         self.chain_read(chain, node, state)
@@ -100,10 +109,36 @@ class ChainHandlers:
 
     def chain_written(self, target: ast.expr, state: frozenset[str]) -> frozenset[str]:
         """``metadata.x = ...``: reads under ``metadata.x`` are no longer the stand-in's."""
-        chain = self.chain_of(target)
+        chain = self.chain_of(target, state)
         if chain is None or not chain[1]:
             return state
         return state | {WRITTEN_MARK + ".".join((chain[0], *chain[1]))}
+
+    def field_stored(
+        self, target: ast.Attribute, value: ast.expr | None, state: frozenset[str]
+    ) -> frozenset[str]:
+        """``self.<name> = value``: what ``self.<name>`` held is gone (and what is read under
+        it is not a nested stand-in of the stub); where ``value`` is a chain on a stand-in
+        the call was handed (not one on ``self``), ``self.<name>.x`` reads that stand-in
+        from here on (``alias_mark``), in this method and in the ones it calls."""
+        name = target.attr
+        chain = self.chain_of(value, state) if value is not None else None
+        state = self.chain_written(target, unaliased(state, name))
+        if chain is None or chain[0] == "self":
+            return state
+        return state | {alias_mark(name, ".".join((chain[0], *chain[1])))}
+
+    def held_path(self, node: ast.AST | None, state: frozenset[str]) -> str | None:
+        """``param_path``, or the chain a field of ``self`` holds (``self.vllm_config`` after
+        ``self.vllm_config = vllm_config``): what a local alias or a called method's
+        parameter then stands for."""
+        path = self.param_path(node)
+        if path is not None or not state or not self.is_self_attr(_root_attribute(node)):
+            return path
+        chain = self.chain_of(node, state)
+        if chain is None or chain[0] == "self":
+            return None
+        return ".".join((chain[0], *chain[1]))
 
     def chain_probe(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """``getattr``/``hasattr``/``setattr`` with a literal name on a stand-in or a chain on
@@ -117,7 +152,7 @@ class ChainHandlers:
         ):
             return state
         literal = literal_name(call.args[1])
-        chain = self.chain_of(call.args[0])
+        chain = self.chain_of(call.args[0], state)
         if literal is None or chain is None:
             return state
         full = (chain[0], chain[1] + (literal,))
@@ -126,10 +161,10 @@ class ChainHandlers:
         self.chain_read(full, call, state, guarded=func.id == "hasattr" or len(call.args) > 2)
         return state
 
-    def chain_guard(self, test: ast.Call) -> frozenset[str]:
+    def chain_guard(self, test: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """The mark ``hasattr(<stand-in chain>, "n")`` establishes where it holds."""
         literal = literal_name(test.args[1])
-        chain = self.chain_of(test.args[0])
+        chain = self.chain_of(test.args[0], state)
         if literal is None or chain is None:
             return frozenset()
         return frozenset({GUARDED_MARK + ".".join((chain[0], *chain[1], literal))})
@@ -149,9 +184,9 @@ class ChainHandlers:
                 break  # where the rest lands is not known from the text
             bound.append(arg)
         passed: list[tuple[int | str, Chain | None]] = [
-            (i, self.chain_of(a)) for i, a in enumerate(bound)
+            (i, self.chain_of(a, state)) for i, a in enumerate(bound)
         ]
-        passed += [(k.arg, self.chain_of(k.value)) for k in call.keywords if k.arg]
+        passed += [(k.arg, self.chain_of(k.value, state)) for k in call.keywords if k.arg]
         standins = self.context.standins
         passed = [(where, chain) for where, chain in passed if chain and chain[0] in standins]
         if not passed:
@@ -218,3 +253,10 @@ class ChainHandlers:
         if f"{target.module.name}.{target.node.name}" in patched:
             return True
         return bool(text) and "." not in text and f"{self.module.name}.{text}" in patched
+
+
+def _root_attribute(node: ast.AST | None) -> ast.AST | None:
+    """``self.a`` of ``self.a.b.c``: the attribute on the chain's root name."""
+    while isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+        node = node.value
+    return node

@@ -9,7 +9,13 @@ from __future__ import annotations
 import ast
 
 from factories.analysis.classes import MemberKind
-from factories.analysis.readset._model import AttributeAccess, ParamAccess, State, meet
+from factories.analysis.readset._model import (
+    AttributeAccess,
+    ParamAccess,
+    State,
+    meet,
+    unaliased,
+)
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
 from factories.analysis.values import Obj
 
@@ -46,7 +52,7 @@ class StatementHandlers:
     def stmt_Delete(self, node: ast.Delete, state: frozenset[str]) -> State:
         for target in node.targets:
             if self.is_self_attr(target):
-                state = state - {target.attr}  # type: ignore[attr-defined]
+                state = unaliased(state - {target.attr}, target.attr)  # type: ignore[attr-defined]
             else:
                 state = self.expr(target, state)
         return state
@@ -154,7 +160,7 @@ class StatementHandlers:
     def stmt_Assert(self, node: ast.Assert, state: frozenset[str]) -> State:
         """The message runs only when the assertion fails, and then the test fails anyway."""
         state = self.expr(node.test, state)
-        return state | self.guards(node.test)[0]
+        return state | self.guards(node.test, state)[0]
 
     # -- stores -------------------------------------------------------------------------
 
@@ -179,7 +185,11 @@ class StatementHandlers:
                 return state
             self.rec.writes.append(AttributeAccess(name, self.loc(target), self.qualname))
             self.consts.pop(name, None)
-            return self.chain_written(target, state | {name})
+            if self.context.real_self and self.certain and value is not None:
+                known = self.known(value)
+                if known and isinstance(known[0], Obj):
+                    self.consts[name] = known[0]  # what the test built, stored on ``self``
+            return self.field_stored(target, value, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
             parts = paired(target, value) if self.context.stated_locals else None
             for i, elt in enumerate(target.elts):
@@ -202,7 +212,7 @@ class StatementHandlers:
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
                 # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built
                 self.name_consts[target.id] = value_known[0]
-            path = self.param_path(value) if value is not None else None
+            path = self.held_path(value, state) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path
             else:
