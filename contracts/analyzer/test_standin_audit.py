@@ -195,6 +195,30 @@ class Layer(External):
         if self.training:
             return
         self.rank = config.parallel.rank
+
+
+class Coordinator:
+    def __init__(self, config, size):
+        self.lookahead = config.lookahead
+
+    @classmethod
+    def from_config(cls, config):
+        return config.size
+
+
+class Scheduler:
+    def __init__(self, vllm_config):
+        self.coord = Coordinator.from_config(vllm_config)
+        self.sizes = self.sizes_of(vllm_config)
+        self.helper = Coordinator(vllm_config.sub, 1)
+
+    @staticmethod
+    def sizes_of(config):
+        return config.block_sizes
+
+
+def make(cfg):
+    return Coordinator(cfg, 1)
 """
 
 
@@ -613,6 +637,42 @@ MEETING_CASES = [
     # branch it decides stays undecided (a note, not an error)
     ("constructor-reads-of-self-are-not-missing", "mod.Layer(ns)", set()),
     ("constructor-of-a-dataclass", "mod.Fields(ns)", set()),
+    ("function-passes-it-to-a-constructor", "mod.make(ns)", {"missing-field cfg.lookahead 177 9"}),
+    (
+        "function-passes-it-to-a-patched-constructor",
+        "monkeypatch.setattr(mod, 'Coordinator', dict); mod.make(ns)",
+        set(),
+    ),
+    (
+        "constructor-passes-it-to-a-constructor-patched-through-a-re-export",
+        "from vllm.pkg import model; monkeypatch.setattr(model, 'Inner', dict); model.Outer(ns)",
+        set(),
+    ),
+    (
+        "constructor-passes-it-to-a-constructor-of-a-re-exported-module",
+        "from vllm.pkg import model; model.Outer(ns)",
+        {"missing-field cfg.x 4 9"},
+    ),
+    (
+        "constructor-passes-it-on-to-a-classmethod",
+        "mod.Scheduler(SimpleNamespace(block_sizes=[], sub=SimpleNamespace(lookahead=0)))",
+        {"missing-field vllm_config.size 181 10"},
+    ),
+    (
+        "constructor-passes-it-on-to-a-staticmethod-of-self",
+        "mod.Scheduler(SimpleNamespace(size=1, sub=SimpleNamespace(lookahead=0)))",
+        {"missing-field vllm_config.block_sizes 192 10"},
+    ),
+    (
+        "constructor-passes-a-field-on-to-a-constructor",
+        "mod.Scheduler(SimpleNamespace(size=1, block_sizes=[], sub=SimpleNamespace()))",
+        {"missing-field vllm_config.sub.lookahead 177 10"},
+    ),
+    (
+        "constructor-passes-it-on-the-namespace-sets-it",
+        "mod.Scheduler(SimpleNamespace(size=1, block_sizes=[], sub=SimpleNamespace(lookahead=0)))",
+        set(),
+    ),
 ]
 
 
@@ -629,15 +689,35 @@ def test_standin_meetings(tmp_path, test, expected):
     found = {
         f"{f.kind.value} {f.name} {f.vllm_location.line} {f.stub_location.line}"
         for f in result.findings
-        if f.kind in (ERROR, SELF) and f.vllm_location.path.endswith("mod.py")
+        if f.kind in (ERROR, SELF) and f.vllm_location.path.endswith(("mod.py", "impl.py"))
     }
     assert found == expected
 
 
+# A package that re-exports a module under another name (as ``vllm.models.beam`` picks its
+# platform's ``model``): a test patches a name through that alias.
+PACKAGE = {
+    "__init__.py": "from .plat import impl as model\n",
+    "plat/__init__.py": "",
+    "plat/impl.py": """
+class Inner:
+    def __init__(self, cfg):
+        self.x = cfg.x
+
+
+class Outer:
+    def __init__(self, cfg):
+        self.inner = Inner(cfg)
+""",
+}
+
+
 def _tree(tmp_path: Path, test: str) -> tuple[Path, Path]:
-    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "pkg" / "plat").mkdir(parents=True)
     (tmp_path / "vllm" / "__init__.py").write_text("")
     (tmp_path / "vllm" / "mod.py").write_text(BUILDER)
+    for name, text in PACKAGE.items():
+        (tmp_path / "vllm" / "pkg" / name).write_text(text)
     path = tmp_path / "tests" / "test_case.py"
     path.parent.mkdir()
     path.write_text(HEAD + textwrap.dedent(test))

@@ -362,7 +362,7 @@ def _patches(
         owner, _, name = dotted.rpartition(".")
         target = index.resolve(module, owner) if owner else None
         if target is None and owner:
-            target = index.resolve_absolute(owner)
+            target = index.resolve_absolute(owner) or _in_tree(index, owner)
         key: tuple[str, str] | str
         if isinstance(target, ClassInfo):
             key = (target.qualname, name)
@@ -383,15 +383,26 @@ def _patches(
     return frozenset(methods), frozenset(functions), frozenset(raising)
 
 
+def _in_tree(index, dotted: str) -> ModuleRef | ClassInfo | FunctionRef | None:
+    """What an absolute dotted name (``vllm.x.pkg.mod.Cls``) names in the tree, through the
+    re-exports of the modules on the way (``vllm.models.beam.model`` where the package
+    ``beam`` imports ``model`` from a platform's sub-package)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = index.tree.module(".".join(parts[:cut]))
+        if module is None:
+            continue
+        if cut == len(parts):
+            return ModuleRef(module)
+        found = index.resolve(module, ".".join(parts[cut:]))
+        return found if isinstance(found, (ModuleRef, ClassInfo, FunctionRef)) else None
+    return None
+
+
 def _callee_class(index, dotted: str) -> ClassInfo | None:
     """The class of the tree a dotted callee names (a constructor call), or None."""
-    parts = dotted.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        module = index.tree.module(".".join(parts[:cut]))
-        if module is not None:
-            found = index.resolve(module, ".".join(parts[cut:]))
-            return found if isinstance(found, ClassInfo) else None
-    return None
+    found = _in_tree(index, dotted)
+    return found if isinstance(found, ClassInfo) else None
 
 
 def _callee_function(index, dotted: str) -> tuple[FunctionRef, MemberKind | None, str] | None:
