@@ -219,6 +219,14 @@ class Scheduler:
 
 def make(cfg):
     return Coordinator(cfg, 1)
+
+
+class Gated:
+    def __init__(self, cfg):
+        self.mode = cfg.mode
+        self.off = self.mode == "off"
+        if not self.off:
+            self.extra = cfg.extra
 """
 
 
@@ -652,6 +660,16 @@ MEETING_CASES = [
         "constructor-passes-it-to-a-constructor-of-a-re-exported-module",
         "from vllm.pkg import model; model.Outer(ns)",
         {"missing-field cfg.x 4 9"},
+    ),
+    (
+        "constructor-a-stated-field-stored-on-self-decides-a-branch",
+        "mod.Gated(SimpleNamespace(mode='on'))",
+        {"missing-field cfg.extra 204 10"},
+    ),
+    (
+        "constructor-a-stated-field-stored-on-self-skips-a-branch",
+        "mod.Gated(SimpleNamespace(mode='off'))",
+        set(),
     ),
     (
         "constructor-passes-it-on-to-a-classmethod",

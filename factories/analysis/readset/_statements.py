@@ -172,6 +172,20 @@ class StatementHandlers:
             (owner := self.known(value.value)) and isinstance(owner[0], Obj)
         )
 
+    def stored_value(self, name: str, value: ast.expr) -> None:
+        """``self.<name> = value`` on the real object a constructor builds
+        (``CallContext.real_self``), on every run: a value the test states (a literal, a
+        field of an object it built, the object itself), or the verdict of a condition over
+        such values (``self.off = self.mode == "off"``), is what the field holds from here
+        on, and decides the branches that test it as a stub's literal field does."""
+        known = self.known(value)
+        if known:
+            self.consts[name] = known[0]
+        elif isinstance(value, (ast.BoolOp, ast.Compare, ast.UnaryOp)):
+            verdict = self.truth(value)
+            if verdict is not None:
+                self.consts[name] = verdict
+
     def store(
         self, target: ast.expr, state: frozenset[str], value: ast.expr | None
     ) -> frozenset[str]:
@@ -186,9 +200,7 @@ class StatementHandlers:
             self.rec.writes.append(AttributeAccess(name, self.loc(target), self.qualname))
             self.consts.pop(name, None)
             if self.context.real_self and self.certain and value is not None:
-                known = self.known(value)
-                if known and isinstance(known[0], Obj):
-                    self.consts[name] = known[0]  # what the test built, stored on ``self``
+                self.stored_value(name, value)
             return self.field_stored(target, value, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
             parts = paired(target, value) if self.context.stated_locals else None
