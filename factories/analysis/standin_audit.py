@@ -5,22 +5,24 @@ A test hands vLLM code objects it built without their constructor
 field (``builder.mla_dims = SimpleNamespace(v_head_dim=...)``), passed to a method called on a
 stub (``builder._build(metadata, common)``, ``Builder._build(stub, metadata, common)``), made
 ``self`` of a method (``Builder._build_decode(ns, ...)``, ``Builder._build_decode(self=ns)``,
-``types.MethodType(Builder._build_decode, ns)(...)``, ``Builder._build_decode.__get__(ns)(...)``,
-``Builder.prop.fget(ns)``), or passed to other code its imports name (``HandedCall``): a
-module function (``build(common)``, ``mod.build(common)``), a static or class method
-(``Builder.make(common)``), a method whose ``self`` is another object.  The patches around
-the call hold for its walk.  The call's analysis records the attribute chains read
-from those objects (``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a
-chain that the namespace (or a namespace nested in it) does not hold is a missing field.  A
-chain stops at a field whose value is not a namespace: what is read beyond it belongs to a
-real object.  Only namespaces are judged: an ``object.__new__`` stub or a spec'd mock finds
-names in its class.
+``types.MethodType(Builder._build_decode, ns)(...)``,
+``Builder._build_decode.__get__(ns)(...)``, ``Builder.prop.fget(ns)``), or passed to other code
+its imports name (``HandedCall``): a module function (``build(common)``,
+``mod.build(common)``), a static or class method (``Builder.make(common)``), a method whose
+``self`` is another object, a constructor (``Builder(spec, names, vllm_config=ns)``: the
+``__init__`` it runs, on the real object).  The patches around the call hold for its walk.  The
+call's analysis records the attribute chains read from those objects
+(``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a chain that the
+namespace (or a namespace nested in it) does not hold is a missing field.  A chain stops at a
+field whose value is not a namespace: what is read beyond it belongs to a real object.  Only
+namespaces are judged: an ``object.__new__`` stub or a spec'd mock finds names in its class.
 
 ``StandInTable`` is what one test module builds, ``StubStandIns`` the part of it one stub
 meets, ``missing_fields`` the check of one call's report, ``SelfCall`` the ``Stub`` values
 that replay a namespace made ``self`` through ``ClassAuditor.audit_class``, and
 ``handed_findings`` the check of a ``HandedCall`` (its callee walked as a function,
-``ReadSetAnalyzer.analyze_function``).
+``ReadSetAnalyzer.analyze_function``, or a constructor's ``__init__``,
+``ReadSetAnalyzer.analyze`` with ``CallContext.real_self``).
 """
 
 from __future__ import annotations
