@@ -199,6 +199,94 @@ def ready(runner, n):
     if n:
         return False
     return runner.size > runner.fresh
+from dataclasses import dataclass
+from elsewhere import External
+
+
+class Base:
+    def __init__(self, config, device=None):
+        self.config = config
+        self.model_config = config.model_config
+        self.heads = self.model_config.num_heads
+        self.rank = self._rank()
+
+    def _rank(self):
+        if self.config.parallel.size > 1:
+            return self.config.parallel.rank, self.device
+        return 0
+
+
+class Built(Base):
+    def __init__(self, spec, vllm_config, device):
+        super().__init__(vllm_config, device)
+        self.block = spec.block_size
+        self.tuned = getattr(vllm_config, "tuned", None)
+        if hasattr(self.config, "extra"):
+            self.extra = self.config.extra.value
+        self.config = spec
+        self.size = self.config.size
+
+
+class Inherits(Built):
+    pass
+
+
+class FromOutside(External, Base):
+    pass
+
+
+@dataclass
+class Fields(Base):
+    spec: object = None
+
+
+class Keeper:
+    def keep(self, common):
+        self.common = common
+        return self._tokens()
+
+    def _tokens(self):
+        return self.common.num_actual_tokens
+
+
+class Layer(External):
+    def __init__(self, config):
+        super().__init__()
+        if self.training:
+            return
+        self.rank = config.parallel.rank
+
+
+class Coordinator:
+    def __init__(self, config, size):
+        self.lookahead = config.lookahead
+
+    @classmethod
+    def from_config(cls, config):
+        return config.size
+
+
+class Scheduler:
+    def __init__(self, vllm_config):
+        self.coord = Coordinator.from_config(vllm_config)
+        self.sizes = self.sizes_of(vllm_config)
+        self.helper = Coordinator(vllm_config.sub, 1)
+
+    @staticmethod
+    def sizes_of(config):
+        return config.block_sizes
+
+
+def make(cfg):
+    return Coordinator(cfg, 1)
+
+
+class Gated:
+    def __init__(self, cfg):
+        self.mode = cfg.mode
+        self.off = self.mode == "off"
+        if not self.off:
+            self.extra = cfg.extra
 """
 
 
@@ -561,6 +649,17 @@ CASES = [
         """,
         frozenset({(SELF, "vllm_config")}),
     ),
+    Case(
+        "a-namespace-stored-on-self-is-read-there",
+        """
+        from vllm.mod import Keeper
+
+        def test_x():
+            k = object.__new__(Keeper)
+            k.keep(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
 ]
 
 
@@ -705,6 +804,92 @@ MEETING_CASES = [
     (
         "a-holder-handed-to-other-code-first-may-be-filled-in",
         "meta = MagicMock(); meta.common = ns; mod.guarded_fn(meta); pass_on(1, meta)",
+        "constructor-keywords",
+        "mod.Built(spec=SimpleNamespace(block_size=1, size=1), vllm_config=ns, device=None)",
+        {
+            "missing-field vllm_config.model_config 184 9",
+            "missing-field vllm_config.parallel 189 9",
+        },
+    ),
+    (
+        "constructor-a-base-reads-a-namespace-stored-on-self",
+        "mod.Built(SimpleNamespace(block_size=1, size=1), "
+        "SimpleNamespace(model_config=SimpleNamespace(), parallel=SimpleNamespace(size=1)), None)",
+        {"missing-field vllm_config.model_config.num_heads 185 10"},
+    ),
+    (
+        "constructor-a-method-it-calls-reads-it-not-self",
+        "mod.Built(SimpleNamespace(block_size=1, size=1), SimpleNamespace("
+        "model_config=SimpleNamespace(num_heads=1), parallel=SimpleNamespace(size=2)), None)",
+        {"missing-field vllm_config.parallel.rank 190 10"},
+    ),
+    (
+        "constructor-a-field-stored-again-holds-the-new-value",
+        "mod.Built(SimpleNamespace(block_size=1), SimpleNamespace("
+        "model_config=SimpleNamespace(num_heads=1), parallel=SimpleNamespace(size=1)), None)",
+        {"missing-field spec.size 202 10"},
+    ),
+    (
+        "constructor-inherited-init",
+        "mod.Inherits(SimpleNamespace(block_size=1, size=1), "
+        "SimpleNamespace(model_config=SimpleNamespace(), parallel=SimpleNamespace(size=1)), None)",
+        {"missing-field vllm_config.model_config.num_heads 185 10"},
+    ),
+    (
+        "constructor-guarded-reads-and-fields-it-sets",
+        "mod.Built(SimpleNamespace(block_size=1, size=1), SimpleNamespace("
+        "model_config=SimpleNamespace(num_heads=1), parallel=SimpleNamespace(size=1)), None)",
+        set(),
+    ),
+    ("constructor-with-a-base-outside-the-tree", "mod.FromOutside(ns)", set()),
+    # ``self.training`` comes from the outside base: not a field the test lacks, so the
+    # branch it decides stays undecided (a note, not an error)
+    ("constructor-reads-of-self-are-not-missing", "mod.Layer(ns)", set()),
+    ("constructor-of-a-dataclass", "mod.Fields(ns)", set()),
+    ("function-passes-it-to-a-constructor", "mod.make(ns)", {"missing-field cfg.lookahead 237 9"}),
+    (
+        "function-passes-it-to-a-patched-constructor",
+        "monkeypatch.setattr(mod, 'Coordinator', dict); mod.make(ns)",
+        set(),
+    ),
+    (
+        "constructor-passes-it-to-a-constructor-patched-through-a-re-export",
+        "from vllm.pkg import model; monkeypatch.setattr(model, 'Inner', dict); model.Outer(ns)",
+        set(),
+    ),
+    (
+        "constructor-passes-it-to-a-constructor-of-a-re-exported-module",
+        "from vllm.pkg import model; model.Outer(ns)",
+        {"missing-field cfg.x 4 9"},
+    ),
+    (
+        "constructor-a-stated-field-stored-on-self-decides-a-branch",
+        "mod.Gated(SimpleNamespace(mode='on'))",
+        {"missing-field cfg.extra 264 10"},
+    ),
+    (
+        "constructor-a-stated-field-stored-on-self-skips-a-branch",
+        "mod.Gated(SimpleNamespace(mode='off'))",
+        set(),
+    ),
+    (
+        "constructor-passes-it-on-to-a-classmethod",
+        "mod.Scheduler(SimpleNamespace(block_sizes=[], sub=SimpleNamespace(lookahead=0)))",
+        {"missing-field vllm_config.size 241 10"},
+    ),
+    (
+        "constructor-passes-it-on-to-a-staticmethod-of-self",
+        "mod.Scheduler(SimpleNamespace(size=1, sub=SimpleNamespace(lookahead=0)))",
+        {"missing-field vllm_config.block_sizes 252 10"},
+    ),
+    (
+        "constructor-passes-a-field-on-to-a-constructor",
+        "mod.Scheduler(SimpleNamespace(size=1, block_sizes=[], sub=SimpleNamespace()))",
+        {"missing-field vllm_config.sub.lookahead 237 10"},
+    ),
+    (
+        "constructor-passes-it-on-the-namespace-sets-it",
+        "mod.Scheduler(SimpleNamespace(size=1, block_sizes=[], sub=SimpleNamespace(lookahead=0)))",
         set(),
     ),
 ]
@@ -724,15 +909,35 @@ def test_standin_meetings(tmp_path, test, expected):
     found = {
         f"{f.kind.value} {f.name} {f.vllm_location.line} {f.stub_location.line}"
         for f in result.findings
-        if f.kind in (ERROR, SELF) and f.vllm_location.path.endswith("mod.py")
+        if f.kind in (ERROR, SELF) and f.vllm_location.path.endswith(("mod.py", "impl.py"))
     }
     assert found == expected
 
 
+# A package that re-exports a module under another name (as ``vllm.models.beam`` picks its
+# platform's ``model``): a test patches a name through that alias.
+PACKAGE = {
+    "__init__.py": "from .plat import impl as model\n",
+    "plat/__init__.py": "",
+    "plat/impl.py": """
+class Inner:
+    def __init__(self, cfg):
+        self.x = cfg.x
+
+
+class Outer:
+    def __init__(self, cfg):
+        self.inner = Inner(cfg)
+""",
+}
+
+
 def _tree(tmp_path: Path, test: str) -> tuple[Path, Path]:
-    (tmp_path / "vllm").mkdir()
+    (tmp_path / "vllm" / "pkg" / "plat").mkdir(parents=True)
     (tmp_path / "vllm" / "__init__.py").write_text("")
     (tmp_path / "vllm" / "mod.py").write_text(BUILDER)
+    for name, text in PACKAGE.items():
+        (tmp_path / "vllm" / "pkg" / name).write_text(text)
     path = tmp_path / "tests" / "test_case.py"
     path.parent.mkdir()
     path.write_text(HEAD + textwrap.dedent(test))

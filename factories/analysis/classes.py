@@ -437,6 +437,24 @@ class ClassIndex:
                 return member
         return None
 
+    def constructor(self, cls: ClassInfo) -> Member | None:
+        """The ``__init__`` that ``cls(...)`` runs, where the tree shows it: that of the first
+        class of the MRO defining one.  None where a class before it may bring another: one
+        with a base outside the tree (``nn.Module``, a pydantic model) or a decorated one (a
+        ``@dataclass`` writes its own ``__init__``), or where no class of the tree has one."""
+        for klass in self.mro(cls)[0]:
+            member = _members_cached(self, klass).get("__init__")
+            if member is not None:
+                node = member.node
+                if member.kind is MemberKind.METHOD and isinstance(
+                    node, (ast.FunctionDef, ast.AsyncFunctionDef)
+                ):
+                    return member
+                return None
+            if klass.node.decorator_list or self.bases(klass)[1]:
+                return None
+        return None
+
     def literal_defaults(self, cls: ClassInfo) -> dict[str, object]:
         """Class attributes (through the MRO) whose value is a literal: ``use_aiter = False``.
 

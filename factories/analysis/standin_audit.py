@@ -5,22 +5,24 @@ A test hands vLLM code objects it built without their constructor
 field (``builder.mla_dims = SimpleNamespace(v_head_dim=...)``), passed to a method called on a
 stub (``builder._build(metadata, common)``, ``Builder._build(stub, metadata, common)``), made
 ``self`` of a method (``Builder._build_decode(ns, ...)``, ``Builder._build_decode(self=ns)``,
-``types.MethodType(Builder._build_decode, ns)(...)``, ``Builder._build_decode.__get__(ns)(...)``,
-``Builder.prop.fget(ns)``), or passed to other code its imports name (``HandedCall``): a
-module function (``build(common)``, ``mod.build(common)``), a static or class method
-(``Builder.make(common)``), a method whose ``self`` is another object.  The patches around
-the call hold for its walk.  The call's analysis records the attribute chains read
-from those objects (``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a
-chain that the namespace (or a namespace nested in it) does not hold is a missing field.  A
-chain stops at a field whose value is not a namespace: what is read beyond it belongs to a
-real object.  Only namespaces are judged: an ``object.__new__`` stub or a spec'd mock finds
-names in its class.
+``types.MethodType(Builder._build_decode, ns)(...)``,
+``Builder._build_decode.__get__(ns)(...)``, ``Builder.prop.fget(ns)``), or passed to other code
+its imports name (``HandedCall``): a module function (``build(common)``,
+``mod.build(common)``), a static or class method (``Builder.make(common)``), a method whose
+``self`` is another object, a constructor (``Builder(spec, names, vllm_config=ns)``: the
+``__init__`` it runs, on the real object).  The patches around the call hold for its walk.  The
+call's analysis records the attribute chains read from those objects
+(``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a chain that the
+namespace (or a namespace nested in it) does not hold is a missing field.  A chain stops at a
+field whose value is not a namespace: what is read beyond it belongs to a real object.  Only
+namespaces are judged: an ``object.__new__`` stub or a spec'd mock finds names in its class.
 
 ``StandInTable`` is what one test module builds, ``StubStandIns`` the part of it one stub
 meets, ``missing_fields`` the check of one call's report, ``SelfCall`` the ``Stub`` values
 that replay a namespace made ``self`` through ``ClassAuditor.audit_class``, and
 ``handed_findings`` the check of a ``HandedCall`` (its callee walked as a function,
-``ReadSetAnalyzer.analyze_function``).
+``ReadSetAnalyzer.analyze_function``, or a constructor's ``__init__``,
+``ReadSetAnalyzer.analyze`` with ``CallContext.real_self``).
 """
 
 from __future__ import annotations
@@ -341,6 +343,9 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
     audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
+    built = _callee_class(index, handed.dotted)
+    if built is not None:
+        return _constructed(index, analyzer, handed, built, table)
     target = _callee_function(index, handed.dotted)
     if target is None:
         return []
@@ -367,6 +372,42 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
 
 
+def _constructed(
+    index, analyzer, handed: HandedCall, cls: ClassInfo, table: StubStandIns
+) -> list[Finding]:
+    """``Cls(ns, ...)``: the namespaces the constructor's ``__init__`` (found through the MRO,
+    ``ClassIndex.constructor``) reads, its parameters past ``self`` bound through its
+    signature.  ``self`` is the real object being built (``CallContext.real_self``): what it
+    reads of itself is not the stand-in's, but a field it stores a namespace in is
+    (``self.cfg = config``, then ``self.cfg.x`` here or in a method it calls).  A class whose
+    ``__init__`` the tree does not show is not judged."""
+    member = index.constructor(cls)
+    if member is None:
+        return []
+    roots = bind_passed(member.node, handed.passed, bound=True)
+    if not roots:
+        return []
+    methods, functions, raising = _patches(index, handed.module, handed.patched)
+    context = CallContext(
+        replaced=methods,
+        patched_functions=functions,
+        raising=raising,
+        expect_raise=handed.expect_raise,
+        standins=frozenset(roots),
+        chains=True,
+        real_self=True,
+    )
+    report = analyzer.analyze(
+        cls,
+        "__init__",
+        call=handed.shape,
+        context=context,
+        provided_chains=held_chains(roots, {}),
+    )
+    event = attrs.evolve(handed.event, name="__init__")
+    return list(missing_fields(report, roots, {}, table, cls.name, event))
+
+
 def _patches(
     index, module: ModuleInfo, patched: Iterable[tuple[str, bool]]
 ) -> tuple[frozenset, frozenset, frozenset]:
@@ -379,7 +420,7 @@ def _patches(
         owner, _, name = dotted.rpartition(".")
         target = index.resolve(module, owner) if owner else None
         if target is None and owner:
-            target = index.resolve_absolute(owner)
+            target = index.resolve_absolute(owner) or _in_tree(index, owner)
         key: tuple[str, str] | str
         if isinstance(target, ClassInfo):
             key = (target.qualname, name)
@@ -398,6 +439,28 @@ def _patches(
         if raises:
             raising.add(key)
     return frozenset(methods), frozenset(functions), frozenset(raising)
+
+
+def _in_tree(index, dotted: str) -> ModuleRef | ClassInfo | FunctionRef | None:
+    """What an absolute dotted name (``vllm.x.pkg.mod.Cls``) names in the tree, through the
+    re-exports of the modules on the way (``vllm.models.beam.model`` where the package
+    ``beam`` imports ``model`` from a platform's sub-package)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = index.tree.module(".".join(parts[:cut]))
+        if module is None:
+            continue
+        if cut == len(parts):
+            return ModuleRef(module)
+        found = index.resolve(module, ".".join(parts[cut:]))
+        return found if isinstance(found, (ModuleRef, ClassInfo, FunctionRef)) else None
+    return None
+
+
+def _callee_class(index, dotted: str) -> ClassInfo | None:
+    """The class of the tree a dotted callee names (a constructor call), or None."""
+    found = _in_tree(index, dotted)
+    return found if isinstance(found, ClassInfo) else None
 
 
 def _callee_function(index, dotted: str) -> tuple[FunctionRef, MemberKind | None, str] | None:
@@ -466,11 +529,14 @@ def missing_fields(
     table: StubStandIns,
     class_name: str,
     event: StubEvent,
-) -> Iterable[Finding]:
+) -> list[Finding]:
     """The chains of one call's report (``MethodReport.chain_reads``) that reach a name a
     namespace lacks: ``roots`` are the call's parameters handed one (a link is missing only
     where every alternative the test may pass lacks it), ``nested`` the stub's fields set to
-    one.  Guarded reads never; undecided ones as notes."""
+    one.  Guarded reads never; undecided ones as notes.  One finding per link a namespace
+    lacks (``cfg.model`` read as ``cfg.model.a`` and ``cfg.model.b``), a certain read's
+    first."""
+    found: dict[tuple[int, tuple[str, ...]], Finding] = {}
     for chain in report.chain_reads:
         if chain.guarded:
             continue
@@ -485,7 +551,12 @@ def missing_fields(
         missing = [_first_missing(*start, table, event) for start in starts]
         if all(m is not None for m in missing):
             standin, walked = missing[0]
-            yield _missing(chain, standin, walked, class_name, event)
+            key = (id(standin), walked)
+            if key not in found or (
+                chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
+            ):
+                found[key] = _missing(chain, standin, walked, class_name, event)
+    return list(found.values())
 
 
 def held_chains(

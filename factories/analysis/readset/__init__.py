@@ -29,14 +29,15 @@ What the test arranged around the call (methods and functions it patched, which 
 is set on the analyzer from outside, so a call's report does not depend on earlier calls.
 
 Besides ``self``, a call reads the stand-ins a test hands it as arguments
-(``SimpleNamespace(prefill=...)``) and nested objects it set on the stub
-(``stub.mla_dims = SimpleNamespace(...)``): ``MethodReport.chain_reads`` lists each attribute
-chain read from them (``metadata.prefill.query_start_loc``, ``self.mla_dims.v_head_dim``),
-placed as ``self`` reads are, followed into methods and module functions of the tree they are
-passed to; a block is prepared for them only by the links the stand-ins hold
+(``SimpleNamespace(prefill=...)``) and nested objects it set on the stub (``stub.mla_dims =
+SimpleNamespace(...)``): ``MethodReport.chain_reads`` lists each attribute chain read from them
+(``metadata.prefill.query_start_loc``, ``self.mla_dims.v_head_dim``), placed as ``self`` reads
+are, followed through fields of ``self`` that store one (``self.cfg = vllm_config``, then
+``self.cfg.x``), into methods, module functions, static and class methods and constructors of
+the tree they are passed to; a block is prepared for them only by the links the stand-ins hold
 (``provided_chains``), not by the stub field they hang on.  ``ReadSetAnalyzer.param_classes``
-names the class each parameter's annotation names, and ``declares`` whether that class
-declares a name (drift) or not (duck typing).
+names the class each parameter's annotation names, and ``declares`` whether that class declares
+a name (drift) or not (duck typing).
 
 Where things are (the ``_`` modules are private):
 
@@ -49,8 +50,8 @@ Where things are (the ``_`` modules are private):
 - ``_statements``, ``_expressions``, ``_calls``, ``_decisions``: the walker's handlers, a
   method per AST node kind (``stmt_If``, ``expr_BoolOp``), calls, and known values;
 - ``_chains``: reads from the stand-ins a call is handed (parameters, nested objects on
-  ``self``), their guards, and the module functions a stand-in is passed to
-  (``MAX_FUNCTION_DEPTH``);
+  ``self``, fields of ``self`` that store one), their guards, and the module functions,
+  static and class methods and constructors a stand-in is passed to (``MAX_FUNCTION_DEPTH``);
 - ``_declared``: the in-tree class a parameter's annotation names, and the names a class
   declares (``declares``: drift or duck typing);
 - ``_paths``: undecided blocks (``BlockIds``), ``provisioned``, a chain's links

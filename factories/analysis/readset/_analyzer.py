@@ -229,7 +229,7 @@ class ReadSetAnalyzer:
 
     # -- internals ----------------------------------------------------------------------
 
-    def _is_replaced(
+    def is_replaced(
         self, context: CallContext, cls: ClassInfo, member: Member, after: ClassInfo | None
     ) -> bool:
         """Whether the test patched ``member.name`` on a class that ``getattr`` on an
@@ -273,7 +273,7 @@ class ReadSetAnalyzer:
         run.  Block ids in the result are relative to this call (the caller places them)."""
         node = body or member.node
         consts = consts or {}
-        if self._is_replaced(context, cls, member, after):
+        if self.is_replaced(context, cls, member, after):
             if (member.owner.qualname, member.name) in context.raising or any(
                 (klass.qualname, member.name) in context.raising for klass in self.index.mro(cls)[0]
             ):

@@ -17,6 +17,7 @@ from factories.analysis.values import Obj
 from factories.errors import SourceError
 
 _BUILTINS = frozenset(dir(builtins))
+_CLASS_FUNCTIONS = (MemberKind.STATICMETHOD, MemberKind.CLASSMETHOD)
 
 
 class CallHandlers:
@@ -64,7 +65,10 @@ class CallHandlers:
             out = self.read_attr(name, func, state)
             if member is None:
                 self.rec.calls.append(CallSite(f"self.{name}", self.loc(node), CallShape.of(node)))
-            return out if out is not None else state
+            out = out if out is not None else state
+            if member is not None and member.kind in _CLASS_FUNCTIONS:
+                return self.pass_on(node, out)  # ``self.make(cfg)``: static or class method
+            return out
 
         # super().m(...)
         if (
@@ -118,11 +122,11 @@ class CallHandlers:
         positional = [a.arg for a in list(callee.args.posonlyargs) + list(callee.args.args)][1:]
         aliases: dict[str, str] = {}
         for name, arg in zip(positional, call.args):
-            path = self.param_path(arg)
+            path = self.held_path(arg, state)
             if path is not None and not isinstance(arg, ast.Starred):
                 aliases[name] = path
         for kw in call.keywords:
-            path = self.param_path(kw.value) if kw.arg else None
+            path = self.held_path(kw.value, state) if kw.arg else None
             if path is not None:
                 aliases[kw.arg] = path  # type: ignore[index]
         shape = self.literal_shape(call)

@@ -15,12 +15,15 @@ import ast
 
 import attrs
 
-from factories.analysis.classes import FunctionRef, MemberKind
+from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._model import (
     GUARDED_MARK,
     WRITTEN_MARK,
     ChainRead,
+    alias_mark,
+    aliased,
     placed_after,
+    unaliased,
 )
 from factories.analysis.readset._syntax import literal_name
 from factories.errors import SourceError
@@ -35,6 +38,29 @@ FUNCTION_FRAME = "fn:"
 Chain = tuple[str, tuple[str, ...]]
 
 
+@attrs.frozen
+class PassedCallee:
+    """What a call that hands a stand-in on runs: ``function``, whose first ``skip``
+    parameters the call does not pass (a classmethod's ``cls``, ``__init__``'s ``self``);
+    ``built``: a constructor's class and its ``__init__``, walked on the new object."""
+
+    function: FunctionRef
+    skip: int = 0
+    built: tuple[ClassInfo, Member] | None = None
+
+
+def _passed_frame(frame: str) -> bool:
+    """Whether a frame of the call stack is a callee a stand-in was passed on to (a function,
+    a constructor): what ``MAX_FUNCTION_DEPTH`` bounds."""
+    return frame.startswith(FUNCTION_FRAME) or ".__init__:" in frame
+
+
+def _outer(state: frozenset[str]) -> frozenset[str]:
+    """Marks that hold across a constructor call: not those about a ``self`` chain, which
+    name another object on each side."""
+    return frozenset(m for m in state if not m[1:].startswith("self."))
+
+
 def marks(state: frozenset[str]) -> frozenset[str]:
     """The chain marks of a state (what a called function needs of it, and gives back)."""
     return frozenset(n for n in state if n[:1] in (WRITTEN_MARK, GUARDED_MARK))
@@ -43,13 +69,15 @@ def marks(state: frozenset[str]) -> frozenset[str]:
 class ChainHandlers:
     """The stand-in half of ``Walker`` (its state lives there)."""
 
-    def chain_of(self, node: ast.AST | None) -> Chain | None:
+    def chain_of(self, node: ast.AST | None, state: frozenset[str] = frozenset()) -> Chain | None:
         """``(root, path)`` when ``node`` is an attribute chain on a stand-in: a parameter of the
         analysed call (directly, or through a local alias or a parameter of a called method
-        or function it was passed to), or a name on ``self`` that the class does not define as
-        a method or property (a field a test may set to a nested stand-in).  A bare parameter
-        gives an empty path; a bare ``self`` gives None, and so does every node unless the
-        context asks for chains (``CallContext.chains``)."""
+        or function it was passed to), a field of ``self`` that ``state`` says holds a chain
+        on one (``self.model_config = vllm_config.model_config``, ``alias_mark``), or a name
+        on ``self`` that the class does not define as a method or property (a field a test
+        may set to a nested stand-in).  A bare parameter gives an empty path; a bare ``self``
+        gives None, and so does every node unless the context asks for chains
+        (``CallContext.chains``)."""
         if not self.context.chains:
             return None
         parts: list[str] = []
@@ -62,6 +90,10 @@ class ChainHandlers:
         if node.id == self.self_name:
             if not path:
                 return None
+            held = aliased(state, path[0]) if state else None
+            if held is not None:
+                root, *head = held.split(".")
+                return root, (*head, *path[1:])
             member = self.index.lookup(self.cls, path[0])
             if member is not None and member.kind is not MemberKind.ATTRIBUTE:
                 return None
@@ -92,7 +124,7 @@ class ChainHandlers:
     def chain_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
         """An attribute load on a stand-in: recorded as a chain; whether it was one.  Below
         ``self``, a chain of one name is the ``self`` read itself, not a chain."""
-        chain = self.chain_of(node)
+        chain = self.chain_of(node, state)
         if chain is None or not chain[1] or (chain[0] == "self" and len(chain[1]) < 2):
             return False
         self.chain_read(chain, node, state)
@@ -100,10 +132,36 @@ class ChainHandlers:
 
     def chain_written(self, target: ast.expr, state: frozenset[str]) -> frozenset[str]:
         """``metadata.x = ...``: reads under ``metadata.x`` are no longer the stand-in's."""
-        chain = self.chain_of(target)
+        chain = self.chain_of(target, state)
         if chain is None or not chain[1]:
             return state
         return state | {WRITTEN_MARK + ".".join((chain[0], *chain[1]))}
+
+    def field_stored(
+        self, target: ast.Attribute, value: ast.expr | None, state: frozenset[str]
+    ) -> frozenset[str]:
+        """``self.<name> = value``: what ``self.<name>`` held is gone (and what is read under
+        it is not a nested stand-in of the stub); where ``value`` is a chain on a stand-in
+        the call was handed (not one on ``self``), ``self.<name>.x`` reads that stand-in
+        from here on (``alias_mark``), in this method and in the ones it calls."""
+        name = target.attr
+        chain = self.chain_of(value, state) if value is not None else None
+        state = self.chain_written(target, unaliased(state, name))
+        if chain is None or chain[0] == "self":
+            return state
+        return state | {alias_mark(name, ".".join((chain[0], *chain[1])))}
+
+    def held_path(self, node: ast.AST | None, state: frozenset[str]) -> str | None:
+        """``param_path``, or the chain a field of ``self`` holds (``self.vllm_config`` after
+        ``self.vllm_config = vllm_config``): what a local alias or a called method's
+        parameter then stands for."""
+        path = self.param_path(node)
+        if path is not None or not state or not self.is_self_attr(_root_attribute(node)):
+            return path
+        chain = self.chain_of(node, state)
+        if chain is None or chain[0] == "self":
+            return None
+        return ".".join((chain[0], *chain[1]))
 
     def chain_probe(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """``getattr``/``hasattr``/``setattr`` with a literal name on a stand-in or a chain on
@@ -117,7 +175,7 @@ class ChainHandlers:
         ):
             return state
         literal = literal_name(call.args[1])
-        chain = self.chain_of(call.args[0])
+        chain = self.chain_of(call.args[0], state)
         if literal is None or chain is None:
             return state
         full = (chain[0], chain[1] + (literal,))
@@ -126,21 +184,23 @@ class ChainHandlers:
         self.chain_read(full, call, state, guarded=func.id == "hasattr" or len(call.args) > 2)
         return state
 
-    def chain_guard(self, test: ast.Call) -> frozenset[str]:
+    def chain_guard(self, test: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """The mark ``hasattr(<stand-in chain>, "n")`` establishes where it holds."""
         literal = literal_name(test.args[1])
-        chain = self.chain_of(test.args[0])
+        chain = self.chain_of(test.args[0], state)
         if literal is None or chain is None:
             return frozenset()
         return frozenset({GUARDED_MARK + ".".join((chain[0], *chain[1], literal))})
 
     def pass_on(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """A call handing a stand-in the test passed (``CallContext.standins``), or a chain
-        on one, to a module function of the tree: the function is walked with it bound to its
-        parameter, and its chain reads count here as placed here.  Only chains come back (and
-        the marks it leaves): the function's other accesses are not the instance's.  Objects
-        on ``self`` are not followed into functions: nearly every call passes one, and a
-        nested stand-in on a stub is read where the stub's methods read it."""
+        on one, to code of the tree (``passed_to``: a module function, a static or class
+        method, a constructor): it is walked with the stand-in bound to its parameter, and
+        its chain reads count here as placed here.  Only chains come back (and the marks it
+        leaves): the callee's other accesses are not the instance's, and what a constructor
+        reads of the object it builds is not the stand-in's.  Objects on ``self`` are not
+        followed into functions: nearly every call passes one, and a nested stand-in on a
+        stub is read where the stub's methods read it."""
         if not self.context.standins:
             return state
         bound: list[ast.expr] = []
@@ -149,31 +209,24 @@ class ChainHandlers:
                 break  # where the rest lands is not known from the text
             bound.append(arg)
         passed: list[tuple[int | str, Chain | None]] = [
-            (i, self.chain_of(a)) for i, a in enumerate(bound)
+            (i, self.chain_of(a, state)) for i, a in enumerate(bound)
         ]
-        passed += [(k.arg, self.chain_of(k.value)) for k in call.keywords if k.arg]
+        passed += [(k.arg, self.chain_of(k.value, state)) for k in call.keywords if k.arg]
         standins = self.context.standins
         passed = [(where, chain) for where, chain in passed if chain and chain[0] in standins]
         if not passed:
             return state
-        if sum(1 for frame in self.stack if frame.startswith(FUNCTION_FRAME)) >= (
-            MAX_FUNCTION_DEPTH
-        ):
+        if sum(1 for frame in self.stack if _passed_frame(frame)) >= MAX_FUNCTION_DEPTH:
             return state
         func = call.func
         if not isinstance(func, (ast.Name, ast.Attribute)):
             return state
-        text = ast.unparse(func)
-        if text.split(".")[0] in (self.self_name, *self.params, *self.aliases):
+        target = self.passed_to(ast.unparse(func))
+        if target is None:
             return state
-        try:
-            target = self.index.resolve(self.module, text, self.local_imports)
-        except SourceError:
-            return state  # the module's own users report it
-        if not isinstance(target, FunctionRef) or self.patched(target, text):
-            return state
-        args = target.node.args
-        positional = [a.arg for a in list(args.posonlyargs) + list(args.args)]
+        node = target.function.node
+        args = node.args
+        positional = [a.arg for a in list(args.posonlyargs) + list(args.args)][target.skip :]
         known = set(positional) | {a.arg for a in args.kwonlyargs}
         aliases: dict[str, str] = {}
         for where, chain in passed:
@@ -184,19 +237,28 @@ class ChainHandlers:
                 aliases[name] = ".".join((chain[0], *chain[1]))
         if not aliases:
             return state
-        shape = self.literal_shape(call)
-        walked = self.analyzer.walk_function(
-            self.context,
-            target,
-            marks(state),
-            aliases,
-            self.stack,
-            shape.bind_literals(target.node, bound=False),
-        )
+        params = self.literal_shape(call).bind_literals(node, bound=target.skip > 0)
+        if target.built is not None:
+            cls, member = target.built
+            walked = self.analyzer.walk(
+                attrs.evolve(self.context, real_self=True),
+                cls,
+                member,
+                _outer(marks(state)),
+                aliases,
+                self.stack,
+                params=params,
+            )
+        else:
+            walked = self.analyzer.walk_function(
+                self.context, target.function, marks(state), aliases, self.stack, params
+            )
         # A coroutine function's body runs only where its coroutine is awaited (or handed to
         # a loop the test may have patched out): called otherwise, its reads may not happen.
-        runs = not isinstance(target.node, ast.AsyncFunctionDef) or self.awaited(call)
+        runs = not isinstance(node, ast.AsyncFunctionDef) or self.awaited(call)
         for read in walked.recorder.chains:
+            if read.root == "self":
+                continue  # the object a constructor builds
             read = placed_after(read, self.chain)
             if self.certain and runs:
                 self.rec.chains.append(read)
@@ -205,9 +267,57 @@ class ChainHandlers:
                 # ``return``), or in a coroutine that may not run: in no block a test prepares.
                 blocks = read.blocks if runs and self.chain is not None else None
                 self.rec.chains.append(attrs.evolve(read, certain=False, blocks=blocks))
-        if not runs:
+        if not runs or walked.state is None:
             return state
-        return state | marks(walked.state) if walked.state is not None else state
+        return state | _outer(marks(walked.state))
+
+    def passed_to(self, text: str) -> PassedCallee | None:
+        """What a call spelled ``text`` that hands a stand-in on runs, where the tree shows
+        it and the test did not replace it: a module function; a static or class method
+        (``Cls.make(cfg)``, ``self.make(cfg)``), walked as the function its ``def`` is; a
+        constructor (``Cls(cfg)``): its ``__init__`` (``ClassIndex.constructor``)."""
+        head, _, rest = text.partition(".")
+        if head == self.self_name:
+            return self.class_function(self.cls, rest) if self.cls and "." not in rest else None
+        if head in (*self.params, *self.aliases):
+            return None
+        try:
+            target = self.index.resolve(self.module, text, self.local_imports)
+            owner, _, name = text.rpartition(".")
+            if target is None and owner:
+                cls = self.index.resolve(self.module, owner, self.local_imports)
+                if not isinstance(cls, ClassInfo):
+                    return None
+                if self.patched(f"{cls.module.name}.{cls.name}", owner):
+                    return None  # the test replaced the class
+                return self.class_function(cls, name)
+            if isinstance(target, FunctionRef):
+                if self.patched(f"{target.module.name}.{target.node.name}", text):
+                    return None
+                return PassedCallee(target)
+            if not isinstance(target, ClassInfo):
+                return None
+            member = self.index.constructor(target)
+        except SourceError:
+            return None  # the module's own users report it
+        if member is None or self.patched(f"{target.module.name}.{target.name}", text):
+            return None
+        node = member.node
+        assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        return PassedCallee(FunctionRef(member.owner.module, node), 1, (target, member))
+
+    def class_function(self, cls: ClassInfo, name: str) -> PassedCallee | None:
+        """A static or class method ``name`` of ``cls`` the test did not replace."""
+        member = self.index.lookup(cls, name)
+        if member is None or member.kind not in (MemberKind.STATICMETHOD, MemberKind.CLASSMETHOD):
+            return None
+        node = member.node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if self.analyzer.is_replaced(self.context, cls, member, None):
+            return None
+        skip = 1 if member.kind is MemberKind.CLASSMETHOD else 0
+        return PassedCallee(FunctionRef(member.owner.module, node), skip)
 
     def awaited(self, call: ast.Call) -> bool:
         """Whether the walked function awaits ``call`` where it makes it (``await f(x)``)."""
@@ -215,11 +325,19 @@ class ChainHandlers:
             isinstance(node, ast.Await) and node.value is call for node in ast.walk(self.func)
         )
 
-    def patched(self, target: FunctionRef, text: str = "") -> bool:
-        """Whether the test replaced that function (its body is not what runs): where it is
-        defined, or the name ``text`` this module calls it by (``monkeypatch.setattr(utils,
-        "helper", fake)`` replaces ``utils``'s own binding of an imported ``helper``)."""
+    def patched(self, defined: str, text: str = "") -> bool:
+        """Whether the test replaced that function or class (its body is not what runs):
+        where it is ``defined``, or the name ``text`` this module calls it by
+        (``monkeypatch.setattr(utils, "helper", fake)`` replaces ``utils``'s own binding of an
+        imported ``helper``)."""
         patched = self.context.patched_functions
-        if f"{target.module.name}.{target.node.name}" in patched:
+        if defined in patched:
             return True
         return bool(text) and "." not in text and f"{self.module.name}.{text}" in patched
+
+
+def _root_attribute(node: ast.AST | None) -> ast.AST | None:
+    """``self.a`` of ``self.a.b.c``: the attribute on the chain's root name."""
+    while isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
+        node = node.value
+    return node

@@ -77,13 +77,16 @@ class Decisions:
         verdict (None when undecided) and the state each arm starts from (reads in the test,
         plus what ``hasattr`` guards establish on that arm)."""
         state = self.expr(test, state)
-        on_true, on_false = self.guards(test)
+        on_true, on_false = self.guards(test, state)
         return self.truth(test), state | on_true, state | on_false
 
-    def guards(self, test: ast.expr) -> tuple[frozenset[str], frozenset[str]]:
+    def guards(
+        self, test: ast.expr, state: frozenset[str]
+    ) -> tuple[frozenset[str], frozenset[str]]:
         """Attributes that ``hasattr(self, "x")`` tests prove present when ``test`` is true
         and when it is false: ``if not hasattr(self, "_cache"): self._cache = ...`` followed
-        by a read of ``self._cache`` needs nothing from the stub."""
+        by a read of ``self._cache`` needs nothing from the stub.  ``state``: what the fields
+        of ``self`` hold there (a guard on ``self.cfg`` guards the stand-in it holds)."""
         if (
             isinstance(test, ast.Call)
             and isinstance(test.func, ast.Name)
@@ -93,12 +96,12 @@ class Decisions:
             if isinstance(test.args[0], ast.Name) and test.args[0].id == self.self_name:
                 literal = literal_name(test.args[1])
                 return (frozenset({literal}), frozenset()) if literal else _NO_GUARDS
-            return self.chain_guard(test), frozenset()  # ``hasattr(metadata, "x")``
+            return self.chain_guard(test, state), frozenset()  # ``hasattr(metadata, "x")``
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            on_true, on_false = self.guards(test.operand)
+            on_true, on_false = self.guards(test.operand, state)
             return on_false, on_true
         if isinstance(test, ast.BoolOp):
-            parts = [self.guards(v) for v in test.values]
+            parts = [self.guards(v, state) for v in test.values]
             if isinstance(test.op, ast.And):
                 return frozenset().union(*(p[0] for p in parts)), frozenset()
             return frozenset(), frozenset().union(*(p[1] for p in parts))

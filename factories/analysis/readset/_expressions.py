@@ -123,7 +123,7 @@ class ExpressionHandlers:
             if verdict is None and not self.placed(since):
                 self.certain = False  # this operand runs on some runs only
             since = len(self.rec.required)
-            current = current | self.guards(previous)[0 if is_and else 1]
+            current = current | self.guards(previous, current)[0 if is_and else 1]
             current = self.expr(value, current)
             previous = value
         self.certain, self.chain = was, chain
@@ -163,7 +163,8 @@ class ExpressionHandlers:
             return state
         member = self.index.lookup(self.cls, name)
         if member is None:
-            self.rec.required.append(access)
+            if not self.context.real_self:  # a real object's own business
+                self.rec.required.append(access)
             return state
         if member.kind is MemberKind.PROPERTY:
             out = self.follow(member, state).state

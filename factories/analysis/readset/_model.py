@@ -15,15 +15,38 @@ State = frozenset[str] | None  # None: this path cannot be reached (after return
 
 # Besides ``self`` attribute names, a state holds marks about stand-in chains, which no
 # attribute name can equal: ``=metadata.x`` (the walk wrote ``metadata.x`` on every path so
-# far: what is read under it is not the stand-in's) and ``?metadata.x`` (a ``hasattr`` guard
-# holds: a read under it tolerates a missing name).  ``names`` strips them.
+# far: what is read under it is not the stand-in's), ``?metadata.x`` (a ``hasattr`` guard
+# holds: a read under it tolerates a missing name) and ``~cfg=vllm_config.model_config`` (on
+# every path so far the walk stored that chain of a stand-in in ``self.cfg``: a read of
+# ``self.cfg.x`` reads the stand-in, ``alias_mark``).  ``names`` strips them.
 WRITTEN_MARK = "="
 GUARDED_MARK = "?"
+ALIAS_MARK = "~"
+_MARKS = (WRITTEN_MARK, GUARDED_MARK, ALIAS_MARK)
 
 
 def names(state: frozenset[str]) -> frozenset[str]:
     """The ``self`` attribute names of a state, without chain marks."""
-    return frozenset(n for n in state if n[:1] not in (WRITTEN_MARK, GUARDED_MARK))
+    return frozenset(n for n in state if n[:1] not in _MARKS)
+
+
+def alias_mark(field: str, chain: str) -> str:
+    """The mark of ``self.<field>`` holding the stand-in chain ``chain``."""
+    return f"{ALIAS_MARK}{field}={chain}"
+
+
+def aliased(state: frozenset[str], field: str) -> str | None:
+    """The stand-in chain ``self.<field>`` holds on every path to here, or None."""
+    prefix = f"{ALIAS_MARK}{field}="
+    return next((m[len(prefix) :] for m in state if m.startswith(prefix)), None)
+
+
+def unaliased(state: frozenset[str], field: str) -> frozenset[str]:
+    """``state`` after a store to ``self.<field>``: what it held is gone."""
+    prefix = f"{ALIAS_MARK}{field}="
+    if not any(m.startswith(prefix) for m in state):
+        return state
+    return frozenset(m for m in state if not m.startswith(prefix))
 
 
 @attrs.frozen(order=True)
@@ -184,6 +207,9 @@ class CallContext:
     (``assert split(...) == 1536``): an undecided ``if`` whose arm is only ``return K``, with
     ``K`` known and not that value, takes its other arm, as the test passes.  The stand-in
     audit states it for a namespace made ``self`` and for a function handed namespaces.
+    ``real_self``: ``self`` is the real object the call builds (a constructor a test hands a
+    stand-in, ``Cls(ns)``), not a stub: what it reads of itself is never missing (nor a field
+    the test lacks, which would place the reads around it, ``Walker.both_arms``).
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -195,6 +221,7 @@ class CallContext:
     chains: bool = False
     stated_locals: bool = False
     returns: tuple[object] | tuple[()] = ()
+    real_self: bool = False
 
 
 @attrs.define

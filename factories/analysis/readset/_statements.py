@@ -9,7 +9,13 @@ from __future__ import annotations
 import ast
 
 from factories.analysis.classes import MemberKind
-from factories.analysis.readset._model import AttributeAccess, ParamAccess, State, meet
+from factories.analysis.readset._model import (
+    AttributeAccess,
+    ParamAccess,
+    State,
+    meet,
+    unaliased,
+)
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
 from factories.analysis.values import Obj, Truth, compare, truthy
 
@@ -46,7 +52,7 @@ class StatementHandlers:
     def stmt_Delete(self, node: ast.Delete, state: frozenset[str]) -> State:
         for target in node.targets:
             if self.is_self_attr(target):
-                state = state - {target.attr}  # type: ignore[attr-defined]
+                state = unaliased(state - {target.attr}, target.attr)  # type: ignore[attr-defined]
             else:
                 state = self.expr(target, state)
         return state
@@ -177,7 +183,7 @@ class StatementHandlers:
     def stmt_Assert(self, node: ast.Assert, state: frozenset[str]) -> State:
         """The message runs only when the assertion fails, and then the test fails anyway."""
         state = self.expr(node.test, state)
-        return state | self.guards(node.test)[0]
+        return state | self.guards(node.test, state)[0]
 
     # -- stores -------------------------------------------------------------------------
 
@@ -188,6 +194,20 @@ class StatementHandlers:
         return isinstance(value, ast.Attribute) and bool(
             (owner := self.known(value.value)) and isinstance(owner[0], Obj)
         )
+
+    def stored_value(self, name: str, value: ast.expr) -> None:
+        """``self.<name> = value`` on the real object a constructor builds
+        (``CallContext.real_self``), on every run: a value the test states (a literal, a
+        field of an object it built, the object itself), or the verdict of a condition over
+        such values (``self.off = self.mode == "off"``), is what the field holds from here
+        on, and decides the branches that test it as a stub's literal field does."""
+        known = self.known(value)
+        if known:
+            self.consts[name] = known[0]
+        elif isinstance(value, (ast.BoolOp, ast.Compare, ast.UnaryOp)):
+            verdict = self.truth(value)
+            if verdict is not None:
+                self.consts[name] = verdict
 
     def store(
         self, target: ast.expr, state: frozenset[str], value: ast.expr | None
@@ -202,7 +222,9 @@ class StatementHandlers:
                 return state
             self.rec.writes.append(AttributeAccess(name, self.loc(target), self.qualname))
             self.consts.pop(name, None)
-            return self.chain_written(target, state | {name})
+            if self.context.real_self and self.certain and value is not None:
+                self.stored_value(name, value)
+            return self.field_stored(target, value, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
             parts = paired(target, value) if self.context.stated_locals else None
             for i, elt in enumerate(target.elts):
@@ -225,7 +247,7 @@ class StatementHandlers:
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
                 # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built
                 self.name_consts[target.id] = value_known[0]
-            path = self.param_path(value) if value is not None else None
+            path = self.held_path(value, state) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path
             else:
