@@ -121,8 +121,8 @@ class ResultCache:
         path = self._path(key)
         try:
             raw = path.read_bytes()
-        except FileNotFoundError:
-            return None
+        except (FileNotFoundError, NotADirectoryError):
+            return None  # no entry (or no cache folder: the write says so, once)
         except OSError as exc:
             self.warn(f"audit cache: ignoring unreadable entry {path}: {exc.strerror or exc}")
             return None
