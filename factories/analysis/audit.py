@@ -277,9 +277,11 @@ class StubAuditor:
                     undecided.add(path)
                 elif verdict:
                     dependent.append(path)
-            candidates = set(scan.candidate_files(changed))
-            if standins:
-                candidates |= set(scan.standin_candidate_files(changed))
+            candidates: set[Path] = set()
+            if undecided:  # the text scan reads all of vllm/: only where an entry is missing
+                candidates = set(scan.candidate_files(changed))
+                if standins:
+                    candidates |= set(scan.standin_candidate_files(changed))
             for path in sorted(candidates & undecided):
                 if standins:  # decided by the file's own recorded audit
                     try:
@@ -312,8 +314,16 @@ class StubAuditor:
         for module, digest in consulted.items():
             if module not in changed and self.tree.digest(module) != digest:
                 return None
-        unit = self._decoded(payload)
-        return None if unit is None else _meets(unit, changed, standins)
+        try:  # the trigger's part of the entry only: its findings are not needed to decide
+            unit = FileAudit(
+                has_standins=bool(payload["has_standins"]),  # type: ignore[index]
+                dependencies=frozenset(payload["dependencies"]),  # type: ignore[index]
+                consulted=frozenset(payload["consulted"]),  # type: ignore[index]
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            self.cache.warn(f"audit cache: ignoring a corrupt entry ({type(exc).__name__})")
+            return None
+        return _meets(unit, changed, standins)
 
     def audit_paths(
         self,
