@@ -416,6 +416,9 @@ def _result_cache(args: argparse.Namespace, root: Path, overlay: Overlay) -> Res
         f"root={root}",
         f"standins={args.standins}",
         f"folders={sorted((k, str(v)) for k, v in overlay.folders.items())}",
+        # A base version's results apart from the tree's: each would otherwise replace the
+        # other's entry for a file consulting a changed module on every --since run.
+        f"base={bool(overlay.files or overlay.folders)}",
     ]
 
     def warn(line: str) -> None:  # even with --quiet: a broken cache is worth one line

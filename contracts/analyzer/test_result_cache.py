@@ -242,3 +242,17 @@ def test_the_stub_trigger_decides_the_same_from_entries(tmp_path, changed, trigg
     warm = StubAuditor(tmp_path, cache=cache).triggered({changed}, standins=standins)
     assert sorted(str(p.relative_to(tmp_path)) for p in cold) == triggered
     assert sorted(str(p.relative_to(tmp_path)) for p in warm) == triggered
+
+
+def test_a_base_version_is_cached_apart_and_prints_the_same(tmp_path, capsys):
+    """``--base-src``: the base version's audit of the same files has entries of its own
+    (its modules differ), and cold, warm and uncached runs print the same."""
+    write_tree(tmp_path / "base", TREE)
+    write_tree(tmp_path / "src", {**TREE, "vllm/base_impl.py": READS_Z})
+    args = ["--base-src", str(tmp_path / "base"), "--format", "json", str(tmp_path / "src/tests")]
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    uncached = cli(tmp_path / "src", "--no-cache", *args, capsys=capsys)
+    cold = cli(tmp_path / "src", *cache, *args, capsys=capsys)
+    assert len(list((tmp_path / "cache").rglob("*.json"))) == 4  # two files, two versions
+    assert cli(tmp_path / "src", *cache, *args, capsys=capsys) == cold == uncached
+    assert uncached[0] == 1
