@@ -222,68 +222,76 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(args.jobs or ()) - set(every))
     if unknown:
         parser.error(f"--jobs: no job named {', '.join(map(repr, unknown))}; jobs: {list(every)}")
-    selected = [job for name, job in every.items() if not args.jobs or name in args.jobs]
-    with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
-        codes = {HEAD: REPO}
-        if args.against:
-            codes[args.against] = export(args.against, Path(tmp))
-        rows = []
-        opened_by: dict[str, list[str]] = {}
-        for job in selected:
-            job_codes = {k: v for k, v in codes.items() if k == HEAD or job.against}
-            caches = Path(tempfile.mkdtemp(prefix="cache-", dir=tmp))
-
-            def command(label: str, job: Job = job, caches: Path = caches) -> list[str]:
-                if label != HEAD:
-                    return job.args  # an older revision: no cache to turn off
-                if job.cache == "none":
-                    return ["--no-cache", *job.args]
-                folder = (
-                    caches / "warm"
-                    if job.cache == "warm"
-                    else Path(tempfile.mkdtemp(prefix="cold-", dir=caches))
-                )
-                return ["--cache-dir", str(folder), *job.args]
-
-            samples: dict[str, list[tuple[float, float, list[str], str]]] = {
-                c: [] for c in job_codes
-            }
-            if job.prime is not None:
-                audit_run(REPO, ["--cache-dir", str(caches / "warm"), *job.prime])
-            if job.cache == "warm" or job is selected[0]:  # the cache; the OS file cache
-                audit_run(REPO, command(HEAD))
-            for _ in range(args.runs):
-                for label, code in job_codes.items():  # interleaved: load changes hit every code
-                    print(f"[bench_audit] {job.name}: {label}", file=sys.stderr)
-                    samples[label].append(audit_run(code, command(label)))
-            for label, runs in samples.items():
-                opened = runs[-1][2]
-                if label == HEAD and job.cache == "none":
-                    opened_by[job.name] = opened
-                if job.floor_of is not None:
-                    if job.floor_of not in opened_by:  # its cold job was not selected
-                        cold = ["--no-cache", *every[job.floor_of].args]
-                        opened_by[job.floor_of] = audit_run(REPO, cold)[2]
-                    opened = opened_by[job.floor_of]
-                floor = parse_floor(opened)
-                wall = statistics.median(r[0] for r in runs)
-                cpu = statistics.median(r[1] for r in runs)
-                rows.append((job.name, label, len(set(opened)), floor, wall, cpu, runs[-1][3]))
-
+    selected = [every[name] for name in args.jobs] if args.jobs else list(every.values())
     model, nproc = machine()
+    version = root.resolve().name
     if not args.no_header:
         print(
             f"| date | machine | nproc | vLLM | job | code | files parsed (cold) | parse floor | "
             f"audit wall / CPU (median of {args.runs}) | wall / floor | CPU / floor |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
-    version = root.resolve().name
-    for job, label, n_files, floor, wall, cpu, _ in rows:
-        print(
-            f"| {_dt.date.today()} | {model} | {nproc} | {version} | {job} | {label} | {n_files} "
-            f"| {floor:.2f} s | {wall:.2f} s / {cpu:.2f} s | {wall / floor:.2f} "
-            f"| {cpu / floor:.2f} |"
-        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
+        codes = {HEAD: REPO}
+        if args.against:
+            codes[args.against] = export(args.against, Path(tmp))
+        opened_by: dict[str, list[str]] = {}  # job -> the files its cold run opened
+        warm_dirs: dict[bool, Path] = {}  # --standins -> a filled cache folder
+
+        def cold_opened(name: str) -> list[str]:
+            if name not in opened_by:  # its cold job did not run (yet): one cold run
+                opened_by[name] = audit_run(REPO, ["--no-cache", *every[name].args])[2]
+            return opened_by[name]
+
+        for job in selected:
+            job_codes = {k: v for k, v in codes.items() if k == HEAD or job.against}
+            standins = "--standins" in job.args
+            cold_dirs: list[Path] = []
+
+            def command(label: str, job: Job = job, cold_dirs: list[Path] = cold_dirs) -> list[str]:
+                if label != HEAD:
+                    return job.args  # an older revision: no cache to turn off
+                if job.cache == "none":
+                    return ["--no-cache", *job.args]
+                if job.cache == "warm":
+                    return ["--cache-dir", str(warm_dirs["--standins" in job.args]), *job.args]
+                cold_dirs.append(Path(tempfile.mkdtemp(prefix="cold-", dir=tmp)))
+                return ["--cache-dir", str(cold_dirs[-1]), *job.args]
+
+            if job.cache == "warm" and standins not in warm_dirs:
+                # Filled by one cold run of the whole tree with the same options; for a tree
+                # job that run is also its cold run (the floor's files).
+                warm_dirs[standins] = Path(tempfile.mkdtemp(prefix="warm-", dir=tmp))
+                prime = job.prime or job.args
+                opened = audit_run(REPO, ["--cache-dir", str(warm_dirs[standins]), *prime])[2]
+                if job.prime is None and job.floor_of is not None:
+                    opened_by.setdefault(job.floor_of, opened)
+            if job.cache == "warm" or job is selected[0]:
+                audit_run(REPO, command(HEAD))  # the OS file cache (and the entries' files)
+            samples: dict[str, list[tuple[float, float, list[str], str]]] = {
+                c: [] for c in job_codes
+            }
+            for _ in range(args.runs):
+                for label, code in job_codes.items():  # interleaved: load changes hit every code
+                    print(f"[bench_audit] {job.name}: {label}", file=sys.stderr, flush=True)
+                    samples[label].append(audit_run(code, command(label)))
+            if job.cache == "cold" and standins not in warm_dirs:
+                warm_dirs[standins] = cold_dirs[-1]  # a whole cold run's entries: warm
+            for label, runs in samples.items():
+                opened = runs[-1][2]
+                if label == HEAD and job.cache != "warm":
+                    opened_by.setdefault(job.floor_of or job.name, opened)
+                if job.floor_of is not None:
+                    opened = cold_opened(job.floor_of)
+                floor = parse_floor(opened)
+                wall = statistics.median(r[0] for r in runs)
+                cpu = statistics.median(r[1] for r in runs)
+                print(
+                    f"| {_dt.date.today()} | {model} | {nproc} | {version} | {job.name} | "
+                    f"{label} | {len(set(opened))} | {floor:.2f} s | {wall:.2f} s / {cpu:.2f} s "
+                    f"| {wall / floor:.2f} | {cpu / floor:.2f} |",
+                    flush=True,
+                )
     return 0
 
 
