@@ -11,10 +11,10 @@ modules; recorded by wrapping ``ModuleInfo.from_source`` in the audit's process)
 * **trigger**: a change to ``vllm/v1/attention/backends/mla/rocm_aiter_mla.py`` (the
   pre-commit hook's source-change trigger);
 * the same tree and trigger with ``--standins``, and with the result cache: **cold** (an
-  empty cache folder each run: the audit plus writing every entry) and **warm** (a folder the
-  warm-up run filled; for a trigger, the warm-up is the whole tree's audit with the same
-  options, which is what gives the trigger its reverse index).  Jobs without "cache" in their
-  name run with ``--no-cache``.
+  empty cache folder each run: the audit plus writing every entry) and **warm** (a folder a
+  cold run of the whole tree with the same options filled: the last run of the cold-cache
+  job where it ran, else one more cold run; for a trigger that is what gives it its reverse
+  index).  Jobs without "cache" in their name run with ``--no-cache``.
 
 A warm run opens few files or none, so the floor of a warm job is that of the cold run of the
 same command (``--no-cache``): the parse time of the files a cold run opens, whatever the
