@@ -263,11 +263,20 @@ def main(argv: list[str] | None = None) -> int:
                 # job that run is also its cold run (the floor's files).
                 warm_dirs[standins] = Path(tempfile.mkdtemp(prefix="warm-", dir=tmp))
                 prime = job.prime or job.args
-                opened = audit_run(REPO, ["--cache-dir", str(warm_dirs[standins]), *prime])[2]
+                print(f"[bench_audit] {job.name}: filling the cache", file=sys.stderr, flush=True)
+                run = audit_run(REPO, ["--cache-dir", str(warm_dirs[standins]), *prime])
                 if job.prime is None and job.floor_of is not None:
-                    opened_by.setdefault(job.floor_of, opened)
-            if job.cache == "warm" or job is selected[0]:
-                audit_run(REPO, command(HEAD))  # the OS file cache (and the entries' files)
+                    opened_by.setdefault(job.floor_of, run[2])
+                    floor = parse_floor(run[2])
+                    print(  # that cold run is a sample too: one, not a median
+                        f"| {_dt.date.today()} | {model} | {nproc} | {version} | "
+                        f"{job.name.replace('warm', 'cold')} (the filling run: 1 run) | {HEAD} | "
+                        f"{len(set(run[2]))} | {floor:.2f} s | {run[0]:.2f} s / {run[1]:.2f} s "
+                        f"| {run[0] / floor:.2f} | {run[1] / floor:.2f} |",
+                        flush=True,
+                    )
+            if job.cache == "warm":
+                audit_run(REPO, command(HEAD))  # the entries' files in the OS file cache
             samples: dict[str, list[tuple[float, float, list[str], str]]] = {
                 c: [] for c in job_codes
             }
