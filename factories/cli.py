@@ -32,9 +32,11 @@ import attrs
 from factories.analysis.audit import Allowlist, AuditResult, StubAuditor, locate_vllm_source
 from factories.analysis.baseline import Baseline, write_baseline
 from factories.analysis.findings import Finding, Location, Severity
+from factories.analysis.source_tree import Overlay
 from factories.errors import AuditInputError, GuardError, OutputError
 
 if TYPE_CHECKING:  # annotations; ``since`` (git) is imported where a base is asked for
+    from factories.analysis.result_cache import ResultCache
     from factories.analysis.since import KnownReads
 
 PROG = "audit-stubs"
@@ -124,6 +126,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="also audit the namespaces (types.SimpleNamespace, argparse.Namespace) the tests "
         "set on stubs, hand to their methods or make self of a method: a field they lack "
         "where the vLLM code reads it is an error (missing-field)",
+    )
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        type=Path,
+        help="keep each test file's results in DIR, keyed by the content of the file, of "
+        "every module its audit consulted and of the analyzer (default: audit-results/ in "
+        "$VLLM_GUARD_CACHE, else in the user cache); a hit prints what a cold run prints",
+    )
+    cache.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the result cache"
     )
     parser.add_argument(
         "--release-summary",
@@ -301,16 +315,17 @@ def run(args: argparse.Namespace) -> int:
     root = locate_vllm_source(args.vllm_src)
     allowlist = Allowlist.read(args.allowlist) if args.allowlist else Allowlist()
     baseline = Baseline.read(args.baseline) if args.baseline else None
-    auditor = StubAuditor(root)
+    auditor = StubAuditor(root, cache=_result_cache(args, root, Overlay()))
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
     if args.files:
         paths, changed = _split_arguments(auditor, args.files)
-        triggered = auditor.triggered(changed) if changed else {}
+        triggered = auditor.triggered(changed, standins=args.standins) if changed else {}
         if changed:
+            what = "stubs or stand-ins" if args.standins else "stubs"
             _note(
                 args,
                 f"{len(changed)} changed vLLM module(s): {len(triggered)} test file(s) hold "
-                f"stubs that depend on them"
+                f"{what} that depend on them"
                 + ("" if triggered else "; no stub depends on them, nothing to audit for them"),
             )
         seen = {p.resolve() for p in paths}
@@ -332,7 +347,12 @@ def run(args: argparse.Namespace) -> int:
             n_with_stubs=0,
             allowlist=allowlist,
         )
-    audited = [finding_file_path(p, root) for p in result.files]
+    # Only a baseline needs the audited files as its keys spell them (a resolve() each).
+    audited = (
+        [finding_file_path(p, root) for p in result.files]
+        if args.write_baseline or (baseline is not None)
+        else []
+    )
     if args.write_baseline:
         kept: list[str] = []
         if args.write_baseline.is_file():
@@ -377,8 +397,34 @@ def _known_reads(
         else "its vllm/ folder"
     )
     _note(args, f"base {base.label} ({what}): auditing the same stubs against it")
-    base_result = StubAuditor(root, base.overlay).audit_paths(paths, Allowlist(), progress)
+    cache = _result_cache(args, root, base.overlay)
+    base_auditor = StubAuditor(root, base.overlay, cache)
+    base_result = base_auditor.audit_paths(paths, Allowlist(), progress)
     return KnownReads.of(base.label, base_result.findings)
+
+
+def _result_cache(args: argparse.Namespace, root: Path, overlay: Overlay) -> ResultCache | None:
+    """The result cache of this run (None with ``--no-cache``).  Its salt holds what changes
+    results besides the files' contents: the vLLM root and the overlay's folders (findings
+    spell their paths) and ``--standins``; the allowlist, the baseline, ``--since``'s marks and
+    the output format apply to the cached values on every run."""
+    if args.no_cache:
+        return None
+    from factories.analysis.result_cache import ResultCache, default_results_dir
+
+    options = [
+        f"root={root}",
+        f"standins={args.standins}",
+        f"folders={sorted((k, str(v)) for k, v in overlay.folders.items())}",
+        # A base version's results apart from the tree's: each would otherwise replace the
+        # other's entry for a file consulting a changed module on every --since run.
+        f"base={bool(overlay.files or overlay.folders)}",
+    ]
+
+    def warn(line: str) -> None:  # even with --quiet: a broken cache is worth one line
+        print(f"{PROG}: {line}", file=sys.stderr)
+
+    return ResultCache.at(args.cache_dir or default_results_dir(), options, warn)
 
 
 def finding_file_path(path: Path, root: Path) -> str:

@@ -3,18 +3,28 @@
 
 Machines here differ by 2x, so a speed is stated against a floor measured in the same run: the
 time ``ast.parse`` takes, once each, on exactly the files the audit opened (test files and vLLM
-modules; recorded by wrapping ``ModuleInfo.from_source`` in the audit's process).  Three jobs,
-each ``tools/audit_stubs.py`` in a fresh process (imports, pre-filter, parsing, analysis):
+modules; recorded by wrapping ``ModuleInfo.from_source`` in the audit's process).  Each job is
+``tools/audit_stubs.py`` in a fresh process (imports, pre-filter, parsing, analysis):
 
 * **tree**: every file of a release's ``tests/`` (default: the cached 0.34.0);
 * **specs**: this project's own stub specs (the no-FILE mode);
 * **trigger**: a change to ``vllm/v1/attention/backends/mla/rocm_aiter_mla.py`` (the
-  pre-commit hook's source-change trigger).
+  pre-commit hook's source-change trigger);
+* the same tree and trigger with ``--standins``, and with the result cache: **cold** (an
+  empty cache folder each run: the audit plus writing every entry) and **warm** (a folder a
+  cold run of the whole tree with the same options filled: the last run of the cold-cache
+  job where it ran, else one more cold run; for a trigger that is what gives it its reverse
+  index).  Jobs without "cache" in their name run with ``--no-cache``.
+
+A warm run opens few files or none, so the floor of a warm job is that of the cold run of the
+same command (``--no-cache``): the parse time of the files a cold run opens, whatever the
+cache saves.
 
 ``--against REV`` also times the analyzer of git revision ``REV`` of this repository (its
 ``factories/`` and ``tools/``, exported to a temporary folder), runs interleaved with the
 current tree's so that a load change hits both, and prints both ratios: "no slower than
-before" is a ratio no larger than the other's, read off one run.
+before" is a ratio no larger than the other's, read off one run.  Only the jobs without a
+cache or ``--standins`` run there (a revision before them has neither).
 
 Median of ``--runs`` (3) per job and code; the floor is the median of 3 in-process parses with
 the cyclic GC paused, as the audit parses.  Prints a markdown table for ``docs/BENCHMARKS.md``.
@@ -25,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import datetime as _dt
 import gc
 import json
@@ -46,6 +57,7 @@ from factories.errors import ReleaseNotFetchedError  # noqa: E402
 from factories.testing.releases import release_source  # noqa: E402
 
 TRIGGER_MODULE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
+HEAD = "HEAD (working tree)"
 
 # Runs the audit CLI of the code at argv[1] with argv[3:], writing the files it parsed to
 # argv[2]; the wrapper only records, the parse itself is the audit's own.
@@ -89,7 +101,8 @@ def machine() -> tuple[str, int]:
 
 
 def audit_run(code: Path, args: list[str]) -> tuple[float, float, list[str], str]:
-    """One cold audit: (wall s, child CPU s, files parsed, the CLI's last stderr line)."""
+    """One audit in a fresh process: (wall s, child CPU s, files parsed, the CLI's last
+    stderr line)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as record:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
@@ -139,12 +152,44 @@ def export(revision: str, dest: Path) -> Path:
     return dest / "code"
 
 
-def jobs(root: Path, tests: Path) -> dict[str, list[str]]:
-    return {
-        "tree": ["--vllm-src", str(root), "--format", "json", str(tests)],
-        "specs": ["--vllm-src", str(root), "--format", "json"],
-        "trigger": ["--vllm-src", str(root), "--format", "json", str(root / TRIGGER_MODULE)],
-    }
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One command to time.  ``cache``: ``none`` (``--no-cache``), ``cold`` (an empty cache
+    folder per run) or ``warm`` (a folder the warm-up filled, running ``prime`` first where
+    given); ``floor_of``: the job whose cold files give the floor (warm jobs); ``against``:
+    whether an older revision can run it too."""
+
+    name: str
+    args: list[str]
+    cache: str = "none"
+    floor_of: str | None = None
+    prime: list[str] | None = None
+    against: bool = False
+
+
+def jobs(root: Path, tests: Path) -> list[Job]:
+    src = ["--vllm-src", str(root), "--format", "json"]
+    tree, trigger = [*src, str(tests)], [*src, str(root / TRIGGER_MODULE)]
+    standins = ["--standins"]
+    return [
+        Job("tree", tree, against=True),
+        Job("specs", src, against=True),
+        Job("trigger", trigger, against=True),
+        Job("tree, cold cache", tree, "cold", floor_of="tree"),
+        Job("tree, warm cache", tree, "warm", floor_of="tree"),
+        Job("trigger, warm cache", trigger, "warm", floor_of="trigger", prime=tree),
+        Job("tree --standins", [*standins, *tree]),
+        Job("tree --standins, cold cache", [*standins, *tree], "cold", "tree --standins"),
+        Job("tree --standins, warm cache", [*standins, *tree], "warm", "tree --standins"),
+        Job("trigger --standins", [*standins, *trigger]),
+        Job(
+            "trigger --standins, warm cache",
+            [*standins, *trigger],
+            "warm",
+            floor_of="trigger --standins",
+            prime=[*standins, *tree],
+        ),
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="cold runs per job and code (median)")
     parser.add_argument("--against", metavar="REV", help="also time this git revision's audit")
     parser.add_argument("--no-header", action="store_true", help="print only the table rows")
+    parser.add_argument(
+        "--jobs",
+        nargs="+",
+        metavar="NAME",
+        help="only these jobs (their names as the table prints them, e.g. 'tree, warm cache')",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -167,38 +218,89 @@ def main(argv: list[str] | None = None) -> int:
     if not (root / "vllm" / "__init__.py").is_file() or not tests.is_dir():
         parser.error(f"{root} must hold vllm/ and {tests} must be a folder")
 
-    with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
-        codes = {"HEAD (working tree)": REPO}
-        if args.against:
-            codes[args.against] = export(args.against, Path(tmp))
-        rows = []
-        for job, job_args in jobs(root, tests).items():
-            samples: dict[str, list[tuple[float, float, list[str], str]]] = {c: [] for c in codes}
-            audit_run(REPO, job_args)  # warm-up: the OS file cache
-            for _ in range(args.runs):
-                for label, code in codes.items():  # interleaved: load changes hit every code
-                    print(f"[bench_audit] {job}: {label}", file=sys.stderr)
-                    samples[label].append(audit_run(code, job_args))
-            for label, runs in samples.items():
-                floor = parse_floor(runs[-1][2])
-                wall = statistics.median(r[0] for r in runs)
-                cpu = statistics.median(r[1] for r in runs)
-                rows.append((job, label, len(set(runs[-1][2])), floor, wall, cpu, runs[-1][3]))
-
+    every = {job.name: job for job in jobs(root, tests)}
+    unknown = sorted(set(args.jobs or ()) - set(every))
+    if unknown:
+        parser.error(f"--jobs: no job named {', '.join(map(repr, unknown))}; jobs: {list(every)}")
+    selected = [every[name] for name in args.jobs] if args.jobs else list(every.values())
     model, nproc = machine()
+    version = root.resolve().name
     if not args.no_header:
         print(
-            f"| date | machine | nproc | vLLM | job | code | files parsed | parse floor | "
+            f"| date | machine | nproc | vLLM | job | code | files parsed (cold) | parse floor | "
             f"audit wall / CPU (median of {args.runs}) | wall / floor | CPU / floor |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
-    version = root.resolve().name
-    for job, label, n_files, floor, wall, cpu, _ in rows:
-        print(
-            f"| {_dt.date.today()} | {model} | {nproc} | {version} | {job} | {label} | {n_files} "
-            f"| {floor:.2f} s | {wall:.2f} s / {cpu:.2f} s | {wall / floor:.2f} "
-            f"| {cpu / floor:.2f} |"
-        )
+        print("|---|---|---|---|---|---|---|---|---|---|---|", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-audit-") as tmp:
+        codes = {HEAD: REPO}
+        if args.against:
+            codes[args.against] = export(args.against, Path(tmp))
+        opened_by: dict[str, list[str]] = {}  # job -> the files its cold run opened
+        warm_dirs: dict[bool, Path] = {}  # --standins -> a filled cache folder
+
+        def cold_opened(name: str) -> list[str]:
+            if name not in opened_by:  # its cold job did not run (yet): one cold run
+                opened_by[name] = audit_run(REPO, ["--no-cache", *every[name].args])[2]
+            return opened_by[name]
+
+        for job in selected:
+            job_codes = {k: v for k, v in codes.items() if k == HEAD or job.against}
+            standins = "--standins" in job.args
+            cold_dirs: list[Path] = []
+
+            def command(label: str, job: Job = job, cold_dirs: list[Path] = cold_dirs) -> list[str]:
+                if label != HEAD:
+                    return job.args  # an older revision: no cache to turn off
+                if job.cache == "none":
+                    return ["--no-cache", *job.args]
+                if job.cache == "warm":
+                    return ["--cache-dir", str(warm_dirs["--standins" in job.args]), *job.args]
+                cold_dirs.append(Path(tempfile.mkdtemp(prefix="cold-", dir=tmp)))
+                return ["--cache-dir", str(cold_dirs[-1]), *job.args]
+
+            if job.cache == "warm" and standins not in warm_dirs:
+                # Filled by one cold run of the whole tree with the same options; for a tree
+                # job that run is also its cold run (the floor's files).
+                warm_dirs[standins] = Path(tempfile.mkdtemp(prefix="warm-", dir=tmp))
+                prime = job.prime or job.args
+                print(f"[bench_audit] {job.name}: filling the cache", file=sys.stderr, flush=True)
+                run = audit_run(REPO, ["--cache-dir", str(warm_dirs[standins]), *prime])
+                if job.prime is None and job.floor_of is not None:
+                    opened_by.setdefault(job.floor_of, run[2])
+                    floor = parse_floor(run[2])
+                    print(  # that cold run is a sample too: one, not a median
+                        f"| {_dt.date.today()} | {model} | {nproc} | {version} | "
+                        f"{job.name.replace('warm', 'cold')} (the filling run: 1 run) | {HEAD} | "
+                        f"{len(set(run[2]))} | {floor:.2f} s | {run[0]:.2f} s / {run[1]:.2f} s "
+                        f"| {run[0] / floor:.2f} | {run[1] / floor:.2f} |",
+                        flush=True,
+                    )
+            if job.cache == "warm":
+                audit_run(REPO, command(HEAD))  # the entries' files in the OS file cache
+            samples: dict[str, list[tuple[float, float, list[str], str]]] = {
+                c: [] for c in job_codes
+            }
+            for _ in range(args.runs):
+                for label, code in job_codes.items():  # interleaved: load changes hit every code
+                    print(f"[bench_audit] {job.name}: {label}", file=sys.stderr, flush=True)
+                    samples[label].append(audit_run(code, command(label)))
+            if job.cache == "cold" and standins not in warm_dirs:
+                warm_dirs[standins] = cold_dirs[-1]  # a whole cold run's entries: warm
+            for label, runs in samples.items():
+                opened = runs[-1][2]
+                if label == HEAD and job.cache != "warm":
+                    opened_by.setdefault(job.floor_of or job.name, opened)
+                if job.floor_of is not None:
+                    opened = cold_opened(job.floor_of)
+                floor = parse_floor(opened)
+                wall = statistics.median(r[0] for r in runs)
+                cpu = statistics.median(r[1] for r in runs)
+                print(
+                    f"| {_dt.date.today()} | {model} | {nproc} | {version} | {job.name} | "
+                    f"{label} | {len(set(opened))} | {floor:.2f} s | {wall:.2f} s / {cpu:.2f} s "
+                    f"| {wall / floor:.2f} | {cpu / floor:.2f} |",
+                    flush=True,
+                )
     return 0
 
 

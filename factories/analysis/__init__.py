@@ -21,6 +21,10 @@ with attrs). One job per module:
   ``standin_audit``: with ``--standins``, the links a ``SimpleNamespace`` stand-in lacks where
   the code reads them (on a stub's field, passed to a stub's method or to a function, static
   or class method the test imports, or made ``self`` by any spelling).
+- ``file_audit``: one test file's part of an audit as plain values (its stubs' verdicts, its
+  stand-ins' findings), before the run merges them; ``result_cache``: those values kept across
+  runs, keyed by the content of the file, of every module its audit consulted and of this
+  package's code (and where every cache of the project lives, ``cache_dir``).
 - ``release_summary``: a whole ``tests/`` tree audited (stubs, then the stand-ins) and told as
   counts: stand-ins by kind, findings by level and kind (``audit-stubs --release-summary``).
 - ``trigger``, ``since`` and ``baseline`` serve pre-commit: the stubs a ``vllm/`` change

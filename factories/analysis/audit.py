@@ -11,6 +11,7 @@ stub specs (``factories.stubs.specs``).
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,6 +26,7 @@ from factories.analysis.baseline import finding_file, is_suppressed, suppressed_
 from factories.analysis.class_audit import ClassAuditor
 from factories.analysis.classes import ClassIndex, ClassInfo, MemberKind, Missing
 from factories.analysis.extraction import Stub, has_object_new
+from factories.analysis.file_audit import FileAudit, StubRecord, StubSite
 from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import ReadSetAnalyzer
 from factories.analysis.report import (
@@ -41,6 +43,7 @@ from factories.analysis.source_tree import Overlay, SourceTree, gc_paused
 from factories.errors import AuditInputError, SourceError
 
 if TYPE_CHECKING:  # annotations; the trigger and the stand-in audit load where a run uses them
+    from factories.analysis.result_cache import ResultCache
     from factories.analysis.since import KnownReads
     from factories.analysis.standin_audit import StandInTable
     from factories.analysis.trigger import TextScan
@@ -127,15 +130,44 @@ def locate_vllm_source(explicit: str | None) -> Path:
     return root
 
 
-class StubAuditor:
-    """Audits stubs against one vLLM source tree.  Caches parsed files and method analyses."""
+@attrs.frozen
+class Analysis:
+    """The analysis objects over one tree: class index, read-set analyzer, class auditor.
 
-    def __init__(self, vllm_src: Path, overlay: Overlay | None = None) -> None:
+    Each memoises what it derived.  A test file audited for the result cache gets its own
+    (``Analysis.over``), so that every module its audit needs is asked of the tree while the
+    file's recording runs, instead of being answered from a memo another file's audit filled
+    (which would leave the module out of the file's consulted list).
+    """
+
+    index: ClassIndex
+    analyzer: ReadSetAnalyzer
+    checker: ClassAuditor
+
+    @classmethod
+    def over(cls, tree: SourceTree) -> Analysis:
+        index = ClassIndex(tree)
+        analyzer = ReadSetAnalyzer(index)
+        return cls(index, analyzer, ClassAuditor(tree, index, analyzer))
+
+
+class StubAuditor:
+    """Audits stubs against one vLLM source tree.  Caches parsed files and method analyses;
+    with a ``cache`` (``result_cache.ResultCache``), also each test file's results across
+    runs, keyed by its content and that of every module its audit consulted."""
+
+    def __init__(
+        self, vllm_src: Path, overlay: Overlay | None = None, cache: ResultCache | None = None
+    ) -> None:
         self.tree = SourceTree(vllm_src, overlay)
-        self.index = ClassIndex(self.tree)
-        self.analyzer = ReadSetAnalyzer(self.index)
-        self.checker = ClassAuditor(self.tree, self.index, self.analyzer)
+        self._shared = Analysis.over(self.tree)
+        self.index = self._shared.index
+        self.analyzer = self._shared.analyzer
+        self.checker = self._shared.checker
+        self.cache = cache
         self._exports: dict[Path, tuple[str, list]] = {}
+        # Files the stand-in trigger audited to decide (path, --standins) -> their audit.
+        self._decided: dict[tuple[Path, bool], FileAudit] = {}
 
     # -- test files ---------------------------------------------------------------------
 
@@ -151,28 +183,35 @@ class StubAuditor:
         """Stubs that helpers of the ``exporters`` (``tests/.../utils.py``) return, followed
         into the other test ``files`` that import and call those helpers."""
         exports = [(p, *self._exports[p]) for p in exporters if p in self._exports]
+        out: list[Stub] = []
+        for path in files:
+            out.extend(self._imported_into(path, exports))
+        return out
+
+    def _imported_into(self, path: Path, exports: Sequence[tuple[Path, str, list]]) -> list[Stub]:
+        """The stubs of ``exports`` (exporter, its module name, its helpers) that test file
+        ``path`` imports and calls."""
         if not exports:
             return []
         names = {name for _, _, found in exports for name, _, _ in found}
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []  # reported where the file is audited
+        if not any(name in text for name in names):
+            return []
+        try:
+            module = self.tree.load(self.tree.module_name_for(path), path)
+        except SourceError:
+            return []  # reported where the file is audited
+        extractor = extraction.StubExtractor(module)  # loaded on first use
         out: list[Stub] = []
-        for path in files:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue  # reported where the file is audited
-            if not any(name in text for name in names):
-                continue
-            try:
-                module = self.tree.load(self.tree.module_name_for(path), path)
-            except SourceError:
-                continue  # reported where the file is audited
-            extractor = extraction.StubExtractor(module)  # loaded on first use
-            for exporter, source, found in exports:
-                if exporter == path:
-                    continue  # its own callers were followed when it was extracted
-                for name, base, track in found:
-                    if name in text:
-                        out.extend(extractor.imported_uses(source, name, base, track))
+        for exporter, source, found in exports:
+            if exporter == path:
+                continue  # its own callers were followed when it was extracted
+            for name, base, track in found:
+                if name in text:
+                    out.extend(extractor.imported_uses(source, name, base, track))
         return out
 
     def _stubs_of(self, path: Path, explicit: bool) -> list[Stub]:
@@ -186,44 +225,105 @@ class StubAuditor:
                 raise SourceError(path, 1, f"cannot read: {exc.strerror or exc}") from None
         return self.extract(path)
 
-    def dependencies(self, stub: Stub) -> frozenset[str]:
+    def dependencies(self, stub: Stub, analysis: Analysis | None = None) -> frozenset[str]:
         """The vLLM modules a change to which can change ``stub``'s findings: those its class
         name resolves through, those of every class in its MRO (where every method analysed
         for it lives) and of the names their bases and the test's patches resolve through.
         The source-change trigger's reverse index (``factories.analysis.trigger``)."""
+        checker = (analysis or self._shared).checker
+        index = checker.index
         with self.tree.recording() as asked:
             try:
-                target = self.checker.class_of(stub)
+                target = checker.class_of(stub)
                 if isinstance(target, Missing):
                     asked.add(target.module.name)
                 if isinstance(target, ClassInfo):
-                    for klass in self.index.mro(target)[0]:
+                    for klass in index.mro(target)[0]:
                         asked.add(klass.module.name)
                         for base in klass.node.bases:
                             expr = base.value if isinstance(base, ast.Subscript) else base
-                            self.index.resolve(klass.module, ast.unparse(expr))
-                    self.checker.replaced_methods(stub, target)
+                            index.resolve(klass.module, ast.unparse(expr))
+                    checker.replaced_methods(stub, target)
             except SourceError as exc:
                 asked.add(self.tree.module_name_for(exc.path))
         return frozenset(m for m in asked if m == "vllm" or m.startswith("vllm."))
 
-    def triggered(self, changed: set[str], scan: TextScan | None = None) -> dict[Path, list[Stub]]:
+    def triggered(
+        self, changed: set[str], scan: TextScan | None = None, standins: bool = False
+    ) -> dict[Path, list[Stub]]:
         """Test files under ``<root>/tests`` holding a stub that depends on a ``changed``
         module, with their stubs; the text pre-filter only narrows which files are analysed.
-        A candidate that cannot be read or parsed is kept (its audit reports it)."""
+        A candidate that cannot be read or parsed is kept (its audit reports it).
+
+        With ``standins``, also those whose stand-ins' audit consulted a changed module (the
+        callee chains the namespaces meet).  With a result cache, a file whose entry is still
+        good for every module it consulted but the changed ones is decided from the entry (the
+        analysis of the current tree would run exactly as recorded up to its first read of a
+        changed module, so the recorded lists decide exactly); the others as without one."""
         from factories.analysis.trigger import TextScan, dependent_stubs  # the hook's path only
 
         scan = scan or TextScan(self.tree)
         extracted: dict[Path, list[Stub]] = {}
         unreadable: list[Path] = []
+        dependent: list[Path] = []
         with gc_paused():
-            for path in scan.candidate_files(changed):
+            pool = dict(scan.stub_texts())
+            if standins:
+                pool.update(scan.standin_texts())
+            undecided: set[Path] = set()
+            for path, data in pool.items():
+                verdict = self._cached_verdict(path, data, changed, standins)
+                if verdict is None:
+                    undecided.add(path)
+                elif verdict:
+                    dependent.append(path)
+            candidates: set[Path] = set()
+            if undecided:  # the text scan reads all of vllm/: only where an entry is missing
+                candidates = set(scan.candidate_files(changed))
+                if standins:
+                    candidates |= set(scan.standin_candidate_files(changed))
+            for path in sorted(candidates & undecided):
+                if standins:  # decided by the file's own recorded audit
+                    try:
+                        unit = self._file_audit(path, False, True, None, recorded=True)
+                    except SourceError:
+                        unreadable.append(path)
+                        continue
+                    self._decided[(path, True)] = unit
+                    if _meets(unit, changed, standins):
+                        dependent.append(path)
+                    continue
                 try:
                     extracted[path] = self.extract(path)
                 except SourceError:
                     unreadable.append(path)
-            dependent = dependent_stubs(extracted, self.dependencies, changed)
-        return {path: extracted.get(path, []) for path in sorted(unreadable + dependent)}
+            dependent += dependent_stubs(extracted, self.dependencies, changed)
+        return {path: extracted.get(path, []) for path in sorted(set(unreadable + dependent))}
+
+    def _cached_verdict(
+        self, path: Path, data: bytes, changed: set[str], standins: bool
+    ) -> bool | None:
+        """Whether the cached audit of ``path`` says it depends on ``changed``; None where
+        there is no entry, or a module it consulted differs and is not among ``changed``."""
+        if self.cache is None:
+            return None
+        found = self.cache.read(self._key(path, data))
+        if found is None:
+            return None
+        consulted, payload = found
+        for module, digest in consulted.items():
+            if module not in changed and self.tree.digest(module) != digest:
+                return None
+        try:  # the trigger's part of the entry only: its findings are not needed to decide
+            unit = FileAudit(
+                has_standins=bool(payload["has_standins"]),  # type: ignore[index]
+                dependencies=frozenset(payload["dependencies"]),  # type: ignore[index]
+                consulted=frozenset(payload["consulted"]),  # type: ignore[index]
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            self.cache.warn(f"audit cache: ignoring a corrupt entry ({type(exc).__name__})")
+            return None
+        return _meets(unit, changed, standins)
 
     def audit_paths(
         self,
@@ -254,34 +354,212 @@ class StubAuditor:
         files, unreadable = expand_paths(paths)
         n_read = len(files)
         explicit = {p for p in paths if p.is_file()}
-        stubs: list[Stub] = []
-        tables: dict[str, StandInTable] = {}
-        with_stubs = 0
+        units: dict[Path, FileAudit] = {}
+        blobs: dict[Path, bytes] = {}  # with a cache: each file's bytes, read once
         for i, path in enumerate(files):
             if progress is not None and len(files) > 200 and i % 500 == 0:
                 progress(f"[audit] {i}/{len(files)} files")
             try:
-                found = known[path] if known.get(path) else self._stubs_of(path, path in explicit)
+                units[path] = self._file_audit(
+                    path, path in explicit, standins, known.get(path), blobs=blobs
+                )
             except SourceError as exc:
                 unreadable.append(exc)  # reported; the other files are still audited
                 n_read -= 1
-                continue
-            if found:
-                with_stubs += 1
-            stubs.extend(found)
-            if standins:
-                table = self.standins_of(path, bool(found))
-                if table is not None:
-                    tables[str(path)] = table
+        records = [r for unit in units.values() for r in unit.records]
         # Helpers shared between test modules live in modules that are not tests themselves
         # (``utils.py``, ``common.py``); a test module's own helpers serve its own tests.
-        shared = [p for p in files if p in self._exports and not p.name.startswith("test_")]
-        stubs.extend(self.imported_uses(files, shared))
-        result = self.audit_stubs(
-            stubs, n_read, with_stubs, allowlist, unreadable, since, tables if standins else None
+        shared = [p for p in files if p in units and units[p].exports]
+        shared = [p for p in shared if not p.name.startswith("test_")]
+        if shared:
+            for path in files:
+                records += self._imported_records(path, shared, units, standins, blobs)
+        result = self._merged(
+            records,
+            [f for unit in units.values() for f in unit.selves],
+            [f for unit in units.values() for f in unit.handed],
+            n_read,
+            sum(1 for unit in units.values() if unit.stubs),
+            allowlist,
+            unreadable,
+            since,
         )
         audited = tuple(p for p in files if not any(e.path == p for e in unreadable))
         return attrs.evolve(result, files=audited)
+
+    # -- one test file, cached --------------------------------------------------------
+
+    def _key(self, path: Path, data: bytes, *more: str) -> str:
+        assert self.cache is not None
+        return self.cache.key("file", str(path), _digest(data), *more)
+
+    def _decoded(self, payload: object) -> FileAudit | None:
+        try:
+            return FileAudit.from_json(payload)  # type: ignore[arg-type]
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            assert self.cache is not None
+            self.cache.warn(f"audit cache: ignoring a corrupt entry ({type(exc).__name__})")
+            return None
+
+    def _file_audit(
+        self,
+        path: Path,
+        explicit: bool,
+        standins: bool,
+        known: Sequence[Stub] | None,
+        recorded: bool = False,
+        blobs: dict[Path, bytes] | None = None,
+    ) -> FileAudit:
+        """One test file's part of the audit, from the cache where it holds it.  Raises
+        ``SourceError`` where the file cannot be read or parsed (never cached).  ``recorded``:
+        with the modules it consulted and its dependencies even without a cache (the
+        stand-in trigger decides by them)."""
+        if (path, standins) in self._decided:
+            return self._decided[(path, standins)]
+        if self.cache is None and not recorded:
+            return self._compute_file(path, explicit, standins, known, self._shared)
+        try:
+            data = self.tree.read_bytes(path)
+        except OSError:
+            return self._compute_file(path, explicit, standins, known, self._shared)
+        if blobs is not None:
+            blobs[path] = data
+        if not explicit and not known:
+            text = data.decode("utf-8", errors="replace")  # as ``has_object_new`` reads it
+            if "object.__new__(" not in text and not (
+                standins and extraction.might_hold_standins(text)
+            ):
+                return FileAudit()
+        key = self._key(path, data) if self.cache is not None else None
+        if key is not None:
+            assert self.cache is not None
+            payload = self.cache.get(key, self.tree.digest)
+            unit = None if payload is None else self._decoded(payload)
+            if unit is not None:
+                return unit
+        with self.tree.recording() as asked:
+            unit = self._compute_file(path, explicit, standins, known, Analysis.over(self.tree))
+        unit = attrs.evolve(unit, consulted=frozenset(asked))
+        if key is not None:
+            assert self.cache is not None
+            self.cache.put(key, {m: self.tree.digest(m) for m in asked}, unit.to_json())
+        return unit
+
+    def _compute_file(
+        self,
+        path: Path,
+        explicit: bool,
+        standins: bool,
+        known: Sequence[Stub] | None,
+        analysis: Analysis,
+    ) -> FileAudit:
+        found = list(known) if known else self._stubs_of(path, explicit)
+        table = self.standins_of(path, bool(found)) if standins else None
+        records = tuple(self._record(analysis, stub, table) for stub in found)
+        selves: tuple[Finding, ...] = ()
+        handed: tuple[Finding, ...] = ()
+        if table is not None:
+            selves = tuple(self._standin_selves_of(analysis, table))
+            handed = tuple(self._handed_of(analysis, str(path), table))
+        dependencies: frozenset[str] = frozenset()
+        if analysis is not self._shared:  # recorded: the trigger's index too
+            dependencies = frozenset().union(*(self.dependencies(s, analysis) for s in found))
+        exported = self._exports.get(path)
+        return FileAudit(
+            stubs=len(found),
+            records=records,
+            selves=selves,
+            handed=handed,
+            has_standins=table is not None,
+            exports=tuple(name for name, _, _ in exported[1]) if exported else (),
+            dependencies=dependencies,
+        )
+
+    def _imported_records(
+        self,
+        path: Path,
+        shared: Sequence[Path],
+        units: Mapping[Path, FileAudit],
+        standins: bool,
+        blobs: Mapping[Path, bytes],
+    ) -> list[StubRecord]:
+        """The records of the stubs that the ``shared`` helpers' exports return into test
+        file ``path`` (cached under the file's and every exporter's content)."""
+        if path not in units:
+            return []  # unreadable: reported, nothing imported into it
+        if self.cache is None:
+            exports = [(p, *self._exports[p]) for p in shared if p in self._exports]
+            stubs = self._imported_into(path, exports)
+            table = self.standins_of(path, bool(units[path].stubs)) if stubs and standins else None
+            return [self._record(self._shared, stub, table) for stub in stubs]
+        names = {name for p in shared for name in units[p].exports}
+        data = blobs.get(path)
+        if data is None:
+            try:
+                data = self.tree.read_bytes(path)
+            except OSError:
+                return []
+        if not any(name in data.decode("utf-8", errors="replace") for name in names):
+            return []
+        exporters = [
+            f"{p}={_digest(blobs[p]) if p in blobs else self.tree.file_digest(p)}" for p in shared
+        ]
+        key = self._key(path, data, "imported", *exporters)
+        payload = self.cache.get(key, self.tree.digest)
+        unit = None if payload is None else self._decoded(payload)
+        if unit is not None:
+            return list(unit.records)
+        for exporter in shared:
+            if exporter not in self._exports:
+                self.extract(exporter)  # a cached file: its helpers are needed again
+        exports = [(p, *self._exports[p]) for p in shared if p in self._exports]
+        with self.tree.recording() as asked:
+            analysis = Analysis.over(self.tree)
+            stubs = self._imported_into(path, exports)
+            table = None
+            if stubs and standins:
+                table = self.standins_of(path, bool(units[path].stubs))
+            records = tuple(self._record(analysis, stub, table) for stub in stubs)
+        consulted = {m: self.tree.digest(m) for m in asked}
+        self.cache.put(key, consulted, FileAudit(records=records).to_json())
+        return list(records)
+
+    def _record(self, analysis: Analysis, stub: Stub, table: StandInTable | None) -> StubRecord:
+        """One stub's verdict (``table``: the stand-ins of the test file whose calls these
+        are, or None)."""
+        site = StubSite(stub.location, stub.class_expr)
+        silenced = self._silenced(stub, stub.location)
+        try:
+            target = analysis.checker.class_of(stub)
+            if isinstance(target, ClassInfo):
+                found, usage = analysis.checker.audit_class(
+                    stub, target, table.stubs if table is not None else None
+                )
+            else:
+                found, usage = analysis.checker.audit_stub(stub, target), None
+                if not found:
+                    found = [unresolved(stub, target)]
+        except SourceError as exc:
+            # Unaudited: no stale-field verdict for the fields this site sets.
+            return StubRecord(
+                site, silenced, "blocked", usage=FieldUsage.unknown(stub), blocked_by=exc
+            )
+        kept: list[Finding] = []
+        suppressed = 0
+        for finding in found:
+            if self._is_silenced(stub, silenced, finding):
+                suppressed += 1
+            else:
+                kept.append(finding)
+        return StubRecord(
+            site,
+            silenced,
+            "unresolved" if usage is None else "resolved",
+            has_calls=bool(stub.calls),
+            findings=tuple(kept),
+            suppressed=suppressed,
+            usage=usage,
+        )
 
     def audit_stubs(
         self,
@@ -301,49 +579,60 @@ class StubAuditor:
         A vLLM module that does not parse stops only the stubs that need it: they become one
         ``unreadable-file`` finding per module, and every other stub is still audited.
         """
+        tables = standins or {}
+        records = [
+            self._record(self._shared, stub, tables.get(_calling_path(stub))) for stub in stubs
+        ]
+        selves = [f for t in tables.values() for f in self._standin_selves_of(self._shared, t)]
+        handed = [f for p, t in tables.items() for f in self._handed_of(self._shared, p, t)]
+        return self._merged(
+            records, selves, handed, n_files, n_with_stubs, allowlist, unreadable, since
+        )
+
+    def _merged(
+        self,
+        records: Sequence[StubRecord],
+        selves: Sequence[Finding],
+        handed: Sequence[Finding],
+        n_files: int,
+        n_with_stubs: int,
+        allowlist: Allowlist,
+        unreadable: Sequence[SourceError],
+        since: KnownReads | None,
+    ) -> AuditResult:
+        """The run's findings from the files' parts: merged over tests, the stand-ins' own,
+        stale fields over every use of a site, ``since``, the allowlist, the order."""
         findings: dict[tuple, Finding] = {}
         sites: set[Location] = set()
         resolved_sites: set[Location] = set()
         audited_sites: set[Location] = set()
         usages: dict[Location, list[FieldUsage]] = {}
-        broken: dict[Path, tuple[SourceError, list[Stub]]] = {}
+        broken: dict[Path, tuple[SourceError, list[StubSite]]] = {}
         blocked_sites: set[Location] = set()
         silenced_at: dict[Location, frozenset[str] | None] = {}
         suppressed = 0
-        for stub in stubs:
-            sites.add(stub.location)
-            silenced_at.setdefault(stub.location, self._silenced(stub, stub.location))
-            try:
-                target = self.checker.class_of(stub)
-                if isinstance(target, ClassInfo):
-                    table = standins.get(_calling_path(stub)) if standins is not None else None
-                    found, usage = self.checker.audit_class(
-                        stub, target, table.stubs if table is not None else None
-                    )
-                else:
-                    found, usage = self.checker.audit_stub(stub, target), None
-                    if not found:
-                        found = [unresolved(stub, target)]
-            except SourceError as exc:
-                broken.setdefault(exc.path, (exc, []))[1].append(stub)
-                blocked_sites.add(stub.location)
-                # Unaudited: no stale-field verdict for the fields this site sets.
-                usages.setdefault(stub.location, []).append(FieldUsage.unknown(stub))
+        for record in records:
+            where = record.site.location
+            sites.add(where)
+            silenced_at.setdefault(where, record.silenced)
+            if record.blocked_by is not None:
+                exc = record.blocked_by
+                broken.setdefault(exc.path, (exc, []))[1].append(record.site)
+                blocked_sites.add(where)
+                usages.setdefault(where, []).append(record.usage)  # type: ignore[arg-type]
                 continue
-            if usage is not None:
-                resolved_sites.add(stub.location)
-                if stub.calls:
-                    audited_sites.add(stub.location)
-                usages.setdefault(stub.location, []).append(usage)
-            for finding in found:
-                if self._is_silenced(stub, silenced_at[stub.location], finding):
-                    suppressed += 1
-                    continue
+            suppressed += record.suppressed
+            if record.usage is not None:
+                resolved_sites.add(where)
+                if record.has_calls:
+                    audited_sites.add(where)
+                usages.setdefault(where, []).append(record.usage)
+            for finding in record.findings:
                 key = dedup_key(finding)
                 if key in findings:
                     finding = merged_tests(findings[key], finding)
                 findings[key] = finding
-        for finding in self._standin_findings(standins or {}):
+        for finding in (*selves, *handed):
             # The same read on several calls: a call that may not reach it (a note) does not
             # hide one that certainly does.
             key = dedup_key(attrs.evolve(finding, kind=FindingKind.MISSING_ATTRIBUTE))
@@ -360,7 +649,9 @@ class StubAuditor:
         kept.extend(unreadable_module(self.tree, exc, users) for exc, users in broken.values())
         marked = since.mark(findings.values()) if since is not None else findings.values()
         for finding in marked:
-            pattern = allowlist.matches(finding, finding_file(finding, self.tree.root))
+            pattern = None  # an empty allowlist needs no file name (a resolve() each)
+            if allowlist.patterns:
+                pattern = allowlist.matches(finding, finding_file(finding, self.tree.root))
             if pattern is None:
                 kept.append(finding)
             else:
@@ -406,59 +697,56 @@ class StubAuditor:
             return ()
         return tuple(extraction.StandInExtractor(module).standins())
 
-    def _standin_findings(self, tables: Mapping[str, StandInTable]) -> Iterable[Finding]:
-        """The findings of the namespaces no stub's call judges: made ``self`` (replayed),
-        and handed to a function or a static or class method (``handed_findings``)."""
-        yield from self._standin_selves(tables)
-        if not tables:
+    def _handed_of(self, analysis: Analysis, path: str, table: StandInTable) -> Iterable[Finding]:
+        """The findings of the namespaces one test file hands to a function or a static or
+        class method (``handed_findings``)."""
+        if not table.handed:
             return
         from factories.analysis.standin_audit import handed_findings  # --standins runs only
 
-        for path, table in tables.items():
-            for handed in table.handed:
-                try:
-                    found = handed_findings(self.index, self.analyzer, handed, table.stubs)
-                except SourceError:
-                    continue  # the module is reported where a stub of it is audited
+        lines = None
+        for handed in table.handed:
+            try:
+                found = handed_findings(analysis.index, analysis.analyzer, handed, table.stubs)
+            except SourceError:
+                continue  # the module is reported where a stub of it is audited
+            if lines is None:
                 lines = self._standin_lines(path)
-                for finding in found:
-                    if not is_suppressed(
-                        suppressed_kinds(lines, handed.location.line, path), finding
-                    ):
-                        yield finding
+            for finding in found:
+                if not is_suppressed(suppressed_kinds(lines, handed.location.line, path), finding):
+                    yield finding
 
     def _standin_lines(self, path: str) -> Sequence[str]:
         module = self.tree.load(self.tree.module_name_for(Path(path)), Path(path))
         return module.lines
 
-    def _standin_selves(self, tables: Mapping[str, StandInTable]) -> Iterable[Finding]:
+    def _standin_selves_of(self, analysis: Analysis, table: StandInTable) -> Iterable[Finding]:
         """Namespaces made ``self`` of a plain method (``Cls.m(ns)``), replayed as stubs
         of ``Cls``; a classmethod or staticmethod takes them as an argument instead."""
-        for table in tables.values():
-            for call in table.selves:
-                stub = call.stub
-                try:
-                    target = self.checker.class_of(stub)
-                    if not isinstance(target, ClassInfo):
-                        continue
-                    stub = attrs.evolve(stub, events=self._plain_method_calls(stub, target))
-                    if not stub.calls:
-                        continue
-                    found, _ = self.checker.audit_class(
-                        stub, target, table.stubs, stated_locals=True
-                    )
-                except SourceError:
-                    continue  # the module is reported where a stub of it is audited
-                for finding in found:
-                    if not self._is_silenced(stub, self._silenced(stub, stub.location), finding):
-                        yield call.restated(finding)
+        for call in table.selves:
+            stub = call.stub
+            try:
+                target = analysis.checker.class_of(stub)
+                if not isinstance(target, ClassInfo):
+                    continue
+                stub = attrs.evolve(stub, events=self._plain_method_calls(analysis, stub, target))
+                if not stub.calls:
+                    continue
+                found, _ = analysis.checker.audit_class(
+                    stub, target, table.stubs, stated_locals=True
+                )
+            except SourceError:
+                continue  # the module is reported where a stub of it is audited
+            for finding in found:
+                if not self._is_silenced(stub, self._silenced(stub, stub.location), finding):
+                    yield call.restated(finding)
 
-    def _plain_method_calls(self, stub: Stub, cls: ClassInfo) -> tuple:
+    def _plain_method_calls(self, analysis: Analysis, stub: Stub, cls: ClassInfo) -> tuple:
         """The stub's events less the calls of names ``cls`` does not define as a plain
         method (a classmethod or staticmethod takes the namespace as an argument)."""
         kept = []
         for event in stub.events:
-            member = self.index.lookup(cls, event.name) if event in stub.calls else None
+            member = analysis.index.lookup(cls, event.name) if event in stub.calls else None
             if event in stub.calls and not (
                 member is not None
                 and (
@@ -491,6 +779,20 @@ class StubAuditor:
             and where != stub.location
             and is_suppressed(self._silenced(stub, where), finding)
         )
+
+
+def _digest(data: bytes) -> str:
+    """A test file's content hash, as ``SourceTree.file_digest`` computes one."""
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def _meets(unit: FileAudit, changed: set[str], standins: bool) -> bool:
+    """Whether a test file's audit depends on a ``changed`` module: one its stubs depend on
+    (``StubAuditor.dependencies``), or with ``standins``, one its audit consulted where its
+    stand-ins meet vLLM code (what their callees read, the chains followed into)."""
+    if not unit.dependencies.isdisjoint(changed):
+        return True
+    return standins and unit.has_standins and not unit.consulted.isdisjoint(changed)
 
 
 def _calling_path(stub: Stub) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import gc
+import hashlib
 import io
 import tokenize
 from collections.abc import Iterator, Mapping
@@ -200,6 +201,7 @@ class SourceTree:
         # While not None, every dotted name ``module()`` is asked for (found or not): the
         # modules a resolution went through, for the source-change trigger's index.
         self.asked: set[str] | None = None
+        self._digests: dict[str, str | None] = {}
 
     def module_file(self, module: str) -> tuple[Path, bool] | None:
         """The file of a dotted module name under root and whether it is a package."""
@@ -234,21 +236,46 @@ class SourceTree:
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[set[str]]:
-        """Collect the module names asked for inside the block (nested blocks share one set)."""
+        """Collect the module names asked for inside the block.  A nested block collects its
+        own (one stub's dependencies inside one test file's audit) and hands them on to the
+        enclosing block when it ends, so each block holds everything asked inside it."""
         outer = self.asked
-        asked: set[str] = set() if outer is None else outer
+        asked: set[str] = set()
         self.asked = asked
         try:
             yield asked
         finally:
             self.asked = outer
+            if outer is not None:
+                outer |= asked
+
+    def digest(self, module: str) -> str | None:
+        """Content hash of the file the tree reads for dotted ``module`` (overlay included),
+        or None where the tree has none: what a result cache compares to know that a module
+        an audit consulted is still the same.  Hashed once per tree (per run)."""
+        if module not in self._digests:
+            found = self.module_file(module)
+            self._digests[module] = None if found is None else self.file_digest(found[0])
+        return self._digests[module]
+
+    def file_digest(self, path: Path) -> str:
+        """Content hash of the bytes the tree reads for ``path`` ("unreadable" where it
+        cannot be read: that state is a content too, and reading it again may differ)."""
+        try:
+            data = self.read_bytes(path)
+        except OSError:
+            return "unreadable"
+        return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+    def read_bytes(self, path: Path) -> bytes:
+        """The bytes of ``path`` in this tree's version (the overlay's, else the disk's)."""
+        data = self._overlaid(path)
+        return path.read_bytes() if data is None else data
 
     def load(self, name: str, path: Path, is_package: bool = False) -> ModuleInfo:
         """Parse ``path`` as module ``name`` (also used for test files outside the tree)."""
         try:
-            data = self._overlaid(path)
-            if data is None:
-                data = path.read_bytes()
+            data = self.read_bytes(path)
         except OSError as exc:
             raise SourceError(path, 1, f"cannot read: {exc.strerror or exc}") from None
         return ModuleInfo.from_source(name, path, data, is_package)

@@ -130,6 +130,7 @@ class TextScan:
     tree: SourceTree
     _vllm: dict[Path, bytes] | None = None
     _tests: dict[Path, bytes] | None = None
+    _standins: dict[Path, bytes] | None = None
     _closures: dict[frozenset[str], set[str] | None] = attrs.field(factory=dict)
     _edge_cache: dict[Path, list[tuple[frozenset[str], str, bool]] | None] = attrs.field(
         factory=dict
@@ -238,9 +239,32 @@ class TextScan:
             out.add(".".join(parts[:keep]))
         return out
 
+    def standin_texts(self) -> dict[Path, bytes]:
+        """Test files (under ``tests/``) that may build a stand-in (``might_hold_standins``,
+        the audit's own text test)."""
+        if self._standins is None:
+            from factories.analysis.extraction import might_hold_standins
+
+            self._standins = {}
+            for path in _py_files(self.tree.root / "tests"):
+                text = _read(path)
+                if might_hold_standins(text.decode("utf-8", errors="replace")):
+                    self._standins[path] = text
+        return self._standins
+
     def candidate_files(self, changed: set[str]) -> list[Path]:
         """Test files whose stubs *may* depend on ``changed``; a superset of the real ones."""
-        texts = self.stub_texts()
+        return self._mentioning(self.stub_texts(), changed)
+
+    def standin_candidate_files(self, changed: set[str]) -> list[Path]:
+        """Test files that may build a stand-in and spell a name of ``changed``'s closure:
+        where no cached audit says what a file's stand-ins consulted, the ones the trigger
+        audits to find out.  Unlike the stubs' pre-filter this one is not sound: a callee
+        chain can reach a module through a function the test names that its closure of
+        names does not hold (a cached audit of the whole tree makes the trigger exact)."""
+        return self._mentioning(self.standin_texts(), changed)
+
+    def _mentioning(self, texts: dict[Path, bytes], changed: set[str]) -> list[Path]:
         if len(changed) > _MANY_CHANGED:
             return sorted(texts)
         names = self.referring_names(changed)
