@@ -804,6 +804,9 @@ MEETING_CASES = [
     (
         "a-holder-handed-to-other-code-first-may-be-filled-in",
         "meta = MagicMock(); meta.common = ns; mod.guarded_fn(meta); pass_on(1, meta)",
+        set(),
+    ),
+    (
         "constructor-keywords",
         "mod.Built(spec=SimpleNamespace(block_size=1, size=1), vllm_config=ns, device=None)",
         {

@@ -40,6 +40,10 @@ import attrs
 #: The one setting that locates every cache (release sources, the vLLM wheel, fetch logs,
 #: audit results).
 CACHE_ENV = "VLLM_GUARD_CACHE"
+#: Where ``audit-stubs`` keeps its results when ``--cache-dir`` is not given, overriding
+#: ``cache_dir() / "audit-results"``: a test session points it at a folder of its own, so the
+#: CLIs its tests launch never fill the user's cache.
+RESULTS_ENV = "VLLM_GUARD_AUDIT_RESULTS"
 #: Bumped when the entry layout changes (the analyzer's hash covers the rest).
 FORMAT = 1
 
@@ -57,8 +61,10 @@ def cache_dir() -> Path:
 
 
 def default_results_dir() -> Path:
-    """Where ``audit-stubs`` keeps its results unless told otherwise."""
-    return cache_dir() / "audit-results"
+    """Where ``audit-stubs`` keeps its results unless told otherwise: ``$VLLM_GUARD_AUDIT_RESULTS``,
+    else ``audit-results`` in the project's cache."""
+    configured = os.environ.get(RESULTS_ENV)
+    return Path(configured) if configured else cache_dir() / "audit-results"
 
 
 def analyzer_digest() -> str:

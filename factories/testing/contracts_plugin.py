@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,7 @@ from factories.aiter.revision import (
     resolve_contract,
     set_session_contract,
 )
+from factories.analysis.result_cache import RESULTS_ENV
 from factories.testing import selfcheck
 from factories.testing.hypothesis_profiles import PROFILE_ENV, PROFILES
 from factories.testing.releases import cache_dir
@@ -68,6 +71,17 @@ def pytest_addoption(parser):
     )
 
 
+def _own_audit_results(config) -> None:
+    """Point the audit's result cache at a folder of this session (removed at its end), unless
+    the caller chose one: the ``audit-stubs`` runs the tests launch must not fill, or read
+    from, the user's cache."""
+    if os.environ.get(RESULTS_ENV):
+        return
+    folder = tempfile.mkdtemp(prefix="audit-results-")
+    os.environ[RESULTS_ENV] = folder
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
@@ -78,6 +92,7 @@ def pytest_configure(config):
     config.stash[_CONTRACT_TOKEN] = set_session_contract(contract)
     CONTRACT_SUMMARY.register(config)
     CONTRACT_SUMMARY.lines(config).append(f"AITER contract revision: {contract} ({reason})")
+    _own_audit_results(config)
     profile = config.getoption("--contracts-profile")
     if profile:
         os.environ[PROFILE_ENV] = profile
