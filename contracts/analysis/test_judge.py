@@ -507,3 +507,24 @@ def test_merged_shards_keep_every_file():
     merged = judge.merge_results([{**a, "wall_s": 4.0}, b])
     assert set(merged["files"]) == {"tests/test_x.py", "tests/test_y.py"}
     assert merged["wall_s"] == 9.0 and merged["shards"] == 2
+
+
+def test_files_with_standin_errors_run_first(tmp_path):
+    for name in ("test_a.py", "test_b.py", "test_c.py"):
+        (tmp_path / "tests" / name).parent.mkdir(exist_ok=True)
+        (tmp_path / "tests" / name).write_text("from types import SimpleNamespace\n")
+    audit = [
+        {"kind": "missing-field", "severity": "error", "stub_location": "tests/test_c.py:1"},
+        {
+            "kind": "possibly-missing-attribute",
+            "severity": "note",
+            "message": "... the types.SimpleNamespace the test builds at tests/test_b.py:1 ...",
+            "stub_location": "tests/test_b.py:1",
+        },
+    ]
+    files = judge.standin_files(tmp_path / "tests")
+    assert judge.by_standin_findings(files, audit, tmp_path / "tests") == [
+        "tests/test_c.py",
+        "tests/test_b.py",
+        "tests/test_a.py",
+    ]

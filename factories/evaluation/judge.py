@@ -93,6 +93,21 @@ def files_with_standin_findings(audit: list[dict[str, Any]], tests: Path) -> lis
     return sorted(found)
 
 
+def by_standin_findings(
+    files: Sequence[str], audit: list[dict[str, Any]], tests: Path
+) -> list[str]:
+    """``files`` with those holding an error-level stand-in finding of ``audit`` first, then
+    those holding a note, then the rest (each group in its order): a run cut short, or read
+    while it goes on, has judged the audit's errors first."""
+    errors = set(files_with_standin_findings(_errors_only(audit), tests))
+    any_level = set(files_with_standin_findings(audit, tests))
+    return sorted(files, key=lambda f: (f not in errors, f not in any_level))
+
+
+def _errors_only(audit: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [f for f in audit if f.get("severity") == "error"]
+
+
 def _selected(rel: str, patterns: Sequence[str]) -> bool:
     return not patterns or any(fnmatch.fnmatch(rel, p) or p in rel for p in patterns)
 
@@ -545,6 +560,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 select = standin_files if args.standins else stub_files
                 files = select(args.tests, args.files)
+            if args.compare_audit is not None and args.standins:
+                files = by_standin_findings(files, _load(args.compare_audit), args.tests)
             if args.shard:
                 index, count = _shard(args.shard)
                 files = files[index::count]
