@@ -528,3 +528,20 @@ def test_files_with_standin_errors_run_first(tmp_path):
         "tests/test_b.py",
         "tests/test_a.py",
     ]
+
+
+@pytest.mark.parametrize(
+    "how, ended, outcome, group",
+    [
+        ("attribute", True, "failed", "drifts"),
+        ("attribute", False, "failed", "failing"),  # vLLM caught it; the test failed after
+        ("call", False, "failed", "handled"),  # getattr(ns, "x", default) in a failing test
+        ("attribute", False, "passed", "handled"),  # pytest.raises, or vLLM's own fallback
+    ],
+)
+def test_namespace_errors_are_grouped_by_what_they_did(how, ended, outcome, group):
+    result = _ns_result("tests/test_x.py:5", errors=["seq_lens"], outcome=outcome)
+    (ns,) = result["files"]["tests/test_x.py"]["namespaces"]
+    ns["attribute_errors"][0].update(how=how, ended_test=ended)
+    (entry,) = judge.namespace_errors(result)
+    assert entry["group"] == group

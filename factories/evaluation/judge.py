@@ -334,8 +334,15 @@ def _last_link(finding: dict[str, Any]) -> str:
 
 def namespace_errors(result: dict[str, Any]) -> list[dict[str, Any]]:
     """One entry per (namespace site, attribute): every AttributeError raised on a namespace
-    stand-in inside vLLM code, with the tests it was raised in and whether one of them ended a
-    test (``drift``: the error, or one it caused, is the failure pytest reported)."""
+    stand-in inside vLLM code, with the tests it was raised in and its ``group``:
+
+    * ``drifts``: it ended a failing test (the error, or one it caused, is pytest's failure);
+    * ``failing``: an attribute load (``ns.x``, not ``getattr``/``hasattr``) in a test that
+      failed for another error: vLLM code caught it and went on, e.g. ``except Exception:
+      hash8 = "nohash"``, and the test then failed on the result;
+    * ``handled``: only in passing tests (``getattr`` defaults, ``hasattr``, ``try``,
+      ``pytest.raises``) or only probed with a builtin call in failing ones.
+    """
     raised: dict[tuple[str, str], dict[str, Any]] = {}
     for rel, record in result["files"].items():
         for ns in record.get("namespaces", []):
@@ -352,7 +359,7 @@ def namespace_errors(result: dict[str, Any]) -> list[dict[str, Any]]:
                         "how": [],
                         "tests": [],
                         "outcomes": [],
-                        "drift": False,
+                        "group": "handled",
                     },
                 )
                 for field, value in (
@@ -363,9 +370,11 @@ def namespace_errors(result: dict[str, Any]) -> list[dict[str, Any]]:
                 ):
                     if value not in entry[field]:
                         entry[field].append(value)
-                entry["drift"] = entry["drift"] or (
-                    error["ended_test"] and error["outcome"] in FAILING
-                )
+                failing = error["outcome"] in FAILING
+                if failing and error["ended_test"]:
+                    entry["group"] = "drifts"
+                elif failing and error["how"] == "attribute" and entry["group"] == "handled":
+                    entry["group"] = "failing"
     return sorted(raised.values(), key=lambda e: (e["site"], e["attribute"]))
 
 
@@ -387,8 +396,7 @@ def compare_standins(result: dict[str, Any], audit: list[dict[str, Any]]) -> dic
 
     (a) every AttributeError raised on a namespace in vLLM code: named by an error-level
     finding on the same site whose chain ends in that attribute, only by a note, or missed
-    (kept apart: ``drifts``, the ones that ended a failing test, and ``handled``, caught by
-    ``getattr``/``hasattr``/``try`` or expected by ``pytest.raises``);
+    (kept apart by ``namespace_errors``'s group: ``drifts``, ``failing``, ``handled``);
     (b) every error-level stand-in finding: contradicted when a passing test, one the finding
     names if it names any, read that attribute from that site in vLLM code without it raising
     there.
@@ -406,11 +414,11 @@ def compare_standins(result: dict[str, Any], audit: list[dict[str, Any]]) -> dic
 
     judged: dict[str, list[dict[str, Any]]] = {
         f"{group}_{verdict}": []
-        for group in ("drifts", "handled")
+        for group in ("drifts", "failing", "handled")
         for verdict in ("named_by_errors", "named_only_by_notes", "missed")
     }
     for entry in namespace_errors(result):
-        group = "drifts" if entry["drift"] else "handled"
+        group = entry["group"]
         by_errors, by_notes = naming(errors, entry), naming(notes, entry)
         if by_errors:
             verdict, kinds = "named_by_errors", sorted({f["kind"] for f in by_errors})
@@ -457,6 +465,7 @@ def compare_standins(result: dict[str, Any], audit: list[dict[str, Any]]) -> dic
         "errors_not_contradicted": not_contradicted,
         "raised": len(raised),
         "drifts": sum(len(v) for k, v in judged.items() if k.startswith("drifts_")),
+        "failing": sum(len(v) for k, v in judged.items() if k.startswith("failing_")),
         **judged,
     }
 
@@ -683,11 +692,16 @@ def _standin_report_text(report: dict[str, Any]) -> str:
         f"(site, attribute); drifts (ended a failing test) {report['drifts']}: named by errors "
         f"{len(report['drifts_named_by_errors'])}, only by notes "
         f"{len(report['drifts_named_only_by_notes'])}, missed {len(report['drifts_missed'])}",
+        f"raised by an attribute load in a test that failed otherwise (vLLM caught it) "
+        f"{report['failing']}: named by errors {len(report['failing_named_by_errors'])}, only "
+        f"by notes {len(report['failing_named_only_by_notes'])}, missed "
+        f"{len(report['failing_missed'])}",
         f"handled (caught, probed with getattr/hasattr, expected): named by errors "
         f"{len(report['handled_named_by_errors'])}, only by notes "
         f"{len(report['handled_named_only_by_notes'])}, missed {len(report['handled_missed'])}",
     ]
-    for label in ("drifts_named_by_errors", "drifts_named_only_by_notes", "drifts_missed"):
+    labels = [f"{g}_{v}" for g in ("drifts", "failing") for v in ("named_by_errors", "missed")]
+    for label in [*labels, "drifts_named_only_by_notes", "failing_named_only_by_notes"]:
         for e in report[label]:
             near = f" (findings at {', '.join(e['near'])})" if e["near"] else ""
             lines.append(
