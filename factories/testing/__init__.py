@@ -9,5 +9,7 @@ The contract suite's plugin is ``contracts_plugin`` (``--selfcheck``, ``--vllm-s
 self-proofs mutate; ``hypothesis_profiles`` sets how many examples the property contracts draw.
 For ``factories.evaluation.judge``: ``stub_runner`` runs vLLM test files one forked pytest each,
 under ``stub_tracker``, the plugin that records the methods called on every ``object.__new__``
-stub and the AttributeErrors it raised.
+stub and the AttributeErrors it raised; the plugin rewrites the tests' ``SimpleNamespace`` calls
+to ``namespace_tracker``'s subclass, which records what vLLM code reads from each namespace
+stand-in and the AttributeErrors raised there.
 """

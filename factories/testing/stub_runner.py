@@ -8,7 +8,7 @@ its deadline (SIGTERM first: the plugin then writes what it saw).
 
 Invoked by ``factories.evaluation.judge`` as ``PY -m factories.testing.stub_runner SPEC.json``;
 the spec names the tests folder, the files, the output folder and the timeout.  Standard
-library only until ``main`` runs.
+library only until ``main`` runs (``namespace_tracker`` is standard library only too).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from factories.testing.namespace_tracker import builds_standins  # standard library only
+
 PLUGIN = "factories.testing.stub_tracker"
 
 
@@ -29,9 +31,11 @@ def _preimport(tests: Path) -> list[str]:
     """torch, vllm and the tests root conftest's top-level imports; failures are ignored.
 
     ``tests.*`` helper modules are imported too (about 6 s per file saved) unless their text
-    builds a stub: those must be imported by the child, through the tracker's rewrite.
+    builds a stub or a namespace: those must be imported by the child, through the tracker's
+    rewrite.
     """
-    names = ["torch", "vllm", "pytest"]
+    names = ["torch", "vllm", "pytest", *_plugin_modules()]
+    attributes: dict[str, list[str]] = {}  # ``from vllm import LLM``: a lazy attribute
     conftest = tests / "conftest.py"
     if conftest.is_file():
         tree = ast.parse(conftest.read_text(encoding="utf-8"))
@@ -40,6 +44,7 @@ def _preimport(tests: Path) -> list[str]:
                 names += [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 names.append(node.module)
+                attributes.setdefault(node.module, []).extend(a.name for a in node.names)
     # the tests' own modules last, with the release root on sys.path only then: that root
     # also holds the release's vllm/ source, which must never shadow the installed vLLM
     names.sort(key=lambda name: name.split(".")[0] == "tests")
@@ -51,17 +56,56 @@ def _preimport(tests: Path) -> list[str]:
             if str(tests.parent) not in sys.path:
                 sys.path.insert(0, str(tests.parent))
         try:
-            importlib.import_module(name)
+            module = importlib.import_module(name)
+            for attribute in attributes.get(name, ()):
+                getattr(module, attribute, None)
             done.append(name)
         except BaseException:
             pass
     return done
 
 
+def _plugin_modules() -> list[str]:
+    """The installed pytest plugins (``pytest11`` entry points: pytest-asyncio, hypothesis,
+    xdist, ...).  Imported in the parent, the child's pytest finds them loaded instead of
+    assertion-rewriting every module of their distributions again (the tracker bypasses the
+    pyc cache: about 5 s per file on this machine)."""
+    from importlib.metadata import entry_points
+
+    return [ep.module for ep in entry_points(group="pytest11")]
+
+
+def _vllm_imports(root: Path, files: list[str]) -> list[str]:
+    """The ``vllm.*`` modules the files import at their top level, most imported first.
+
+    Why: importing vLLM's model runner, attention backends or serving stack costs 10-20 s of
+    CPU per test file on a loaded 2-core machine; a fork of a parent that imported them once
+    starts with them (about 450 namespace files instead of 161 stub files made this matter).
+    A test that sets an environment variable before importing vLLM still sees its own value:
+    ``vllm.envs`` reads the environment lazily.
+    """
+    counts: dict[str, int] = {}
+    for rel in files:
+        try:
+            tree = ast.parse((root / rel).read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module]
+            for name in names:
+                if name.split(".")[0] == "vllm":
+                    counts[name] = counts.get(name, 0) + 1
+    return sorted(counts, key=lambda name: (-counts[name], name))
+
+
 def _builds_stubs(root: Path, module: str) -> bool:
     base = root.joinpath(*module.split("."))
     for path in (base.with_suffix(".py"), base / "__init__.py"):
-        if path.is_file() and "object.__new__(" in path.read_text(encoding="utf-8"):
+        if path.is_file() and builds_standins(path.read_text(encoding="utf-8")):
             return True
     return False
 
@@ -122,6 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     started = time.monotonic()
     imported = _preimport(tests) if spec.get("preimport", True) else []
+    if spec.get("preimport_file_imports", False):
+        for name in _vllm_imports(root, spec["files"]):
+            try:
+                importlib.import_module(name)
+                imported.append(name)
+            except BaseException:  # the child meets the same error, in its own report
+                pass
     import_s = time.monotonic() - started
     vllm = sys.modules.get("vllm")
     results: dict[str, dict[str, object]] = {}
