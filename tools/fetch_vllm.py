@@ -10,7 +10,7 @@ located through the package index's JSON simple API (PEP 691), downloaded, check
 against the sha256 in the lock file, and the members ``vllm/``, ``tests/`` and
 ``requirements/`` are unpacked into ``<cache>/vllm-src/<VERSION>/``.  Nothing else of the
 sdist is kept; the archive itself is deleted after extraction.  ``<cache>`` defaults to
-``$VLLM_GUARD_CACHE``, else the user cache (``factories.testing.releases.cache_dir``).
+``$VLLM_GUARD_CACHE``, else the user cache (``factories.locations.cache_dir``).
 
 * Idempotent: a version whose directory carries a marker file (``.fetch_vllm.json``)
   recording the locked sha256 is skipped without network access.
@@ -55,7 +55,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_LOCK = os.path.join(REPO_ROOT, "requirements", "vllm-releases.lock.json")
 sys.path.insert(0, REPO_ROOT)
 from factories.errors import FetchError  # noqa: E402  (stdlib only: runs before the venv)
-from factories.testing.releases import cache_dir  # noqa: E402
+from factories.locations import cache_dir  # noqa: E402  (stdlib only too)
 
 DEFAULT_CACHE = str(cache_dir())
 PROJECT = "vllm"

@@ -24,7 +24,7 @@ with attrs). One job per module:
 - ``file_audit``: one test file's part of an audit as plain values (its stubs' verdicts, its
   stand-ins' findings), before the run merges them; ``result_cache``: those values kept across
   runs, keyed by the content of the file, of every module its audit consulted and of this
-  package's code (and where every cache of the project lives, ``cache_dir``).
+  package's code (in ``audit-results`` of the project's cache, ``factories.locations``).
 - ``release_summary``: a whole ``tests/`` tree audited (stubs, then the stand-ins) and told as
   counts: stand-ins by kind, findings by level and kind (``audit-stubs --release-summary``).
 - ``trigger``, ``since`` and ``baseline`` serve pre-commit: the stubs a ``vllm/`` change

@@ -19,9 +19,8 @@ stubs depend on) is stored under a key made of everything that can change it:
 A hit is the same value a cold run computes, so the report built from it is byte-identical; a
 consulted module edited, added or removed is a miss.  Entries are JSON files written atomically
 (a temporary file, then ``os.replace``); one that cannot be read or decoded is ignored with one
-line through ``warn`` and recomputed, never a traceback.  Where caches live is decided here
-(``cache_dir``), torch-free, so the audit and the release cache (``factories.testing.releases``)
-agree.
+line through ``warn`` and recomputed, never a traceback.  Where caches live is decided in
+``factories.locations`` (stdlib only), which the release cache reads too.
 """
 
 from __future__ import annotations
@@ -37,27 +36,14 @@ from pathlib import Path
 
 import attrs
 
-#: The one setting that locates every cache (release sources, the vLLM wheel, fetch logs,
-#: audit results).
-CACHE_ENV = "VLLM_GUARD_CACHE"
+from factories.locations import cache_dir
+
 #: Where ``audit-stubs`` keeps its results when ``--cache-dir`` is not given, overriding
 #: ``cache_dir() / "audit-results"``: a test session points it at a folder of its own, so the
 #: CLIs its tests launch never fill the user's cache.
 RESULTS_ENV = "VLLM_GUARD_AUDIT_RESULTS"
 #: Bumped when the entry layout changes (the analyzer's hash covers the rest).
 FORMAT = 1
-
-
-def cache_dir() -> Path:
-    """``$VLLM_GUARD_CACHE``, else the user cache (``$XDG_CACHE_HOME`` or ``~/.cache``).
-
-    Never the checkout's root: an installed package has none, and two checkouts share one cache.
-    """
-    configured = os.environ.get(CACHE_ENV)
-    if configured:
-        return Path(configured)
-    user_cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(user_cache) / "vllm-rocm-mla-guard"
 
 
 def default_results_dir() -> Path:

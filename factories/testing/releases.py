@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-# Where caches live is decided with the audit's result cache, torch-free (the audit uses it).
-from factories.analysis.result_cache import CACHE_ENV, cache_dir
 from factories.errors import ReleaseNotFetchedError
+from factories.locations import CACHE_ENV, cache_dir
 
 __all__ = ["CACHE_ENV", "RELEASES", "cache_dir", "release_source"]
 

@@ -23,6 +23,7 @@ FACTORIES = Path(__file__).resolve().parents[2] / "factories"
 #: Sub-package (or top-level module) of ``factories`` -> rank; lower ranks are imported by higher.
 LAYERS = {
     "errors": 0,  # every exception; stdlib only
+    "locations": 0,  # where caches live; stdlib only (fetch_vllm runs before any install)
     "analysis": 1,  # the AST analyzer; attrs only
     "aiter": 2,  # AITER's numbers, signatures, emulation, validator, spy, backend choice
     "stubs": 3,  # stub specs, drift check, builders, the FP8 path driver
