@@ -64,7 +64,7 @@ PY_VER="$("$PY" -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])')" \
     || die "cannot run $PY"
 "$PY" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 12)))' \
     || log "warning: Python $PY_VER is outside the supported 3.10-3.12 range"
-CACHE="$("$PY" tools/fetch_vllm.py --print-cache-dir)"  # factories/testing/releases.py decides
+CACHE="$("$PY" tools/fetch_vllm.py --print-cache-dir)"  # factories/locations.py decides (stdlib only)
 
 # ---------------------------------------------------------------- helpers
 stamp_ok() {  # stamp_ok NAME KEY: the step NAME already ran with inputs KEY
