@@ -282,7 +282,7 @@ def run_release_summary(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     status = run(args)
     specs_seconds = time.perf_counter() - start
-    _note(args, f"auditing vLLM {version}'s own tests (stand-ins too; a minute or so)")
+    _note(args, f"auditing vLLM {version}'s own tests (stand-ins too; a minute or two)")
     progress = None if args.quiet else (lambda line: print(f"{PROG}: {line}", file=sys.stderr))
     summary = summarize_tree(release, release / "tests", progress)
     verdict = {0: "clean", 1: "drift found"}.get(status, "bad input")
