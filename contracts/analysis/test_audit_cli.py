@@ -254,13 +254,14 @@ def test_unparsable_vllm_module_is_a_finding_and_other_stubs_are_audited(release
     assert "(0 unresolved: dynamic or outside vLLM; 2 need a vLLM module" in proc.stderr
 
 
-# An audit hook makes chosen paths unreadable even for root (who ignores chmod 000).
+# An audit hook makes chosen paths unreadable even for root (who ignores chmod 000).  Opens of
+# a file descriptor (``os.fdopen``, the result cache's atomic write) name no path: let through.
 DENY_PROBE = """\
 import errno, os, runpy, sys
 DENIED = {denied!r}
 def deny(event, args):
-    if event in ("open", "os.scandir") and args and args[0] is not None:
-        if os.fspath(args[0]).endswith(DENIED):
+    if event in ("open", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        if os.fsdecode(args[0]).endswith(DENIED):
             raise PermissionError(errno.EACCES, "Permission denied", os.fspath(args[0]))
 sys.addaudithook(deny)
 sys.argv = ["audit_stubs.py", *{argv!r}]
