@@ -88,34 +88,31 @@ def _stub(record: dict) -> dict:
     return stub
 
 
-def test_plugin_records_calls_and_attribute_errors(tmp_path):
-    root = _release(tmp_path)
-    out = tmp_path / "out.json"
-    env = dict(
-        os.environ,
-        JUDGE_STUBS_OUT=str(out),
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONPATH=os.pathsep.join([str(REPO), str(root)]),
-    )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "factories.testing.stub_tracker",
-            "-p",
-            "no:cacheprovider",
-            "tests/test_fake.py",
-        ],
+def _tracked_pytest(root: Path, test: str, out: Path, **env: str):
+    """pytest on ``test`` of the fixture release ``root`` under the stub tracker, which writes
+    its record to ``out``; ``env`` adds the tracker's other settings."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "factories.testing.stub_tracker"]
+        + ["-p", "no:cacheprovider", test],
         cwd=root,
-        env=env,
+        env=dict(
+            os.environ,
+            JUDGE_STUBS_OUT=str(out),
+            PYTHONDONTWRITEBYTECODE="1",
+            PYTHONPATH=os.pathsep.join([str(REPO), str(root)]),
+            **env,
+        ),
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
+
+
+def test_plugin_records_calls_and_attribute_errors(tmp_path):
+    root = _release(tmp_path)
+    out = tmp_path / "out.json"
+    proc = _tracked_pytest(root, "tests/test_fake.py", out)
     assert proc.returncode == 1, proc.stdout + proc.stderr  # test_broken, test_renamed fail
     stub = _stub(json.loads(out.read_text(encoding="utf-8")))
     assert stub["site"].endswith("test_fake.py:7")
@@ -305,23 +302,7 @@ def test_plugin_records_what_the_package_reads_from_namespaces(tmp_path):
     (here ``fakepkg``, ``vllm`` in a real run) reads; the test's own reads are not."""
     root = _ns_release(tmp_path)
     out = tmp_path / "out.json"
-    env = dict(
-        os.environ,
-        JUDGE_STUBS_OUT=str(out),
-        JUDGE_STUBS_PACKAGE="fakepkg",
-        PYTHONDONTWRITEBYTECODE="1",
-        PYTHONPATH=os.pathsep.join([str(REPO), str(root)]),
-    )
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "factories.testing.stub_tracker"]
-        + ["-p", "no:cacheprovider", "tests/test_ns.py"],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    proc = _tracked_pytest(root, "tests/test_ns.py", out, JUDGE_STUBS_PACKAGE="fakepkg")
     assert proc.returncode == 1, proc.stdout + proc.stderr  # the two *_fails tests
     assert "2 failed, 3 passed" in proc.stdout, proc.stdout
     record = json.loads(out.read_text(encoding="utf-8"))

@@ -356,20 +356,26 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     roots = bind_passed(function.node, handed.passed, bound=bound)
     if not roots:
         return []
+    context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
+    report = analyzer.analyze_function(
+        function, context, call=handed.shape, bound=bound, provided_chains=held_chains(roots, {})
+    )
+    return list(missing_fields(report, roots, {}, table, owner, handed.event))
+
+
+def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> CallContext:
+    """What one ``HandedCall`` states around its callee's walk: the test's patches (resolved
+    through its module's names), ``pytest.raises``, and the parameters handed stand-ins, whose
+    chains are recorded."""
     methods, functions, raising = _patches(index, handed.module, handed.patched)
-    context = CallContext(
+    return CallContext(
         replaced=methods,
         patched_functions=functions,
         raising=raising,
         expect_raise=handed.expect_raise,
         standins=frozenset(roots),
         chains=True,
-        returns=handed.returns,
     )
-    report = analyzer.analyze_function(
-        function, context, call=handed.shape, bound=bound, provided_chains=held_chains(roots, {})
-    )
-    return list(missing_fields(report, roots, {}, table, owner, handed.event))
 
 
 def _constructed(
@@ -387,16 +393,7 @@ def _constructed(
     roots = bind_passed(member.node, handed.passed, bound=True)
     if not roots:
         return []
-    methods, functions, raising = _patches(index, handed.module, handed.patched)
-    context = CallContext(
-        replaced=methods,
-        patched_functions=functions,
-        raising=raising,
-        expect_raise=handed.expect_raise,
-        standins=frozenset(roots),
-        chains=True,
-        real_self=True,
-    )
+    context = attrs.evolve(_handed_context(index, handed, roots), real_self=True)
     report = analyzer.analyze(
         cls,
         "__init__",

@@ -39,8 +39,9 @@ FAILING = ("failed", "error", "timeout")
 PRINTING = ("__repr__", "__str__", "extra_repr", "__format__")
 
 
-def stub_files(tests: Path, patterns: Sequence[str] = ()) -> list[str]:
-    """Test files (relative to the release root) whose text calls ``object.__new__(``."""
+def _files_naming(tests: Path, needle: str, patterns: Sequence[str]) -> list[str]:
+    """Test files (relative to the release root, ``conftest.py`` left out) whose text holds
+    ``needle``, among those ``patterns`` select (fnmatch or substring; all where none)."""
     if not tests.is_dir():
         raise JudgeError(f"{tests}: not a folder")
     found = []
@@ -52,27 +53,19 @@ def stub_files(tests: Path, patterns: Sequence[str] = ()) -> list[str]:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        if "object.__new__(" in text and path.name != "conftest.py":
+        if needle in text and path.name != "conftest.py":
             found.append(rel)
     return found
+
+
+def stub_files(tests: Path, patterns: Sequence[str] = ()) -> list[str]:
+    """Test files (relative to the release root) whose text calls ``object.__new__(``."""
+    return _files_naming(tests, "object.__new__(", patterns)
 
 
 def standin_files(tests: Path, patterns: Sequence[str] = ()) -> list[str]:
     """Test files (relative to the release root) whose text names ``SimpleNamespace``."""
-    if not tests.is_dir():
-        raise JudgeError(f"{tests}: not a folder")
-    found = []
-    for path in sorted(tests.rglob("*.py")):
-        rel = path.relative_to(tests.parent).as_posix()
-        if patterns and not any(fnmatch.fnmatch(rel, p) or p in rel for p in patterns):
-            continue
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        if "SimpleNamespace" in text and path.name != "conftest.py":
-            found.append(rel)
-    return found
+    return _files_naming(tests, "SimpleNamespace", patterns)
 
 
 def files_with_standin_findings(audit: list[dict[str, Any]], tests: Path) -> list[str]:
