@@ -11,6 +11,7 @@ release file is in ``contracts/analysis/test_result_cache_release.py`` (``--self
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,15 @@ def test_a_base_version_is_cached_apart_and_prints_the_same(tmp_path, capsys):
     assert len(list((tmp_path / "cache").rglob("*.json"))) == 4  # two files, two versions
     assert cli(tmp_path / "src", *cache, *args, capsys=capsys) == cold == uncached
     assert uncached[0] == 1
+
+
+def test_a_test_session_keeps_audit_results_out_of_the_user_cache():
+    """The contracts plugin points ``$VLLM_GUARD_AUDIT_RESULTS`` at a folder of the session, so
+    the ``audit-stubs`` runs that tests launch never write into (or read from) the user's cache."""
+    from factories.analysis.result_cache import RESULTS_ENV, default_results_dir
+    from factories.locations import cache_dir
+
+    configured = os.environ.get(RESULTS_ENV)
+    assert configured, f"{RESULTS_ENV} is not set in this test session"
+    assert default_results_dir() == Path(configured)
+    assert not Path(configured).resolve().is_relative_to(cache_dir().resolve())
