@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from factories.analysis._walk import walk_all
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import ClassInfo, External, FunctionRef, MemberKind, ModuleRef
@@ -46,6 +47,7 @@ from factories.analysis.extraction import (
     Stub,
     StubEvent,
 )
+from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext
 from factories.analysis.source_tree import ModuleInfo
@@ -803,19 +805,20 @@ def _obj_of(standin: StandIn) -> Obj:
 
 
 class _CallIndex:
-    """The calls and asserts of one test module, found by one walk of its tree: a table asks
-    for the call at a meeting's line, and for what the test asserts it returns, once per
-    meeting, and each question used to walk the whole module again.  Every answer is the
-    one the first match in ``ast.walk`` order gives, as a walk would find it."""
+    """The calls of one test module around the lines a stand-in table asks about: the call
+    at a meeting's line, what the test asserts it returns, a method bound there.  Each
+    question used to walk the whole module; here only the top-level statements that span
+    the line are walked, once each (a node lies inside the statement that holds its lines,
+    and a breadth-first walk of those statements meets their nodes in the order a walk of
+    the module does, so every answer is still the first match in ``ast.walk`` order)."""
 
     def __init__(self, module: ModuleInfo) -> None:
         self.module = module
-        self._nodes = list(ast.walk(module.tree))
-        self._calls = [node for node in self._nodes if isinstance(node, ast.Call)]
+        self._spans = [(first_line(s), s.end_lineno or s.lineno, s) for s in module.tree.body]
+        self._calls: dict[tuple[ast.stmt, ...], list[ast.Call]] = {}
+        self._parents: dict[ast.AST, ast.AST] = {}
         self._texts: dict[ast.AST, str] = {}
         self._at: dict[tuple[int, str], ast.Call | None] = {}
-        self._returns: dict[ast.AST, tuple[object]] | None = None
-        self._parents: dict[ast.AST, ast.AST] | None = None
 
     def _text(self, node: ast.AST) -> str:
         """``ast.unparse(node)``, once per node."""
@@ -824,11 +827,20 @@ class _CallIndex:
             found = self._texts[node] = ast.unparse(node)
         return found
 
-    def _spanning(self, line: int):
-        """The calls whose lines include ``line``, in walk order."""
-        for node in self._calls:
-            if node.lineno <= line <= (node.end_lineno or node.lineno):
-                yield node
+    def _spanning(self, line: int) -> Iterable[ast.Call]:
+        """The calls whose lines include ``line``, in ``ast.walk(module)`` order."""
+        roots = tuple(s for first, last, s in self._spans if first <= line <= last)
+        if roots not in self._calls:
+            nodes = list(walk_all(roots))
+            for node in nodes:
+                for child in ast.iter_child_nodes(node):
+                    self._parents[child] = node
+            self._calls[roots] = [n for n in nodes if isinstance(n, ast.Call)]
+        return (
+            node
+            for node in self._calls[roots]
+            if node.lineno <= line <= (node.end_lineno or node.lineno)
+        )
 
     def call_at(self, line: int, text: str) -> ast.Call | None:
         """The call of ``text`` (its callee as written) on ``line``."""
@@ -842,16 +854,15 @@ class _CallIndex:
     def asserted(self, call: ast.Call | None) -> tuple[object] | tuple[()]:
         """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
         call == 1536`` (either side), ``assert call is None``; a ``Truth`` where it asserts
-        only that (``assert call``, ``assert not call``)."""
+        only that (``assert call``, ``assert not call``).  Only the ``assert`` whose test is
+        the call, or holds it as an operand, can say so."""
         if call is None:
             return ()
-        if self._returns is None:
-            self._returns = {}
-            for node in self._nodes:
-                if isinstance(node, ast.Assert):
-                    for asserted, value in _assert_states(node):
-                        self._returns.setdefault(asserted, value)
-        return self._returns.get(call, ())
+        parent = self._parents.get(call)
+        holder = parent if isinstance(parent, ast.Assert) else self._parents.get(parent)
+        if not isinstance(holder, ast.Assert):
+            return ()
+        return next((value for node, value in _assert_states(holder) if node is call), ())
 
     def binding_at(self, line: int, text: str) -> ast.Call | None:
         """``types.MethodType(<text>, ns)`` or ``<text>.__get__(ns[, Cls])`` at ``line``."""
@@ -867,9 +878,9 @@ class _CallIndex:
     def called(self, binding: ast.Call) -> ast.Call | None:
         """The call of the bound method ``binding`` makes: in place (``bind(...)(x)``), or
         the first call of the local name it is assigned to, in the same function."""
-        for node in self._calls:
-            if node.func is binding:
-                return node
+        parent = self._parents.get(binding)
+        if isinstance(parent, ast.Call) and parent.func is binding:
+            return parent
         scope = self._enclosing_function(binding)
         for stmt in ast.walk(scope) if scope is not None else ():
             if isinstance(stmt, ast.Assign) and stmt.value is binding:
@@ -887,11 +898,7 @@ class _CallIndex:
         return None
 
     def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The innermost ``def`` around ``node`` (parent links built on first use)."""
-        if self._parents is None:
-            self._parents = {
-                child: parent for parent in self._nodes for child in ast.iter_child_nodes(parent)
-            }
+        """The innermost ``def`` around ``node`` (a node ``binding_at`` found)."""
         current = self._parents.get(node)
         while current is not None and not isinstance(
             current, (ast.FunctionDef, ast.AsyncFunctionDef)

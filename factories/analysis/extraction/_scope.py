@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 
+from factories.analysis._walk import link_parents, walk
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Location
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
@@ -43,9 +44,7 @@ class ModuleScope:
                 continue
             self._indexed.add(id(stmt))
             self.parents[stmt] = self.module.tree
-            for parent in ast.walk(stmt):
-                for child in ast.iter_child_nodes(parent):
-                    self.parents[child] = parent
+            link_parents(stmt, self.parents)
         return hits
 
     def ensure_indexed(self, stmt: ast.AST) -> None:
@@ -54,9 +53,7 @@ class ModuleScope:
             return
         self._indexed.add(id(stmt))
         self.parents.setdefault(stmt, self.module.tree)
-        for parent in ast.walk(stmt):
-            for child in ast.iter_child_nodes(parent):
-                self.parents[child] = parent
+        link_parents(stmt, self.parents)
 
     def text_of_function(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
         """The source text of a definition, decorators included."""
@@ -138,7 +135,7 @@ class ModuleScope:
         current = self.parents.get(name)
         while current is not None:
             if isinstance(current, FUNCTION_DEFS):
-                for stmt in ast.walk(current):
+                for stmt in walk(current):
                     if not isinstance(stmt, FUNCTION_DEFS) or stmt is current:
                         continue
                     if stmt.name == name.id:
@@ -164,7 +161,7 @@ class ModuleScope:
             family = self._subclasses(owner.name)
             out: list[tuple[ast.Call, str | None]] = []
             for stmt in self.index("." + func.name + "("):
-                for n in ast.walk(stmt):
+                for n in walk(stmt):
                     if not (
                         isinstance(n, ast.Call)
                         and isinstance(n.func, ast.Attribute)
@@ -183,7 +180,7 @@ class ModuleScope:
         return [
             (n, None)
             for stmt in self.index(func.name + "(")
-            for n in ast.walk(stmt)
+            for n in walk(stmt)
             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == func.name
         ]
 
@@ -209,6 +206,6 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     for stmt in body:
         if isinstance(scope, ast.Module) and isinstance(stmt, (*FUNCTION_DEFS, ast.ClassDef)):
             continue
-        nodes.extend(ast.walk(stmt))
+        nodes.extend(walk(stmt))
     nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
     return nodes

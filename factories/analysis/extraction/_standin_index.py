@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from factories.analysis._walk import walk
 from factories.analysis.class_refs import ClassRef
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._scope import ModuleScope
@@ -36,7 +37,7 @@ class StandInSites:
         self.calls: list[ast.Call] = []
         statements = {id(s): s for needle in _STATEMENT_NEEDLES for s in scope.index(needle)}
         for stmt in statements.values():
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 if not (isinstance(node, ast.Call) and callee(node.func) in CREATING_NAMES):
                     continue
                 site = standin_kind(node, self.imports(node))

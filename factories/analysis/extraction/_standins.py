@@ -15,6 +15,7 @@ import ast
 
 import attrs
 
+from factories.analysis._walk import walk
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader, parametrize_values
 from factories.analysis.extraction._events import EventRecorder, _is_dict_of
 from factories.analysis.extraction._follow import (
@@ -187,7 +188,7 @@ class StandInExtractor:
     ) -> None:
         start_key = (getattr(start, "lineno", 0), getattr(start, "col_offset", 0))
         end_line = getattr(start, "end_lineno", None) or start_key[0]
-        inside = {id(sub) for sub in ast.walk(start)}
+        inside = {id(sub) for sub in walk(start)}
         names = set(names)
         for node in self.scope.nodes(scope):
             key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
