@@ -30,6 +30,7 @@ class ModuleScope:
         self.parents: dict[ast.AST, ast.AST] = {}
         self._indexed: set[int] = set()
         self._nodes_cache: dict[int, list[ast.AST]] = {}
+        self._keys_cache: dict[int, list[tuple[int, int]]] = {}
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
         self._assigned_cache: dict[int, dict[str, tuple[list[int], list[ast.expr]]]] = {}
 
@@ -68,6 +69,18 @@ class ModuleScope:
         if id(scope) not in self._nodes_cache:
             self._nodes_cache[id(scope)] = _own_nodes(scope)
         return self._nodes_cache[id(scope)]
+
+    def nodes_after(self, scope: ast.AST, key: tuple[int, int]) -> list[ast.AST]:
+        """``nodes(scope)`` less those at or before ``key`` (``(lineno, col_offset)``): the
+        nodes a follower looks at after the statement it starts from.  They are sorted by
+        that key, so the ones left out are a prefix, found by bisection instead of a scan of
+        the whole scope per followed name."""
+        nodes = self.nodes(scope)
+        if id(scope) not in self._keys_cache:
+            self._keys_cache[id(scope)] = [
+                (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) for n in nodes
+            ]
+        return nodes[bisect.bisect_right(self._keys_cache[id(scope)], key) :]
 
     def assigned_before(self, scope: ast.AST, name: ast.Name) -> ast.expr | None:
         """The value of the last plain ``name = value`` of ``scope`` (nested defs included, in

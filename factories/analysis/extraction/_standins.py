@@ -190,9 +190,8 @@ class StandInExtractor:
         end_line = getattr(start, "end_lineno", None) or start_key[0]
         inside = {id(sub) for sub in walk(start)}
         names = set(names)
-        for node in self.scope.nodes(scope):
-            key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-            if key <= start_key or (key[0] <= end_line and id(node) in inside):
+        for node in self.scope.nodes_after(scope, start_key):
+            if getattr(node, "lineno", 0) <= end_line and id(node) in inside:
                 continue
             if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
                 self._name_use(node, scope, found, route)
