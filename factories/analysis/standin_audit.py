@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from factories.analysis._walk import walk_all
+from factories.analysis._walk import link_parents, walk_all
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import ClassInfo, External, FunctionRef, MemberKind, ModuleRef
@@ -831,11 +831,9 @@ class _CallIndex:
         """The calls whose lines include ``line``, in ``ast.walk(module)`` order."""
         roots = tuple(s for first, last, s in self._spans if first <= line <= last)
         if roots not in self._calls:
-            nodes = list(walk_all(roots))
-            for node in nodes:
-                for child in ast.iter_child_nodes(node):
-                    self._parents[child] = node
-            self._calls[roots] = [n for n in nodes if isinstance(n, ast.Call)]
+            for root in roots:
+                link_parents(root, self._parents)
+            self._calls[roots] = [n for n in walk_all(roots) if isinstance(n, ast.Call)]
         return (
             node
             for node in self._calls[roots]

@@ -11,7 +11,7 @@ import ast
 
 import attrs
 
-from factories.analysis._walk import walk
+from factories.analysis._walk import statements
 from factories.analysis.class_refs import (
     ClassRef,
     LocalClass,
@@ -246,7 +246,7 @@ class ClassChooser:
             if isinstance(current, FUNCTION_DEFS):
                 found = [
                     n
-                    for n in walk(current)
+                    for n in statements(current)
                     if isinstance(n, ast.ClassDef) and n.name == name.id and n.lineno < name.lineno
                 ]
                 if found:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from factories.analysis._walk import link_parents, walk
+from factories.analysis._walk import link_parents, statements, walk
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Location
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
@@ -148,7 +148,7 @@ class ModuleScope:
         current = self.parents.get(name)
         while current is not None:
             if isinstance(current, FUNCTION_DEFS):
-                for stmt in walk(current):
+                for stmt in statements(current):
                     if not isinstance(stmt, FUNCTION_DEFS) or stmt is current:
                         continue
                     if stmt.name == name.id:
