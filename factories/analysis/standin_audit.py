@@ -816,7 +816,10 @@ class _CallIndex:
         self.module = module
         self._spans = [(first_line(s), s.end_lineno or s.lineno, s) for s in module.tree.body]
         self._calls: dict[tuple[ast.stmt, ...], list[ast.Call]] = {}
-        self._parents: dict[ast.AST, ast.AST] = {}
+        # Of the statements walked: the call each callee expression is called by, and what
+        # each ``assert`` states an expression is (``_assert_states``).
+        self._applied: dict[ast.AST, ast.Call] = {}
+        self._states: dict[ast.AST, tuple[object]] = {}
         self._texts: dict[ast.AST, str] = {}
         self._at: dict[tuple[int, str], ast.Call | None] = {}
 
@@ -829,16 +832,25 @@ class _CallIndex:
 
     def _spanning(self, line: int) -> Iterable[ast.Call]:
         """The calls whose lines include ``line``, in ``ast.walk(module)`` order."""
-        roots = tuple(s for first, last, s in self._spans if first <= line <= last)
+        roots = self._roots(line)
         if roots not in self._calls:
-            for root in roots:
-                link_parents(root, self._parents)
-            self._calls[roots] = [n for n in walk_all(roots) if isinstance(n, ast.Call)]
+            calls = self._calls[roots] = []
+            for node in walk_all(roots):
+                if isinstance(node, ast.Call):
+                    calls.append(node)
+                    self._applied.setdefault(node.func, node)
+                elif isinstance(node, ast.Assert):
+                    for asserted, value in _assert_states(node):
+                        self._states.setdefault(asserted, value)
         return (
             node
             for node in self._calls[roots]
             if node.lineno <= line <= (node.end_lineno or node.lineno)
         )
+
+    def _roots(self, line: int) -> tuple[ast.stmt, ...]:
+        """The top-level statements whose lines include ``line``."""
+        return tuple(s for first, last, s in self._spans if first <= line <= last)
 
     def call_at(self, line: int, text: str) -> ast.Call | None:
         """The call of ``text`` (its callee as written) on ``line``."""
@@ -853,14 +865,11 @@ class _CallIndex:
         """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
         call == 1536`` (either side), ``assert call is None``; a ``Truth`` where it asserts
         only that (``assert call``, ``assert not call``).  Only the ``assert`` whose test is
-        the call, or holds it as an operand, can say so."""
+        the call, or holds it as an operand, can say so: it lies in the statement the call
+        was found in."""
         if call is None:
             return ()
-        parent = self._parents.get(call)
-        holder = parent if isinstance(parent, ast.Assert) else self._parents.get(parent)
-        if not isinstance(holder, ast.Assert):
-            return ()
-        return next((value for node, value in _assert_states(holder) if node is call), ())
+        return self._states.get(call, ())
 
     def binding_at(self, line: int, text: str) -> ast.Call | None:
         """``types.MethodType(<text>, ns)`` or ``<text>.__get__(ns[, Cls])`` at ``line``."""
@@ -876,9 +885,8 @@ class _CallIndex:
     def called(self, binding: ast.Call) -> ast.Call | None:
         """The call of the bound method ``binding`` makes: in place (``bind(...)(x)``), or
         the first call of the local name it is assigned to, in the same function."""
-        parent = self._parents.get(binding)
-        if isinstance(parent, ast.Call) and parent.func is binding:
-            return parent
+        if binding in self._applied:
+            return self._applied[binding]
         scope = self._enclosing_function(binding)
         for stmt in ast.walk(scope) if scope is not None else ():
             if isinstance(stmt, ast.Assign) and stmt.value is binding:
@@ -897,11 +905,14 @@ class _CallIndex:
 
     def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The innermost ``def`` around ``node`` (a node ``binding_at`` found)."""
-        current = self._parents.get(node)
+        parents: dict[ast.AST, ast.AST] = {}
+        for root in self._roots(node.lineno):
+            link_parents(root, parents)
+        current = parents.get(node)
         while current is not None and not isinstance(
             current, (ast.FunctionDef, ast.AsyncFunctionDef)
         ):
-            current = self._parents.get(current)
+            current = parents.get(current)
         return current
 
 

@@ -15,7 +15,7 @@ import ast
 
 import attrs
 
-from factories.analysis._walk import walk
+from factories.analysis._walk import statements, walk
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader, parametrize_values
 from factories.analysis.extraction._events import EventRecorder, _is_dict_of
 from factories.analysis.extraction._follow import (
@@ -319,7 +319,7 @@ class StandInExtractor:
         if position is None and _is_fixture(scope):
             name = _fixture_name(scope)
             for stmt in self.scope.index(name):
-                for func in ast.walk(stmt):
+                for func in statements(stmt):
                     if not isinstance(func, FUNCTION_DEFS) or func is scope:
                         continue
                     args = func.args
