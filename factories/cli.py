@@ -32,7 +32,7 @@ import attrs
 from factories.analysis.audit import Allowlist, AuditResult, StubAuditor, locate_vllm_source
 from factories.analysis.baseline import Baseline, write_baseline
 from factories.analysis.findings import Finding, Location, Severity
-from factories.analysis.source_tree import Overlay
+from factories.analysis.source_tree import Overlay, gc_paused
 from factories.errors import AuditInputError, GuardError, OutputError
 
 if TYPE_CHECKING:  # annotations; ``since`` (git) is imported where a base is asked for
@@ -441,9 +441,14 @@ def _discard_stdout() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The CLI.  The cyclic GC stays paused until the run is over (``gc_paused``): the audit
+    pauses it while it parses and walks, and the first collection after it resumes would
+    traverse every node of every tree still alive, only for them to be freed as the run
+    returns (by reference counting: trees hold no cycles)."""
     args = build_parser().parse_args(argv)
     try:
-        return run_release_summary(args) if args.release_summary else run(args)
+        with gc_paused():
+            return run_release_summary(args) if args.release_summary else run(args)
     except OutputError as exc:
         _discard_stdout()
         print(f"{PROG}: error: {exc}", file=sys.stderr)

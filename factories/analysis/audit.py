@@ -39,7 +39,7 @@ from factories.analysis.report import (
     unreadable_module,
     unresolved,
 )
-from factories.analysis.source_tree import Overlay, SourceTree, gc_paused
+from factories.analysis.source_tree import ModuleInfo, Overlay, SourceTree, gc_paused
 from factories.errors import AuditInputError, SourceError
 
 if TYPE_CHECKING:  # annotations; the trigger and the stand-in audit load where a run uses them
@@ -168,11 +168,24 @@ class StubAuditor:
         self._exports: dict[Path, tuple[str, list]] = {}
         # Files the stand-in trigger audited to decide (path, --standins) -> their audit.
         self._decided: dict[tuple[Path, bool], FileAudit] = {}
+        # The test file parsed last (``test_module``).
+        self._last_test: tuple[Path, ModuleInfo] | None = None
 
     # -- test files ---------------------------------------------------------------------
 
+    def test_module(self, path: Path) -> ModuleInfo:
+        """Test file ``path`` parsed: once for the several questions its audit asks in turn
+        (its stubs, its stand-ins, their table, the comments that silence a finding), not
+        once per question.  Only the last file is kept, so a run holds one test tree at a
+        time.  Raises ``SourceError`` on every call for a file that cannot be read."""
+        path = Path(path)
+        if self._last_test is None or self._last_test[0] != path:
+            module = self.tree.load(self.tree.module_name_for(path), path)
+            self._last_test = (path, module)
+        return self._last_test[1]
+
     def extract(self, path: Path) -> list[Stub]:
-        module = self.tree.load(self.tree.module_name_for(path), path)
+        module = self.test_module(path)
         extractor = extraction.StubExtractor(module)  # loaded on first use
         found = extractor.stubs()
         if extractor.exports:
@@ -201,7 +214,7 @@ class StubAuditor:
         if not any(name in text for name in names):
             return []
         try:
-            module = self.tree.load(self.tree.module_name_for(path), path)
+            module = self.test_module(path)
         except SourceError:
             return []  # reported where the file is audited
         extractor = extraction.StubExtractor(module)  # loaded on first use
@@ -681,18 +694,18 @@ class StubAuditor:
             return None
         from factories.analysis.standin_audit import StandInTable  # --standins runs only
 
-        return StandInTable.of(self.tree.load(self.tree.module_name_for(path), path), found)
+        return StandInTable.of(self.test_module(path), found)
 
     def standins_found(self, path: Path, has_stubs: bool) -> tuple[extraction.StandIn, ...]:
-        """What the extractor finds in one test file (parsed once: the tree caches the module
-        the stub extraction loaded); ``()`` for a file that cannot hold one or cannot be read
+        """What the extractor finds in one test file (parsed once: ``test_module`` keeps the
+        module the stub extraction loaded); ``()`` for a file that cannot hold one or cannot be read
         (reported where the file's stubs are extracted)."""
         try:
             if not has_stubs and not extraction.might_hold_standins(
                 path.read_text(encoding="utf-8", errors="replace")
             ):
                 return ()
-            module = self.tree.load(self.tree.module_name_for(path), path)
+            module = self.test_module(path)
         except (OSError, SourceError):
             return ()
         return tuple(extraction.StandInExtractor(module).standins())
@@ -717,8 +730,7 @@ class StubAuditor:
                     yield finding
 
     def _standin_lines(self, path: str) -> Sequence[str]:
-        module = self.tree.load(self.tree.module_name_for(Path(path)), Path(path))
-        return module.lines
+        return self.test_module(Path(path)).lines
 
     def _standin_selves_of(self, analysis: Analysis, table: StandInTable) -> Iterable[Finding]:
         """Namespaces made ``self`` of a plain method (``Cls.m(ns)``), replayed as stubs

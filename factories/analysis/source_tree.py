@@ -19,6 +19,7 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis._walk import statements
 from factories.errors import SourceError
 
 
@@ -63,7 +64,7 @@ def function_imports(
     """Local name -> import target for every import inside ``func``, at any depth (nested
     blocks and defs too): the names a function imports for itself."""
     table: dict[str, ImportTarget] = {}
-    for sub in ast.walk(func):
+    for sub in statements(func):
         if isinstance(sub, (ast.Import, ast.ImportFrom)):
             table.update(collect_imports([sub], module, is_package))
     return table

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
+from factories.analysis._walk import link_parents, walk_all
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import ClassInfo, External, FunctionRef, MemberKind, ModuleRef
@@ -46,6 +47,7 @@ from factories.analysis.extraction import (
     Stub,
     StubEvent,
 )
+from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext
 from factories.analysis.source_tree import ModuleInfo
@@ -160,16 +162,17 @@ class StandInTable:
         handed: dict[tuple, HandedCall] = {}
         selves: list[SelfCall] = []
         late: set[tuple[str, str]] = set()
+        calls = _CallIndex(module)
         for root in standins:
             for standin in root.walk():
                 if standin.kind not in NAMESPACE_KINDS:
                     continue
                 for meeting in standin.meetings:
                     _file(meeting, standin, sets, passed)
-                    _hand(module, meeting, standin, handed)
+                    _hand(calls, meeting, standin, handed)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
-                selves.extend(_self_calls(module, standin))
+                selves.extend(_self_calls(calls, standin))
         for root in standins:
             for standin in root.walk():
                 for field in standin.fields:
@@ -252,7 +255,7 @@ def _file(
 
 
 def _hand(
-    module: ModuleInfo, meeting: Meeting, standin: StandIn, handed: dict[tuple, HandedCall]
+    calls: _CallIndex, meeting: Meeting, standin: StandIn, handed: dict[tuple, HandedCall]
 ) -> None:
     """File an argument (or ``Cls.m(ns)``, which may be a static method's argument) of a
     call whose callee the test's imports name, grouped by call."""
@@ -268,7 +271,7 @@ def _hand(
     given = PassedStandIn(held_as(standin, meeting.via), meeting.position, meeting.keyword)
     known = handed.get(key)
     if known is None:
-        call = _call_at(module, meeting.location.line, callee.text)
+        call = calls.call_at(meeting.location.line, callee.text)
         if call is None:
             return
         known = HandedCall(
@@ -276,11 +279,11 @@ def _hand(
             callee.dotted,
             (),
             meeting.shape or CallShape.of(call),
-            module,
+            calls.module,
             meeting.test,
             meeting.expect_raise,
             patched=meeting.patched,
-            returns=_asserted(module, call),
+            returns=calls.asserted(call),
         )
     # A holder made ``self`` is not replayed: the method is walked as a function of it.
     given_self = (meeting.how is MeetingHow.SELF and not meeting.via) or callee.self_arg
@@ -656,7 +659,7 @@ def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event
     )
 
 
-def _self_calls(module: ModuleInfo, standin: StandIn) -> list[SelfCall]:
+def _self_calls(calls_at: _CallIndex, standin: StandIn) -> list[SelfCall]:
     """``Cls.method(ns, ...)``: the namespace as an ``object.__new__`` stub of ``Cls`` whose
     fields are set and whose calls are the methods of ``Cls`` it is made ``self`` of, in the
     test's order (what an earlier one writes on it, a later one finds).  Other spellings of
@@ -670,7 +673,7 @@ def _self_calls(module: ModuleInfo, standin: StandIn) -> list[SelfCall]:
     first: dict[str, int] = {}
     replayed: set[int] = set()
     for i, meeting in enumerate(meetings):
-        replay = _self_call(module, meeting)
+        replay = _self_call(calls_at, meeting)
         if replay is not None:
             calls.setdefault(replay[0], []).append(replay[1])
             first.setdefault(replay[0], i)
@@ -691,7 +694,7 @@ def _self_calls(module: ModuleInfo, standin: StandIn) -> list[SelfCall]:
         stub = Stub(
             NamedClass(head),
             standin.location,
-            module,
+            calls_at.module,
             events=(*_sets(standin), *events),
             escapes=True,
             opaque=standin.opaque,
@@ -717,7 +720,7 @@ def _sets(standin: StandIn) -> list[StubEvent]:
     return events
 
 
-def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | None:
+def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | None:
     """The class (as the test names it) and the call event of a meeting that runs a method
     with the namespace as ``self``, with the arguments the method gets: ``Cls.m(ns, ...)``,
     ``Cls.m(self=ns, ...)`` (or an alias of ``Cls.m``), ``types.MethodType(Cls.m, ns)(...)``
@@ -729,7 +732,7 @@ def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | 
     head, _, method = (callee.dotted or callee.text).rpartition(".")
     if not head:
         return None
-    found = _self_call_shape(module, meeting)
+    found = _self_call_shape(calls, meeting)
     if found is None:
         return None
     event = StubEvent(
@@ -740,48 +743,12 @@ def _self_call(module: ModuleInfo, meeting: Meeting) -> tuple[str, StubEvent] | 
         expect_raise=meeting.expect_raise,
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
-        returns=_asserted(module, _call_at(module, meeting.location.line, callee.text)),
+        returns=calls.asserted(calls.call_at(meeting.location.line, callee.text)),
     )
     return head, event
 
 
-def _asserted(module: ModuleInfo, call: ast.Call | None) -> tuple[object] | tuple[()]:
-    """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
-    call == 1536`` (either side), ``assert call is None``; a ``Truth`` where it asserts only
-    that (``assert call``, ``assert not call``)."""
-    if call is None:
-        return ()
-    for node in ast.walk(module.tree):
-        if not isinstance(node, ast.Assert):
-            continue
-        if node.test is call:
-            return (Truth(True),)
-        if (
-            isinstance(node.test, ast.UnaryOp)
-            and isinstance(node.test.op, ast.Not)
-            and node.test.operand is call
-        ):
-            return (Truth(False),)
-        if not isinstance(node.test, ast.Compare):
-            continue
-        test = node.test
-        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
-            continue
-        sides = (test.left, test.comparators[0])
-        if call not in sides:
-            continue
-        other = sides[1] if sides[0] is call else sides[0]
-        if not isinstance(other, ast.Constant) or not isinstance(
-            other.value, (int, str, type(None))
-        ):
-            continue
-        if isinstance(test.ops[0], ast.Is) and other.value is not None:
-            continue
-        return (other.value,)
-    return ()
-
-
-def _self_call_shape(module: ModuleInfo, meeting: Meeting) -> CallShape | None:
+def _self_call_shape(calls: _CallIndex, meeting: Meeting) -> CallShape | None:
     """What the method made of the namespace is called with, ``self`` left out."""
     callee, shape, line = meeting.callee, meeting.self_shape, meeting.location.line
     assert callee is not None
@@ -790,12 +757,12 @@ def _self_call_shape(module: ModuleInfo, meeting: Meeting) -> CallShape | None:
         if meeting.position:
             return None
         text = callee.text if shape is SelfShape.UNBOUND_CALL else callee.text + ".fget"
-        call = _call_at(module, line, text)
+        call = calls.call_at(line, text)
         if call is None:
             return None
         return _without_first(meeting.shape or CallShape.of(call))
     if shape is SelfShape.SELF_KEYWORD:
-        call = _call_at(module, line, callee.text)
+        call = calls.call_at(line, callee.text)
         if call is None:
             return None
         whole = meeting.shape or CallShape.of(call)
@@ -804,10 +771,10 @@ def _self_call_shape(module: ModuleInfo, meeting: Meeting) -> CallShape | None:
             keywords=tuple(k for k in whole.keywords if k != "self"),
             keyword_literals=tuple(kv for kv in whole.keyword_literals if kv[0] != "self"),
         )
-    binding = _binding_at(module, line, callee.text)
+    binding = calls.binding_at(line, callee.text)
     if binding is None:
         return None
-    bound = _called(module, binding)
+    bound = calls.called(binding)
     return CallShape.of(bound) if bound is not None else None
 
 
@@ -819,49 +786,6 @@ def _without_first(whole: CallShape) -> CallShape | None:
         n_positional=whole.n_positional - 1,
         positional_literals=whole.positional_literals[1:],
     )
-
-
-def _binding_at(module: ModuleInfo, line: int, text: str) -> ast.Call | None:
-    """``types.MethodType(<text>, ns)`` or ``<text>.__get__(ns[, Cls])`` at ``line``."""
-    for node in ast.walk(module.tree):
-        if not (
-            isinstance(node, ast.Call) and node.lineno <= line <= (node.end_lineno or node.lineno)
-        ):
-            continue
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name == "MethodType" and node.args and ast.unparse(node.args[0]) == text:
-            return node
-        if name == "__get__" and ast.unparse(func.value) == text:  # type: ignore[attr-defined]
-            return node
-    return None
-
-
-def _called(module: ModuleInfo, binding: ast.Call) -> ast.Call | None:
-    """The call of the bound method ``binding`` makes: in place (``bind(...)(x)``), or the
-    first call of the local name it is assigned to, in the same function."""
-    scope = None
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.Call) and node.func is binding:
-            return node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-            sub is binding for sub in ast.walk(node)
-        ):
-            scope = node  # the innermost: ``ast.walk`` reaches outer functions first
-    for stmt in ast.walk(scope) if scope is not None else ():
-        if isinstance(stmt, ast.Assign) and stmt.value is binding:
-            names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
-            later = [
-                node
-                for node in ast.walk(scope)
-                if isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id in names
-                and (node.lineno, node.col_offset)
-                > (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
-            ]
-            return min(later, key=lambda n: (n.lineno, n.col_offset), default=None)
-    return None
 
 
 def _value_of(field: StandInField) -> tuple[object, bool]:
@@ -880,12 +804,135 @@ def _obj_of(standin: StandIn) -> Obj:
     return Obj(tuple((name, value) for name, value, has in known if has), truthy=True)
 
 
-def _call_at(module: ModuleInfo, line: int, text: str) -> ast.Call | None:
-    for node in ast.walk(module.tree):
-        if (
-            isinstance(node, ast.Call)
-            and node.lineno <= line <= (node.end_lineno or node.lineno)
-            and ast.unparse(node.func) == text
+class _CallIndex:
+    """The calls of one test module around the lines a stand-in table asks about: the call
+    at a meeting's line, what the test asserts it returns, a method bound there.  Each
+    question used to walk the whole module; here only the top-level statements that span
+    the line are walked, once each (a node lies inside the statement that holds its lines,
+    and a breadth-first walk of those statements meets their nodes in the order a walk of
+    the module does, so every answer is still the first match in ``ast.walk`` order)."""
+
+    def __init__(self, module: ModuleInfo) -> None:
+        self.module = module
+        self._spans = [(first_line(s), s.end_lineno or s.lineno, s) for s in module.tree.body]
+        self._calls: dict[tuple[ast.stmt, ...], list[ast.Call]] = {}
+        # Of the statements walked: the call each callee expression is called by, and what
+        # each ``assert`` states an expression is (``_assert_states``).
+        self._applied: dict[ast.AST, ast.Call] = {}
+        self._states: dict[ast.AST, tuple[object]] = {}
+        self._texts: dict[ast.AST, str] = {}
+        self._at: dict[tuple[int, str], ast.Call | None] = {}
+
+    def _text(self, node: ast.AST) -> str:
+        """``ast.unparse(node)``, once per node."""
+        found = self._texts.get(node)
+        if found is None:
+            found = self._texts[node] = ast.unparse(node)
+        return found
+
+    def _spanning(self, line: int) -> Iterable[ast.Call]:
+        """The calls whose lines include ``line``, in ``ast.walk(module)`` order."""
+        roots = self._roots(line)
+        if roots not in self._calls:
+            calls = self._calls[roots] = []
+            for node in walk_all(roots):
+                if isinstance(node, ast.Call):
+                    calls.append(node)
+                    self._applied.setdefault(node.func, node)
+                elif isinstance(node, ast.Assert):
+                    for asserted, value in _assert_states(node):
+                        self._states.setdefault(asserted, value)
+        return (
+            node
+            for node in self._calls[roots]
+            if node.lineno <= line <= (node.end_lineno or node.lineno)
+        )
+
+    def _roots(self, line: int) -> tuple[ast.stmt, ...]:
+        """The top-level statements whose lines include ``line``."""
+        return tuple(s for first, last, s in self._spans if first <= line <= last)
+
+    def call_at(self, line: int, text: str) -> ast.Call | None:
+        """The call of ``text`` (its callee as written) on ``line``."""
+        key = (line, text)
+        if key not in self._at:
+            self._at[key] = next(
+                (node for node in self._spanning(line) if self._text(node.func) == text), None
+            )
+        return self._at[key]
+
+    def asserted(self, call: ast.Call | None) -> tuple[object] | tuple[()]:
+        """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
+        call == 1536`` (either side), ``assert call is None``; a ``Truth`` where it asserts
+        only that (``assert call``, ``assert not call``).  Only the ``assert`` whose test is
+        the call, or holds it as an operand, can say so: it lies in the statement the call
+        was found in."""
+        if call is None:
+            return ()
+        return self._states.get(call, ())
+
+    def binding_at(self, line: int, text: str) -> ast.Call | None:
+        """``types.MethodType(<text>, ns)`` or ``<text>.__get__(ns[, Cls])`` at ``line``."""
+        for node in self._spanning(line):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "MethodType" and node.args and self._text(node.args[0]) == text:
+                return node
+            if name == "__get__" and self._text(func.value) == text:  # type: ignore[attr-defined]
+                return node
+        return None
+
+    def called(self, binding: ast.Call) -> ast.Call | None:
+        """The call of the bound method ``binding`` makes: in place (``bind(...)(x)``), or
+        the first call of the local name it is assigned to, in the same function."""
+        if binding in self._applied:
+            return self._applied[binding]
+        scope = self._enclosing_function(binding)
+        for stmt in ast.walk(scope) if scope is not None else ():
+            if isinstance(stmt, ast.Assign) and stmt.value is binding:
+                names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+                later = [
+                    node
+                    for node in ast.walk(scope)
+                    if isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id in names
+                    and (node.lineno, node.col_offset)
+                    > (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
+                ]
+                return min(later, key=lambda n: (n.lineno, n.col_offset), default=None)
+        return None
+
+    def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The innermost ``def`` around ``node`` (a node ``binding_at`` found)."""
+        parents: dict[ast.AST, ast.AST] = {}
+        for root in self._roots(node.lineno):
+            link_parents(root, parents)
+        current = parents.get(node)
+        while current is not None and not isinstance(
+            current, (ast.FunctionDef, ast.AsyncFunctionDef)
         ):
-            return node
-    return None
+            current = parents.get(current)
+        return current
+
+
+def _assert_states(node: ast.Assert) -> Iterable[tuple[ast.AST, tuple[object]]]:
+    """``(expression, (value,))`` for what one ``assert`` states an expression is: itself
+    true, ``not`` it false, one side of ``==``/``is`` the plain literal on the other."""
+    test = node.test
+    yield test, (Truth(True),)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield test.operand, (Truth(False),)
+    if not isinstance(test, ast.Compare):
+        return
+    if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        return
+    sides = (test.left, test.comparators[0])
+    for side, other in (sides, sides[::-1]):
+        if not isinstance(other, ast.Constant) or not isinstance(
+            other.value, (int, str, type(None))
+        ):
+            continue
+        if isinstance(test.ops[0], ast.Is) and other.value is not None:
+            continue
+        yield side, (other.value,)

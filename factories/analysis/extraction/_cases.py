@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 import attrs
 
+from factories.analysis._walk import walk
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, is_parameter, str_literal
 from factories.analysis.values import test_value
@@ -161,7 +162,7 @@ def read_param_cases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Param
         ]
         if len(cases) > MAX_CASES_PER_TEST:
             return []
-    used = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)}
+    used = {n.id for n in walk(func) if isinstance(n, ast.Name)}
     if not any(name in used for name in cases[0].values):
         return []
     return cases

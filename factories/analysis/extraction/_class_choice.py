@@ -11,6 +11,7 @@ import ast
 
 import attrs
 
+from factories.analysis._walk import statements
 from factories.analysis.class_refs import (
     ClassRef,
     LocalClass,
@@ -245,7 +246,7 @@ class ClassChooser:
             if isinstance(current, FUNCTION_DEFS):
                 found = [
                     n
-                    for n in ast.walk(current)
+                    for n in statements(current)
                     if isinstance(n, ast.ClassDef) and n.name == name.id and n.lineno < name.lineno
                 ]
                 if found:

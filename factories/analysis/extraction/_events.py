@@ -12,6 +12,7 @@ import re
 
 import attrs
 
+from factories.analysis._walk import walk
 from factories.analysis.binding import CallShape
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.extraction._cases import Bindings, CaseReader
@@ -165,7 +166,7 @@ class EventRecorder:
     ) -> None:
         literal = self.reader.value_of(node.value, bindings)
         for target in node.targets:
-            for sub in ast.walk(target):
+            for sub in walk(target):
                 if is_attr_of(sub, names) and isinstance(sub.ctx, ast.Store):  # type: ignore[attr-defined]
                     track.events.append(
                         StubEvent(
@@ -364,9 +365,7 @@ class EventRecorder:
             return self._patch_cache[key]
         out = []
         helpers: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
-        decorators = [
-            sub for deco in getattr(scope, "decorator_list", []) for sub in ast.walk(deco)
-        ]
+        decorators = [sub for deco in getattr(scope, "decorator_list", []) for sub in walk(deco)]
         for node in decorators + self.scope.nodes(scope):
             if not isinstance(node, ast.Call):
                 continue

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis._walk import walk
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._class_choice import ClassChoice, ClassChooser
 from factories.analysis.extraction._events import EventRecorder, Track
@@ -35,7 +36,7 @@ class StubExtractor:
 
     def stubs(self) -> list[Stub]:
         found: list[Stub] = []
-        sites = [n for stmt in self.scope.index("object.__new__(") for n in ast.walk(stmt)]
+        sites = [n for stmt in self.scope.index("object.__new__(") for n in walk(stmt)]
         for node in sites:
             if not is_object_new(node):
                 continue

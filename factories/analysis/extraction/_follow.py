@@ -12,6 +12,7 @@ import ast
 
 import attrs
 
+from factories.analysis._walk import walk
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.extraction._cases import Bindings, CaseReader
 from factories.analysis.extraction._events import EventRecorder, Track
@@ -147,11 +148,10 @@ class Follower:
             track.patched.append(target)
             if raises:
                 track.raising.append(target)
-        for node in self.scope.nodes(scope):
-            if (getattr(node, "lineno", 0), getattr(node, "col_offset", 0)) <= start_key:
-                continue
+        inside = {id(sub) for sub in walk(start)}
+        for node in self.scope.nodes_after(scope, start_key):
             if getattr(node, "lineno", 0) <= end_line and node is not start:
-                if any(sub is node for sub in ast.walk(start)):
+                if id(node) in inside:
                     continue
             if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
                 outcome = self.name_use(node, names, track, depth, route)

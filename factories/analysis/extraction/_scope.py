@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 
+from factories.analysis._walk import link_parents, statements, walk
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Location
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
@@ -29,6 +30,7 @@ class ModuleScope:
         self.parents: dict[ast.AST, ast.AST] = {}
         self._indexed: set[int] = set()
         self._nodes_cache: dict[int, list[ast.AST]] = {}
+        self._keys_cache: dict[int, list[tuple[int, int]]] = {}
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
         self._assigned_cache: dict[int, dict[str, tuple[list[int], list[ast.expr]]]] = {}
 
@@ -43,9 +45,7 @@ class ModuleScope:
                 continue
             self._indexed.add(id(stmt))
             self.parents[stmt] = self.module.tree
-            for parent in ast.walk(stmt):
-                for child in ast.iter_child_nodes(parent):
-                    self.parents[child] = parent
+            link_parents(stmt, self.parents)
         return hits
 
     def ensure_indexed(self, stmt: ast.AST) -> None:
@@ -54,9 +54,7 @@ class ModuleScope:
             return
         self._indexed.add(id(stmt))
         self.parents.setdefault(stmt, self.module.tree)
-        for parent in ast.walk(stmt):
-            for child in ast.iter_child_nodes(parent):
-                self.parents[child] = parent
+        link_parents(stmt, self.parents)
 
     def text_of_function(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
         """The source text of a definition, decorators included."""
@@ -71,6 +69,18 @@ class ModuleScope:
         if id(scope) not in self._nodes_cache:
             self._nodes_cache[id(scope)] = _own_nodes(scope)
         return self._nodes_cache[id(scope)]
+
+    def nodes_after(self, scope: ast.AST, key: tuple[int, int]) -> list[ast.AST]:
+        """``nodes(scope)`` less those at or before ``key`` (``(lineno, col_offset)``): the
+        nodes a follower looks at after the statement it starts from.  They are sorted by
+        that key, so the ones left out are a prefix, found by bisection instead of a scan of
+        the whole scope per followed name."""
+        nodes = self.nodes(scope)
+        if id(scope) not in self._keys_cache:
+            self._keys_cache[id(scope)] = [
+                (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) for n in nodes
+            ]
+        return nodes[bisect.bisect_right(self._keys_cache[id(scope)], key) :]
 
     def assigned_before(self, scope: ast.AST, name: ast.Name) -> ast.expr | None:
         """The value of the last plain ``name = value`` of ``scope`` (nested defs included, in
@@ -138,7 +148,7 @@ class ModuleScope:
         current = self.parents.get(name)
         while current is not None:
             if isinstance(current, FUNCTION_DEFS):
-                for stmt in ast.walk(current):
+                for stmt in statements(current):
                     if not isinstance(stmt, FUNCTION_DEFS) or stmt is current:
                         continue
                     if stmt.name == name.id:
@@ -164,7 +174,7 @@ class ModuleScope:
             family = self._subclasses(owner.name)
             out: list[tuple[ast.Call, str | None]] = []
             for stmt in self.index("." + func.name + "("):
-                for n in ast.walk(stmt):
+                for n in walk(stmt):
                     if not (
                         isinstance(n, ast.Call)
                         and isinstance(n.func, ast.Attribute)
@@ -183,7 +193,7 @@ class ModuleScope:
         return [
             (n, None)
             for stmt in self.index(func.name + "(")
-            for n in ast.walk(stmt)
+            for n in walk(stmt)
             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == func.name
         ]
 
@@ -209,6 +219,6 @@ def _own_nodes(scope: ast.AST) -> list[ast.AST]:
     for stmt in body:
         if isinstance(scope, ast.Module) and isinstance(stmt, (*FUNCTION_DEFS, ast.ClassDef)):
             continue
-        nodes.extend(ast.walk(stmt))
+        nodes.extend(walk(stmt))
     nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
     return nodes

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from factories.analysis._walk import statements, walk
 from factories.analysis.class_refs import ClassRef
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._scope import ModuleScope
@@ -36,7 +37,7 @@ class StandInSites:
         self.calls: list[ast.Call] = []
         statements = {id(s): s for needle in _STATEMENT_NEEDLES for s in scope.index(needle)}
         for stmt in statements.values():
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 if not (isinstance(node, ast.Call) and callee(node.func) in CREATING_NAMES):
                     continue
                 site = standin_kind(node, self.imports(node))
@@ -67,7 +68,7 @@ class StandInSites:
             ):
                 nested.add(id(call))
             for value in [*call.args, *(kw.value for kw in call.keywords)]:
-                for name in ast.walk(value):
+                for name in walk(value):
                     if isinstance(name, ast.Name):
                         bound = self.reader.resolve_local(name, NO_BINDINGS)
                         if bound is not None and id(bound) in self._kinds:
@@ -98,7 +99,7 @@ class StandInSites:
             return self._kinds[id(bound)]
         if isinstance(bound, ast.Call) and isinstance(bound.func, ast.Name):
             helper = self.scope.module.functions.get(bound.func.id)
-            for ret in ast.walk(helper) if helper is not None else ():
+            for ret in statements(helper) if helper is not None else ():
                 if isinstance(ret, ast.Return) and ret.value is not None:
                     if id(ret.value) in self._kinds:
                         return self._kinds[id(ret.value)]

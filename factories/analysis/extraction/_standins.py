@@ -15,6 +15,7 @@ import ast
 
 import attrs
 
+from factories.analysis._walk import statements, walk
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader, parametrize_values
 from factories.analysis.extraction._events import EventRecorder, _is_dict_of
 from factories.analysis.extraction._follow import (
@@ -187,11 +188,10 @@ class StandInExtractor:
     ) -> None:
         start_key = (getattr(start, "lineno", 0), getattr(start, "col_offset", 0))
         end_line = getattr(start, "end_lineno", None) or start_key[0]
-        inside = {id(sub) for sub in ast.walk(start)}
+        inside = {id(sub) for sub in walk(start)}
         names = set(names)
-        for node in self.scope.nodes(scope):
-            key = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
-            if key <= start_key or (key[0] <= end_line and id(node) in inside):
+        for node in self.scope.nodes_after(scope, start_key):
+            if getattr(node, "lineno", 0) <= end_line and id(node) in inside:
                 continue
             if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
                 self._name_use(node, scope, found, route)
@@ -319,7 +319,7 @@ class StandInExtractor:
         if position is None and _is_fixture(scope):
             name = _fixture_name(scope)
             for stmt in self.scope.index(name):
-                for func in ast.walk(stmt):
+                for func in statements(stmt):
                     if not isinstance(func, FUNCTION_DEFS) or func is scope:
                         continue
                     args = func.args

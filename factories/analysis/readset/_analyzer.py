@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping, Sequence
 
+from factories.analysis._walk import walk
 from factories.analysis.binding import CallShape, Signature
 from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.findings import Location
@@ -66,9 +67,7 @@ class ReadSetAnalyzer:
         if key not in self._function_names:
             imports = function_imports(func, module.name, module.is_package)
             stored = {
-                n.id
-                for n in ast.walk(func)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                n.id for n in walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             }
             self._function_names[key] = (imports, frozenset(stored | set(imports)))
         return self._function_names[key]

@@ -9,6 +9,7 @@ import builtins
 
 import attrs
 
+from factories.analysis._walk import statements
 from factories.analysis.binding import CallShape
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._model import AttributeAccess, CallSite, State
@@ -180,7 +181,7 @@ class CallHandlers:
         key = id(target.node)
         cache = self.analyzer.raises_cache
         if key not in cache:
-            cache[key] = any(isinstance(n, ast.Raise) for n in ast.walk(target.node))
+            cache[key] = any(isinstance(n, ast.Raise) for n in statements(target.node))
         return cache[key]
 
     def call_target(self, func: ast.expr) -> str | None:

@@ -6,6 +6,8 @@ import ast
 import functools
 from collections.abc import Callable
 
+from factories.analysis._walk import walk
+
 
 def sized(node: ast.expr | None) -> ast.expr | None:
     """``x`` of ``len(x)``, ``x.shape[0]`` or ``x.size(0)``: the expressions whose value is
@@ -69,7 +71,7 @@ def is_type_test(test: ast.expr) -> bool:
         isinstance(sub, ast.Call)
         and isinstance(sub.func, ast.Name)
         and sub.func.id in ("isinstance", "issubclass")
-        for sub in ast.walk(test)
+        for sub in walk(test)
     )
 
 
