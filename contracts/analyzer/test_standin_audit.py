@@ -287,6 +287,31 @@ class Gated:
         self.off = self.mode == "off"
         if not self.off:
             self.extra = cfg.extra
+
+
+def query_len(cfg):
+    spec = getattr(cfg, "spec", None)
+    if spec is None or spec.tokens is None:
+        return 1
+    return 1 + spec.tokens + spec.extra_slots
+
+
+class SpecBase:
+    def __init__(self, vllm_config):
+        self.vllm_config = vllm_config
+
+
+class SpecBuilder(SpecBase):
+    def __init__(self, vllm_config):
+        super().__init__(vllm_config)
+        self.width = query_len(self.vllm_config)
+
+
+class Layered:
+    alignment: int = 1
+
+    def spec(self, cfg):
+        return self.alignment, cfg.size
 """
 
 
@@ -659,6 +684,79 @@ CASES = [
             k.keep(SimpleNamespace(other=1))
         """,
         frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "handed-a-local-bound-by-getattr-reads-the-namespace-the-test-gave",
+        """
+        from vllm.mod import query_len
+
+        def test_x():
+            query_len(SimpleNamespace(spec=SimpleNamespace(tokens=2)))
+        """,
+        frozenset({(ERROR, "cfg.spec.extra_slots")}),
+    ),
+    Case(
+        "handed-a-link-a-getattr-default-allows-missing-is-not-judged",
+        """
+        from vllm.mod import query_len
+
+        def test_x():
+            query_len(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-holder-s-namespace-decides-the-none-test",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import query_len
+
+        def test_x():
+            cfg = MagicMock()
+            cfg.spec = SimpleNamespace(tokens=2)
+            query_len(cfg)
+        """,
+        frozenset({(ERROR, "cfg.spec.extra_slots")}),
+    ),
+    Case(
+        "constructed-what-a-base-init-stores-is-known-after-it",
+        """
+        from vllm.mod import SpecBuilder
+
+        def test_x():
+            SpecBuilder(SimpleNamespace(spec=SimpleNamespace(tokens=2)))
+        """,
+        frozenset({(ERROR, "vllm_config.spec.extra_slots")}),
+    ),
+    Case(
+        "constructed-a-stated-value-a-base-init-stores-takes-the-early-return",
+        """
+        from vllm.mod import SpecBuilder
+
+        def test_x():
+            SpecBuilder(SimpleNamespace(spec=SimpleNamespace(tokens=None)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-class-attribute-is-not-on-the-namespace",
+        """
+        from vllm.mod import Layered
+
+        def test_x():
+            Layered.spec(SimpleNamespace(other=1), SimpleNamespace(size=1))
+        """,
+        frozenset({(SELF, "alignment")}),
+    ),
+    Case(
+        "made-self-a-class-attribute-the-namespace-sets-is-there",
+        """
+        from vllm.mod import Layered
+
+        def test_x():
+            Layered.spec(SimpleNamespace(alignment=2), SimpleNamespace(size=1))
+        """,
+        frozenset(),
     ),
 ]
 

@@ -25,7 +25,7 @@ from factories.analysis.readset._model import (
     placed_after,
     unaliased,
 )
-from factories.analysis.readset._syntax import literal_name
+from factories.analysis.readset._syntax import getattr_probe, literal_name
 from factories.errors import SourceError
 
 #: How many module functions deep a stand-in is followed (``f(metadata)`` calling
@@ -109,16 +109,23 @@ class ChainHandlers:
         self, chain: Chain, node: ast.AST, state: frozenset[str], guarded: bool = False
     ) -> None:
         """Record a read of ``chain`` here, unless the walk itself wrote a link of it on every
-        path so far (then the object read is the walk's, not the stand-in's)."""
+        path so far (then the object read is the walk's, not the stand-in's).  A link the code
+        allows to be missing there (``GUARDED_MARK``) guards the read where it is the last;
+        before it, the read judges only the links past it (``ChainRead.optional``)."""
         root, path = chain
         text = root
-        for name in path:
+        optional = 0
+        for length, name in enumerate(path, 1):
             text += "." + name
             if WRITTEN_MARK + text in state:
                 return
-            guarded = guarded or GUARDED_MARK + text in state
+            if GUARDED_MARK + text in state:
+                if length == len(path):
+                    guarded = True
+                else:
+                    optional = length
         self.rec.chains.append(
-            ChainRead(root, path, self.loc(node), self.certain, guarded, self.chain)
+            ChainRead(root, path, self.loc(node), self.certain, guarded, self.chain, optional)
         )
 
     def chain_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
@@ -154,7 +161,13 @@ class ChainHandlers:
     def held_path(self, node: ast.AST | None, state: frozenset[str]) -> str | None:
         """``param_path``, or the chain a field of ``self`` holds (``self.vllm_config`` after
         ``self.vllm_config = vllm_config``): what a local alias or a called method's
-        parameter then stands for."""
+        parameter then stands for.  ``getattr(p, "n")`` and ``getattr(p, "n", default)``
+        stand for ``p.n`` (with a default, ``chain_probe`` marks ``p.n`` as one the code
+        allows to be missing)."""
+        probed = getattr_probe(node) if self.context.chains else None
+        if probed is not None:
+            inner = self.held_path(probed[0], state)
+            return None if inner is None else f"{inner}.{probed[1]}"
         path = self.param_path(node)
         if path is not None or not state or not self.is_self_attr(_root_attribute(node)):
             return path
@@ -166,7 +179,8 @@ class ChainHandlers:
     def chain_probe(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """``getattr``/``hasattr``/``setattr`` with a literal name on a stand-in or a chain on
         one.  ``getattr`` without a default is a read; with one, and ``hasattr``, a read that
-        tolerates a missing name; ``setattr`` a write."""
+        tolerates a missing name (with a default, from here on: ``GUARDED_MARK``);
+        ``setattr`` a write."""
         func = call.func
         if not (
             isinstance(func, ast.Name)
@@ -179,10 +193,14 @@ class ChainHandlers:
         if literal is None or chain is None:
             return state
         full = (chain[0], chain[1] + (literal,))
+        text = ".".join((full[0], *full[1]))
         if func.id == "setattr":
-            return state | {WRITTEN_MARK + ".".join((full[0], *full[1]))}
-        self.chain_read(full, call, state, guarded=func.id == "hasattr" or len(call.args) > 2)
-        return state
+            return state | {WRITTEN_MARK + text}
+        defaulted = func.id == "getattr" and len(call.args) > 2
+        self.chain_read(full, call, state, guarded=func.id == "hasattr" or defaulted)
+        # What the default stands in for may be what the code reads on (through a local,
+        # ``held_path``): from here on, the code allows that link to be missing.
+        return state | {GUARDED_MARK + text} if defaulted else state
 
     def chain_guard(self, test: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """The mark ``hasattr(<stand-in chain>, "n")`` establishes where it holds."""

@@ -109,9 +109,14 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
 
     def run(self, state: frozenset[str]) -> Walked:
         """What the call records, and its state when it returns (falling off the end or at any
-        ``return``); None when every path raises, so the caller's path ends there too."""
+        ``return``); None when every path raises, so the caller's path ends there too.  On a
+        real object, with no ``return`` met, the values its fields hold at the end
+        (``Walked.stored``): the one way out."""
         out = meet(self.block(self.func.body, state), self.returned)
-        return Walked(self.rec, out, self.raised)
+        stored = ()
+        if self.context.real_self and self.exits == 0 and self.owner is not None:
+            stored = tuple(sorted(self.consts.items(), key=lambda kv: kv[0]))
+        return Walked(self.rec, out, self.raised, stored)
 
     def loc(self, node: ast.AST) -> Location:
         return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
