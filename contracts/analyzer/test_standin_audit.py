@@ -312,6 +312,11 @@ class Layered:
 
     def spec(self, cfg):
         return self.alignment, cfg.size
+
+
+class Reorders:
+    def threshold(self):
+        return query_len(self.vllm_config)
 """
 
 
@@ -755,6 +760,30 @@ CASES = [
 
         def test_x():
             Layered.spec(SimpleNamespace(alignment=2), SimpleNamespace(size=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-on-a-stub-field-is-followed-into-a-function",
+        """
+        from vllm.mod import Reorders
+
+        def test_x():
+            r = object.__new__(Reorders)
+            r.vllm_config = SimpleNamespace(spec=SimpleNamespace(tokens=2))
+            r.threshold()
+        """,
+        frozenset({(ERROR, "self.vllm_config.spec.extra_slots")}),
+    ),
+    Case(
+        "a-namespace-on-a-stub-field-that-holds-what-the-function-reads",
+        """
+        from vllm.mod import Reorders
+
+        def test_x():
+            r = object.__new__(Reorders)
+            r.vllm_config = SimpleNamespace(spec=SimpleNamespace(tokens=2, extra_slots=0))
+            r.threshold()
         """,
         frozenset(),
     ),

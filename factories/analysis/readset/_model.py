@@ -198,14 +198,17 @@ class CallContext:
     follows the first one is not certain.  ``standins``: the parameters of the call the test
     hands a stand-in (a ``SimpleNamespace``): chains on them are also followed into the module
     functions of the tree they are passed to (``ChainRead``), a walk a call without stand-ins
-    does not pay for.  ``chains``: record attribute chains at all (on the call's parameters
-    and on nested objects of ``self``); what a stand-in audit reads, and nothing the stub
-    audit needs, so it pays nothing for them while it is off.  ``stated_locals``: a local
-    bound to a field of an object the test built keeps the value the test stated
-    (``n = metadata.num_prefills``, also unpacked: ``a, n = x.f, metadata.num_prefills``), so
-    it decides the branches it guards.  The stand-in audit asks for it where a namespace is
-    made ``self`` (its calls state their arguments, ``Meeting.shape``); the stub audit does
-    not yet, since it would move the findings on the releases that its output is pinned to.
+    does not pay for.  ``nested``: the fields of ``self`` the test set to a namespace
+    (``builder.vllm_config = SimpleNamespace(...)``), followed into the functions they are
+    passed to as ``standins`` are.  ``chains``: record attribute chains at all (on the
+    call's parameters and on nested objects of ``self``); what a stand-in audit reads, and
+    nothing the stub audit needs, so it pays nothing for them while it is off.
+    ``stated_locals``: a local bound to a field of an object the test built keeps the value
+    the test stated (``n = metadata.num_prefills``, also unpacked: ``a, n = x.f,
+    metadata.num_prefills``), so it decides the branches it guards.  The stand-in audit asks
+    for it where a namespace is made ``self`` (its calls state their arguments,
+    ``Meeting.shape``); the stub audit does not yet, since it would move the findings on the
+    releases that its output is pinned to.
     ``returns``: ``(value,)`` where the test asserts that the call returns that literal
     (``assert split(...) == 1536``): an undecided ``if`` whose arm is only ``return K``, with
     ``K`` known and not that value, takes its other arm, as the test passes.  The stand-in
@@ -223,6 +226,7 @@ class CallContext:
     expect_raise: bool = False
     detached: bool = False
     standins: frozenset[str] = frozenset()
+    nested: frozenset[str] = frozenset()
     chains: bool = False
     stated_locals: bool = False
     returns: tuple[object] | tuple[()] = ()
