@@ -344,6 +344,23 @@ CASES = [
         },
         standins=frozenset({"cfg"}),
     ),
+    Case(
+        "locals-unpacked-from-a-tuple-of-chains-read-the-stand-in",
+        """
+        class Builder:
+            def build(self, module, pair):
+                gate, experts = module.gate, module.experts
+                first, second = pair
+                return gate.size, experts.top_k, first.x
+        """,
+        "build",
+        {
+            "module.gate": CERTAIN,
+            "module.experts": CERTAIN,
+            "module.gate.size": CERTAIN,
+            "module.experts.top_k": CERTAIN,
+        },
+    ),
 ]
 
 

@@ -226,7 +226,9 @@ class StatementHandlers:
                 self.stored_value(name, value)
             return self.field_stored(target, value, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
-            parts = paired(target, value) if self.context.stated_locals else None
+            parts = (
+                paired(target, value) if self.context.stated_locals or self.context.chains else None
+            )
             for i, elt in enumerate(target.elts):
                 state = self.store(elt, state, parts[i] if parts else None)
             return state
