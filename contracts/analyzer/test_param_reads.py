@@ -361,6 +361,25 @@ CASES = [
             "module.experts.top_k": CERTAIN,
         },
     ),
+    Case(
+        "a-local-or-a-parameter-holding-a-field-of-self-reads-what-the-field-holds",
+        """
+        class Builder:
+            @property
+            def dims(self):
+                return self._dims
+
+            def build(self):
+                runner, dims = self.runner, self.dims
+                return runner.prefix, dims.v, self._width(self.cfg)
+
+            def _width(self, cfg):
+                return cfg.width
+        """,
+        "build",
+        {"self.runner.prefix": CERTAIN, "self.cfg.width": CERTAIN},
+        initial=("runner", "cfg", "_dims"),
+    ),
 ]
 
 

@@ -160,7 +160,8 @@ class ChainHandlers:
 
     def held_path(self, node: ast.AST | None, state: frozenset[str]) -> str | None:
         """``param_path``, or the chain a field of ``self`` holds (``self.vllm_config`` after
-        ``self.vllm_config = vllm_config``): what a local alias or a called method's
+        ``self.vllm_config = vllm_config``), or the field itself (``runner = self.runner``,
+        where the test may have set a namespace): what a local alias or a called method's
         parameter then stands for.  ``getattr(p, "n")`` and ``getattr(p, "n", default)``
         stand for ``p.n`` (with a default, ``chain_probe`` marks ``p.n`` as one the code
         allows to be missing)."""
@@ -169,12 +170,10 @@ class ChainHandlers:
             inner = self.held_path(probed[0], state)
             return None if inner is None else f"{inner}.{probed[1]}"
         path = self.param_path(node)
-        if path is not None or not state or not self.is_self_attr(_root_attribute(node)):
+        if path is not None or not self.is_self_attr(_root_attribute(node)):
             return path
         chain = self.chain_of(node, state)
-        if chain is None or chain[0] == "self":
-            return None
-        return ".".join((chain[0], *chain[1]))
+        return None if chain is None else ".".join((chain[0], *chain[1]))
 
     def chain_probe(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """``getattr``/``hasattr``/``setattr`` with a literal name on a stand-in or a chain on
