@@ -317,6 +317,19 @@ class Layered:
 class Reorders:
     def threshold(self):
         return query_len(self.vllm_config)
+
+
+class Made:
+    def __init__(self, cfg):
+        self.size = cfg.size
+
+    @classmethod
+    def make(cls, cfg):
+        return cls(cfg)
+
+
+def make_made(cfg):
+    return Made.make(cfg)
 """
 
 
@@ -786,6 +799,36 @@ CASES = [
             r.threshold()
         """,
         frozenset(),
+    ),
+    Case(
+        "handed-a-class-method-whose-cls-builds-one",
+        """
+        from vllm.mod import Made
+
+        def test_x():
+            Made.make(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "cfg.size")}),
+    ),
+    Case(
+        "handed-a-function-whose-class-method-builds-one-with-what-it-reads",
+        """
+        from vllm.mod import make_made
+
+        def test_x():
+            make_made(SimpleNamespace(size=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-function-whose-class-method-builds-one",
+        """
+        from vllm.mod import make_made
+
+        def test_x():
+            make_made(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "cfg.size")}),
     ),
 ]
 

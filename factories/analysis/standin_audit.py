@@ -353,6 +353,7 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     if kind is MemberKind.METHOD and handed.given_self:
         return []
     bound = kind is MemberKind.CLASSMETHOD
+    klass = _callee_class(index, handed.dotted.rpartition(".")[0]) if bound else None
     roots = bind_passed(function.node, handed.passed, bound=bound)
     if not roots:
         return []
@@ -363,6 +364,7 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
         call=_stated_shape(handed),
         bound=bound,
         provided_chains=held_chains(roots, {}),
+        klass=klass,
     )
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
 

@@ -42,11 +42,14 @@ Chain = tuple[str, tuple[str, ...]]
 class PassedCallee:
     """What a call that hands a stand-in on runs: ``function``, whose first ``skip``
     parameters the call does not pass (a classmethod's ``cls``, ``__init__``'s ``self``);
-    ``built``: a constructor's class and its ``__init__``, walked on the new object."""
+    ``built``: a constructor's class and its ``__init__``, walked on the new object;
+    ``klass``: the class a class method is called on."""
 
     function: FunctionRef
     skip: int = 0
     built: tuple[ClassInfo, Member] | None = None
+    # A class method's class (its ``cls``), walked as a function: ``cls(cfg)`` builds one.
+    klass: ClassInfo | None = None
 
 
 def _passed_frame(frame: str) -> bool:
@@ -269,7 +272,13 @@ class ChainHandlers:
             )
         else:
             walked = self.analyzer.walk_function(
-                self.context, target.function, marks(state), aliases, self.stack, params
+                self.context,
+                target.function,
+                marks(state),
+                aliases,
+                self.stack,
+                params,
+                klass=target.klass,
             )
         # A coroutine function's body runs only where its coroutine is awaited (or handed to
         # a loop the test may have patched out): called otherwise, its reads may not happen.
@@ -301,11 +310,16 @@ class ChainHandlers:
     def passed_to(self, text: str) -> PassedCallee | None:
         """What a call spelled ``text`` that hands a stand-in on runs, where the tree shows
         it and the test did not replace it: a module function; a static or class method
-        (``Cls.make(cfg)``, ``self.make(cfg)``), walked as the function its ``def`` is; a
-        constructor (``Cls(cfg)``): its ``__init__`` (``ClassIndex.constructor``)."""
+        (``Cls.make(cfg)``, ``self.make(cfg)``, ``cls.make(cfg)``), walked as the function its
+        ``def`` is; a constructor (``Cls(cfg)``, ``cls(cfg)`` in a class method): its
+        ``__init__`` (``ClassIndex.constructor``)."""
         head, _, rest = text.partition(".")
         if head == self.self_name:
             return self.class_function(self.cls, rest) if self.cls and "." not in rest else None
+        if self.klass is not None and head == self.cls_name and head not in self.shadowed:
+            if not rest:
+                return self.constructed(self.klass, text)
+            return self.class_function(self.klass, rest) if "." not in rest else None
         if head in (*self.params, *self.aliases):
             return None
         try:
@@ -324,6 +338,14 @@ class ChainHandlers:
                 return PassedCallee(target)
             if not isinstance(target, ClassInfo):
                 return None
+            return self.constructed(target, text)
+        except SourceError:
+            return None  # the module's own users report it
+
+    def constructed(self, target: ClassInfo, text: str) -> PassedCallee | None:
+        """``Cls(cfg)`` spelled ``text``: the ``__init__`` it runs, unless the test replaced
+        the class."""
+        try:
             member = self.index.constructor(target)
         except SourceError:
             return None  # the module's own users report it
@@ -343,8 +365,9 @@ class ChainHandlers:
             return None
         if self.analyzer.is_replaced(self.context, cls, member, None):
             return None
-        skip = 1 if member.kind is MemberKind.CLASSMETHOD else 0
-        return PassedCallee(FunctionRef(member.owner.module, node), skip)
+        if member.kind is MemberKind.CLASSMETHOD:
+            return PassedCallee(FunctionRef(member.owner.module, node), 1, klass=cls)
+        return PassedCallee(FunctionRef(member.owner.module, node))
 
     def awaited(self, call: ast.Call) -> bool:
         """Whether the walked function awaits ``call`` where it makes it (``await f(x)``)."""

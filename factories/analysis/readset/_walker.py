@@ -58,6 +58,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         certain: bool,
         module: ModuleInfo | None = None,
         entry: bool = False,
+        klass: ClassInfo | None = None,
     ) -> None:
         self.analyzer = analyzer
         self.context = context
@@ -78,6 +79,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.self_name = positional[0].arg if positional and owner is not None else None
         skip = 1 if owner is not None else 0
         self.params = [a.arg for a in positional[skip:]] + [a.arg for a in args.kwonlyargs]
+        # A class method walked as a function: the class its first parameter is.
+        self.klass = klass if positional and owner is None else None
+        self.cls_name = positional[0].arg if self.klass is not None else None
         self.aliases: dict[str, str] = dict(aliases)
         self.shadowed: set[str] = set()
         # The analysed call itself: its parameters are the stand-ins the test hands in.
