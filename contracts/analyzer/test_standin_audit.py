@@ -330,6 +330,18 @@ class Made:
 
 def make_made(cfg):
     return Made.make(cfg)
+
+
+def launch(cfg, rank):
+    run = cfg.needs_coord and rank == 0
+    if run:
+        return cfg.model.is_moe, cfg.logging
+    return None
+
+
+class Runner:
+    def init(self):
+        return self.cfg.extra
 """
 
 
@@ -829,6 +841,48 @@ CASES = [
             make_made(SimpleNamespace(other=1))
         """,
         frozenset({(ERROR, "cfg.size")}),
+    ),
+    Case(
+        "handed-a-local-flag-the-test-s-values-set-takes-its-arm",
+        """
+        from vllm.mod import launch
+
+        def test_x():
+            launch(SimpleNamespace(needs_coord=True, model=SimpleNamespace(is_moe=1)), 0)
+        """,
+        frozenset({(ERROR, "cfg.logging")}),
+    ),
+    Case(
+        "handed-a-local-flag-the-test-s-values-clear-skips-a-prepared-arm",
+        """
+        from vllm.mod import launch
+
+        def test_x():
+            launch(SimpleNamespace(needs_coord=False, model=SimpleNamespace(is_moe=1)), 0)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-nested-namespace-s-missing-link",
+        """
+        from vllm.mod import Runner
+
+        def test_x():
+            Runner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
+        """,
+        frozenset({(ERROR, "self.cfg.extra")}),
+    ),
+    Case(
+        "made-self-a-nested-namespace-s-missing-link-under-pytest-raises-is-a-note",
+        """
+        import pytest
+        from vllm.mod import Runner
+
+        def test_x():
+            with pytest.raises(ValueError):
+                Runner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
+        """,
+        frozenset({(NOTE, "self.cfg.extra")}),
     ),
 ]
 

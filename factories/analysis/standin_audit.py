@@ -98,13 +98,14 @@ class SelfCall:
         """A finding of the replay, worded for what the test built.  The replay does not see
         what the test patched around the call: under ``pytest.raises`` a patch may end the
         call before the read (``side_effect=Stop``), nor what other code wrote on the
-        namespace before it (``filled``), so a missing read there is a note."""
+        namespace before it (``filled``), so a missing read there is a note (a field of
+        ``self`` or a link of a namespace on one)."""
         kind = finding.kind
         raising = {call.test for call in self.stub.calls if call.expect_raise}
         uncertain = self.filled or (
             set(finding.tests) <= raising if finding.tests else bool(raising)
         )
-        if uncertain and kind is FindingKind.MISSING_ATTRIBUTE:
+        if uncertain and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
         return attrs.evolve(
             finding,
