@@ -3,8 +3,10 @@
 A table of inline cases, as mypy's stubtest tables its own: a tiny ``vllm/`` tree, the method
 analysed, and every chain read expected with its placement.  ``CERTAIN``: on every path the
 test's values select; ``POSSIBLE``: on some; ``GUARDED``: the read tolerates a missing name
-(a ``getattr`` default, a ``hasattr`` guard), whatever its placement.  A chain the case leaves
-out must not be read: the table pins what is *not* a read as much as what is.
+(a ``getattr`` default, a ``hasattr`` guard), whatever its placement; ``past(kind, n)``: the
+read judges only the links past its first ``n``, which the code allows to be missing
+(``ChainRead.optional``).  A chain the case leaves out must not be read: the table pins what
+is *not* a read as much as what is.
 """
 
 from __future__ import annotations
@@ -21,6 +23,12 @@ from factories.analysis.readset import CallContext, ReadSetAnalyzer, annotation_
 from factories.analysis.source_tree import SourceTree
 
 CERTAIN, POSSIBLE, GUARDED = "certain", "possible", "guarded"
+
+
+def past(kind: str, n: int) -> str:
+    """A read placed as ``kind`` that does not judge its first ``n`` links."""
+    return f"{kind} past {n}"
+
 
 #: ``vllm/helpers.py`` of every case: module functions a stand-in is passed on to.
 HELPERS = """
@@ -146,7 +154,7 @@ CASES = [
             "metadata.prefill.chunk": GUARDED,
             "metadata.needed": CERTAIN,
             "metadata.probed": GUARDED,
-            "metadata.probed.inner": GUARDED,
+            "metadata.probed.inner": past(POSSIBLE, 1),
         },
     ),
     Case(
@@ -298,6 +306,80 @@ CASES = [
         {"self.kept.y": CERTAIN},
         initial=("_dims", "kept"),
     ),
+    Case(
+        "a-local-bound-by-getattr-reads-the-stand-in-past-a-defaulted-link",
+        """
+        class Builder:
+            def build(self, cfg):
+                spec = getattr(cfg, "spec", None)
+                plain = getattr(cfg, "model")
+                if spec is None:
+                    return plain.dtype
+                return spec.extra + spec.tokens
+        """,
+        "build",
+        {
+            "cfg.spec": GUARDED,
+            "cfg.model": CERTAIN,
+            "cfg.model.dtype": POSSIBLE,
+            "cfg.spec.extra": past(POSSIBLE, 1),
+            "cfg.spec.tokens": past(POSSIBLE, 1),
+        },
+    ),
+    Case(
+        "a-getattr-default-passed-on-is-allowed-missing-in-the-callee-too",
+        """
+        from vllm.helpers import deeper
+
+        class Builder:
+            def build(self, cfg):
+                spec = getattr(cfg, "spec", None)
+                return deeper(spec)
+        """,
+        "build",
+        {
+            "cfg.spec": GUARDED,
+            "cfg.spec.common": past(CERTAIN, 1),
+            "cfg.spec.common.query_start_loc_cpu": past(CERTAIN, 1),
+        },
+        standins=frozenset({"cfg"}),
+    ),
+    Case(
+        "locals-unpacked-from-a-tuple-of-chains-read-the-stand-in",
+        """
+        class Builder:
+            def build(self, module, pair):
+                gate, experts = module.gate, module.experts
+                first, second = pair
+                return gate.size, experts.top_k, first.x
+        """,
+        "build",
+        {
+            "module.gate": CERTAIN,
+            "module.experts": CERTAIN,
+            "module.gate.size": CERTAIN,
+            "module.experts.top_k": CERTAIN,
+        },
+    ),
+    Case(
+        "a-local-or-a-parameter-holding-a-field-of-self-reads-what-the-field-holds",
+        """
+        class Builder:
+            @property
+            def dims(self):
+                return self._dims
+
+            def build(self):
+                runner, dims = self.runner, self.dims
+                return runner.prefix, dims.v, self._width(self.cfg)
+
+            def _width(self, cfg):
+                return cfg.width
+        """,
+        "build",
+        {"self.runner.prefix": CERTAIN, "self.cfg.width": CERTAIN},
+        initial=("runner", "cfg", "_dims"),
+    ),
 ]
 
 
@@ -311,9 +393,11 @@ def _tree(tmp_path: Path, source: str) -> ClassIndex:
 
 
 def _view(chain_reads) -> dict[str, str]:
-    return {
-        c.name: GUARDED if c.guarded else CERTAIN if c.certain else POSSIBLE for c in chain_reads
-    }
+    out = {}
+    for c in chain_reads:
+        kind = GUARDED if c.guarded else CERTAIN if c.certain else POSSIBLE
+        out[c.name] = past(kind, c.optional) if c.optional and not c.guarded else kind
+    return out
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

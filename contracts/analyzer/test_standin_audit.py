@@ -287,6 +287,61 @@ class Gated:
         self.off = self.mode == "off"
         if not self.off:
             self.extra = cfg.extra
+
+
+def query_len(cfg):
+    spec = getattr(cfg, "spec", None)
+    if spec is None or spec.tokens is None:
+        return 1
+    return 1 + spec.tokens + spec.extra_slots
+
+
+class SpecBase:
+    def __init__(self, vllm_config):
+        self.vllm_config = vllm_config
+
+
+class SpecBuilder(SpecBase):
+    def __init__(self, vllm_config):
+        super().__init__(vllm_config)
+        self.width = query_len(self.vllm_config)
+
+
+class Layered:
+    alignment: int = 1
+
+    def spec(self, cfg):
+        return self.alignment, cfg.size
+
+
+class Reorders:
+    def threshold(self):
+        return query_len(self.vllm_config)
+
+
+class Made:
+    def __init__(self, cfg):
+        self.size = cfg.size
+
+    @classmethod
+    def make(cls, cfg):
+        return cls(cfg)
+
+
+def make_made(cfg):
+    return Made.make(cfg)
+
+
+def launch(cfg, rank):
+    run = cfg.needs_coord and rank == 0
+    if run:
+        return cfg.model.is_moe, cfg.logging
+    return None
+
+
+class Runner:
+    def init(self):
+        return self.cfg.extra
 """
 
 
@@ -659,6 +714,175 @@ CASES = [
             k.keep(SimpleNamespace(other=1))
         """,
         frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "handed-a-local-bound-by-getattr-reads-the-namespace-the-test-gave",
+        """
+        from vllm.mod import query_len
+
+        def test_x():
+            query_len(SimpleNamespace(spec=SimpleNamespace(tokens=2)))
+        """,
+        frozenset({(ERROR, "cfg.spec.extra_slots")}),
+    ),
+    Case(
+        "handed-a-link-a-getattr-default-allows-missing-is-not-judged",
+        """
+        from vllm.mod import query_len
+
+        def test_x():
+            query_len(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-holder-s-namespace-decides-the-none-test",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import query_len
+
+        def test_x():
+            cfg = MagicMock()
+            cfg.spec = SimpleNamespace(tokens=2)
+            query_len(cfg)
+        """,
+        frozenset({(ERROR, "cfg.spec.extra_slots")}),
+    ),
+    Case(
+        "constructed-what-a-base-init-stores-is-known-after-it",
+        """
+        from vllm.mod import SpecBuilder
+
+        def test_x():
+            SpecBuilder(SimpleNamespace(spec=SimpleNamespace(tokens=2)))
+        """,
+        frozenset({(ERROR, "vllm_config.spec.extra_slots")}),
+    ),
+    Case(
+        "constructed-a-stated-value-a-base-init-stores-takes-the-early-return",
+        """
+        from vllm.mod import SpecBuilder
+
+        def test_x():
+            SpecBuilder(SimpleNamespace(spec=SimpleNamespace(tokens=None)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-class-attribute-is-not-on-the-namespace",
+        """
+        from vllm.mod import Layered
+
+        def test_x():
+            Layered.spec(SimpleNamespace(other=1), SimpleNamespace(size=1))
+        """,
+        frozenset({(SELF, "alignment")}),
+    ),
+    Case(
+        "made-self-a-class-attribute-the-namespace-sets-is-there",
+        """
+        from vllm.mod import Layered
+
+        def test_x():
+            Layered.spec(SimpleNamespace(alignment=2), SimpleNamespace(size=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-on-a-stub-field-is-followed-into-a-function",
+        """
+        from vllm.mod import Reorders
+
+        def test_x():
+            r = object.__new__(Reorders)
+            r.vllm_config = SimpleNamespace(spec=SimpleNamespace(tokens=2))
+            r.threshold()
+        """,
+        frozenset({(ERROR, "self.vllm_config.spec.extra_slots")}),
+    ),
+    Case(
+        "a-namespace-on-a-stub-field-that-holds-what-the-function-reads",
+        """
+        from vllm.mod import Reorders
+
+        def test_x():
+            r = object.__new__(Reorders)
+            r.vllm_config = SimpleNamespace(spec=SimpleNamespace(tokens=2, extra_slots=0))
+            r.threshold()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-class-method-whose-cls-builds-one",
+        """
+        from vllm.mod import Made
+
+        def test_x():
+            Made.make(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "cfg.size")}),
+    ),
+    Case(
+        "handed-a-function-whose-class-method-builds-one-with-what-it-reads",
+        """
+        from vllm.mod import make_made
+
+        def test_x():
+            make_made(SimpleNamespace(size=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-function-whose-class-method-builds-one",
+        """
+        from vllm.mod import make_made
+
+        def test_x():
+            make_made(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "cfg.size")}),
+    ),
+    Case(
+        "handed-a-local-flag-the-test-s-values-set-takes-its-arm",
+        """
+        from vllm.mod import launch
+
+        def test_x():
+            launch(SimpleNamespace(needs_coord=True, model=SimpleNamespace(is_moe=1)), 0)
+        """,
+        frozenset({(ERROR, "cfg.logging")}),
+    ),
+    Case(
+        "handed-a-local-flag-the-test-s-values-clear-skips-a-prepared-arm",
+        """
+        from vllm.mod import launch
+
+        def test_x():
+            launch(SimpleNamespace(needs_coord=False, model=SimpleNamespace(is_moe=1)), 0)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-nested-namespace-s-missing-link",
+        """
+        from vllm.mod import Runner
+
+        def test_x():
+            Runner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
+        """,
+        frozenset({(ERROR, "self.cfg.extra")}),
+    ),
+    Case(
+        "made-self-a-nested-namespace-s-missing-link-under-pytest-raises-is-a-note",
+        """
+        import pytest
+        from vllm.mod import Runner
+
+        def test_x():
+            with pytest.raises(ValueError):
+                Runner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
+        """,
+        frozenset({(NOTE, "self.cfg.extra")}),
     ),
 ]
 

@@ -108,7 +108,8 @@ class ClassAuditor:
         and the links the namespaces lack are findings (``standin_audit``, loaded only for
         such runs: the stub audit of every pre-commit run needs none of it).
         ``stated_locals``: the stub is a namespace made ``self`` (``CallContext``'s
-        ``stated_locals``: locals keep the fields of objects the test built)."""
+        ``stated_locals``: locals keep the fields of objects the test built; and
+        ``bare_self``: the class body's assignments are not on it, nor decide branches)."""
         if standins is not None:
             from factories.analysis.standin_audit import bind_passed, held_chains, missing_fields
         out: list[Finding] = []
@@ -179,7 +180,7 @@ class ClassAuditor:
             known = {
                 name: value
                 for name, value in self.index.literal_defaults(cls).items()
-                if name not in state and name not in maybe_written
+                if name not in state and name not in maybe_written and not stated_locals
             }
             known.update(constants)
             context = CallContext(
@@ -190,6 +191,7 @@ class ClassAuditor:
                 detached=event.detached,
                 stated_locals=stated_locals,
                 returns=event.returns,
+                bare_self=stated_locals,
             )
             roots: dict[str, tuple[StandIn, ...]] = {}
             held: frozenset[str] = frozenset()
@@ -200,7 +202,9 @@ class ClassAuditor:
                     bound=member.kind is not MemberKind.STATICMETHOD,
                 )
                 if roots or nested:
-                    context = attrs.evolve(context, chains=True, standins=frozenset(roots))
+                    context = attrs.evolve(
+                        context, chains=True, standins=frozenset(roots), nested=frozenset(nested)
+                    )
                     held = held_chains(roots, nested)
             report = self.analyzer.analyze(
                 cls,

@@ -100,13 +100,14 @@ class SelfCall:
         """A finding of the replay, worded for what the test built.  The replay does not see
         what the test patched around the call: under ``pytest.raises`` a patch may end the
         call before the read (``side_effect=Stop``), nor what other code wrote on the
-        namespace before it (``filled``), so a missing read there is a note."""
+        namespace before it (``filled``), so a missing read there is a note (a field of
+        ``self`` or a link of a namespace on one)."""
         kind = finding.kind
         raising = {call.test for call in self.stub.calls if call.expect_raise}
         uncertain = self.filled or (
             set(finding.tests) <= raising if finding.tests else bool(raising)
         )
-        if uncertain and kind is FindingKind.MISSING_ATTRIBUTE:
+        if uncertain and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
         return attrs.evolve(
             finding,
@@ -356,14 +357,61 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     if kind is MemberKind.METHOD and handed.given_self:
         return []
     bound = kind is MemberKind.CLASSMETHOD
+    klass = _callee_class(index, handed.dotted.rpartition(".")[0]) if bound else None
     roots = bind_passed(function.node, handed.passed, bound=bound)
     if not roots:
         return []
     context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
     report = analyzer.analyze_function(
-        function, context, call=handed.shape, bound=bound, provided_chains=held_chains(roots, {})
+        function,
+        context,
+        call=_stated_shape(handed),
+        bound=bound,
+        provided_chains=held_chains(roots, {}),
+        klass=klass,
     )
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
+
+
+def _stated_shape(handed: HandedCall) -> CallShape:
+    """The call's shape with each argument the test hands a stand-in known as the object it
+    is (``values.Obj``: never None, its literal fields and nested namespaces), beside what
+    the test's text states of it: so ``if cfg.spec is None`` decides as the stand-in the
+    call gets decides it.  Not where several stand-ins may be passed at one place
+    (alternatives)."""
+    shape = handed.shape
+    if shape.star_args:
+        return shape
+    by_place: dict[int | str, list[StandIn]] = {}
+    for given in handed.passed:
+        place = given.position if given.position is not None else given.keyword
+        if place is not None:
+            by_place.setdefault(place, []).append(given.standin)
+    positional = list(shape.positional_literals)
+    keywords = dict(shape.keyword_literals)
+    for place, standins in by_place.items():
+        if len(standins) != 1:
+            continue
+        obj = _obj_of(standins[0])
+        if isinstance(place, int) and place < len(positional):
+            positional[place] = (_known_with(positional[place], obj),)
+        elif isinstance(place, str) and place in shape.keywords:
+            keywords[place] = _known_with((keywords[place],) if place in keywords else (), obj)
+    return attrs.evolve(
+        shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
+    )
+
+
+def _known_with(stated: tuple[object] | tuple[()], obj: Obj) -> object:
+    """What the test's text states of an argument, with the fields of the stand-in it is
+    (``obj``) that the text does not give (a mock the test set namespaces on)."""
+    if not stated:
+        return obj
+    value = stated[0]
+    if not isinstance(value, Obj):
+        return value
+    extra = tuple(f for f in obj.fields if not value.field(f[0]))
+    return attrs.evolve(value, fields=value.fields + extra)
 
 
 def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> CallContext:
@@ -400,7 +448,7 @@ def _constructed(
     report = analyzer.analyze(
         cls,
         "__init__",
-        call=handed.shape,
+        call=_stated_shape(handed),
         context=context,
         provided_chains=held_chains(roots, {}),
     )
@@ -533,7 +581,8 @@ def missing_fields(
     """The chains of one call's report (``MethodReport.chain_reads``) that reach a name a
     namespace lacks: ``roots`` are the call's parameters handed one (a link is missing only
     where every alternative the test may pass lacks it), ``nested`` the stub's fields set to
-    one.  Guarded reads never; undecided ones as notes.  One finding per link a namespace
+    one.  Guarded reads never, nor a link the code allows to be missing
+    (``ChainRead.optional``); undecided ones as notes.  One finding per link a namespace
     lacks (``cfg.model`` read as ``cfg.model.a`` and ``cfg.model.b``), a certain read's
     first."""
     found: dict[tuple[int, tuple[str, ...]], Finding] = {}
@@ -549,7 +598,7 @@ def missing_fields(
         else:
             continue
         missing = [_first_missing(*start, table, event) for start in starts]
-        if all(m is not None for m in missing):
+        if all(m is not None and len(m[1]) - 2 >= chain.optional for m in missing):
             standin, walked = missing[0]
             key = (id(standin), walked)
             if key not in found or (
@@ -800,6 +849,11 @@ def _value_of(field: StandInField) -> tuple[object, bool]:
 
 
 def _obj_of(standin: StandIn) -> Obj:
+    """A stand-in as the object it is: a namespace is always true; a holder (a real object
+    the test set namespaces on) is known by those alone."""
+    if standin.kind is StandInKind.HOLDER:
+        held = [(f.name, _obj_of(f.children[0])) for f in standin.fields if len(f.children) == 1]
+        return Obj(tuple(held))
     known = [(f.name, *_value_of(f)) for f in standin.fields]
     return Obj(tuple((name, value) for name, value, has in known if has), truthy=True)
 

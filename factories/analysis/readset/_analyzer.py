@@ -166,6 +166,7 @@ class ReadSetAnalyzer:
         call: CallShape | None = None,
         bound: bool = False,
         provided_chains: Iterable[str] = (),
+        klass: ClassInfo | None = None,
     ) -> FunctionReport:
         """What a module function of the tree reads from the stand-ins a test hands it
         directly (``build_metadata(common)``): its parameters' chain reads, placed as a
@@ -173,10 +174,12 @@ class ReadSetAnalyzer:
         method (``Cls.build(common)``) is walked the same way; ``bound``: the call does not
         pass the first parameter (a classmethod's ``cls``).  ``provided_chains``: the chains
         the stand-ins handed to it hold, which prepare the blocks that alone read them (as
-        ``analyze``'s)."""
+        ``analyze``'s).  ``klass``: the class a class method is called on (its ``cls``)."""
         node = function.node
         params = call.bind_literals(node, bound=bound) if call is not None else {}
-        walked = self.walk_function(context, function, frozenset(), {}, (), params, entry=True)
+        walked = self.walk_function(
+            context, function, frozenset(), {}, (), params, entry=True, klass=klass
+        )
         chains = provisioned(
             walked.recorder.chains,
             chain_links(walked.recorder.chains),
@@ -321,12 +324,13 @@ class ReadSetAnalyzer:
         stack: tuple[str, ...],
         params: dict[str, object],
         entry: bool = False,
+        klass: ClassInfo | None = None,
     ) -> Walked:
         """Walk a module function handed stand-ins (``aliases``: its parameters that hold
         one, as chains of the analysed call), from ``state``'s chain marks, as if called on
         every run (the caller places the result, so calls from anywhere share the walk).
         ``entry``: the function is the analysed call itself, so every parameter holds a
-        stand-in."""
+        stand-in.  ``klass``: a class method's class, what its first parameter is."""
         node = function.node
         key_name = f"{FUNCTION_FRAME}{function.module.name}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
@@ -338,6 +342,7 @@ class ReadSetAnalyzer:
             tuple(sorted(params.items(), key=lambda kv: kv[0])),
             context,
             entry,
+            klass.qualname if klass is not None else None,
         )
         walked = self._memo.get(memo_key)
         if walked is None:
@@ -354,6 +359,7 @@ class ReadSetAnalyzer:
                 True,
                 module=function.module,
                 entry=entry,
+                klass=klass,
             )
             walked = self._memo[memo_key] = walker.run(state)
         return walked

@@ -141,6 +141,7 @@ class CallHandlers:
         )
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
+        self.consts.update(walked.stored)
         if walked.state is None:
             self.end_path()
             return state

@@ -25,7 +25,7 @@ from factories.analysis.readset._model import (
     placed_after,
     unaliased,
 )
-from factories.analysis.readset._syntax import literal_name
+from factories.analysis.readset._syntax import getattr_probe, literal_name
 from factories.errors import SourceError
 
 #: How many module functions deep a stand-in is followed (``f(metadata)`` calling
@@ -42,11 +42,14 @@ Chain = tuple[str, tuple[str, ...]]
 class PassedCallee:
     """What a call that hands a stand-in on runs: ``function``, whose first ``skip``
     parameters the call does not pass (a classmethod's ``cls``, ``__init__``'s ``self``);
-    ``built``: a constructor's class and its ``__init__``, walked on the new object."""
+    ``built``: a constructor's class and its ``__init__``, walked on the new object;
+    ``klass``: the class a class method is called on."""
 
     function: FunctionRef
     skip: int = 0
     built: tuple[ClassInfo, Member] | None = None
+    # A class method's class (its ``cls``), walked as a function: ``cls(cfg)`` builds one.
+    klass: ClassInfo | None = None
 
 
 def _passed_frame(frame: str) -> bool:
@@ -109,16 +112,23 @@ class ChainHandlers:
         self, chain: Chain, node: ast.AST, state: frozenset[str], guarded: bool = False
     ) -> None:
         """Record a read of ``chain`` here, unless the walk itself wrote a link of it on every
-        path so far (then the object read is the walk's, not the stand-in's)."""
+        path so far (then the object read is the walk's, not the stand-in's).  A link the code
+        allows to be missing there (``GUARDED_MARK``) guards the read where it is the last;
+        before it, the read judges only the links past it (``ChainRead.optional``)."""
         root, path = chain
         text = root
-        for name in path:
+        optional = 0
+        for length, name in enumerate(path, 1):
             text += "." + name
             if WRITTEN_MARK + text in state:
                 return
-            guarded = guarded or GUARDED_MARK + text in state
+            if GUARDED_MARK + text in state:
+                if length == len(path):
+                    guarded = True
+                else:
+                    optional = length
         self.rec.chains.append(
-            ChainRead(root, path, self.loc(node), self.certain, guarded, self.chain)
+            ChainRead(root, path, self.loc(node), self.certain, guarded, self.chain, optional)
         )
 
     def chain_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
@@ -153,20 +163,26 @@ class ChainHandlers:
 
     def held_path(self, node: ast.AST | None, state: frozenset[str]) -> str | None:
         """``param_path``, or the chain a field of ``self`` holds (``self.vllm_config`` after
-        ``self.vllm_config = vllm_config``): what a local alias or a called method's
-        parameter then stands for."""
+        ``self.vllm_config = vllm_config``), or the field itself (``runner = self.runner``,
+        where the test may have set a namespace): what a local alias or a called method's
+        parameter then stands for.  ``getattr(p, "n")`` and ``getattr(p, "n", default)``
+        stand for ``p.n`` (with a default, ``chain_probe`` marks ``p.n`` as one the code
+        allows to be missing)."""
+        probed = getattr_probe(node) if self.context.chains else None
+        if probed is not None:
+            inner = self.held_path(probed[0], state)
+            return None if inner is None else f"{inner}.{probed[1]}"
         path = self.param_path(node)
-        if path is not None or not state or not self.is_self_attr(_root_attribute(node)):
+        if path is not None or not self.is_self_attr(_root_attribute(node)):
             return path
         chain = self.chain_of(node, state)
-        if chain is None or chain[0] == "self":
-            return None
-        return ".".join((chain[0], *chain[1]))
+        return None if chain is None else ".".join((chain[0], *chain[1]))
 
     def chain_probe(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """``getattr``/``hasattr``/``setattr`` with a literal name on a stand-in or a chain on
         one.  ``getattr`` without a default is a read; with one, and ``hasattr``, a read that
-        tolerates a missing name; ``setattr`` a write."""
+        tolerates a missing name (with a default, from here on: ``GUARDED_MARK``);
+        ``setattr`` a write."""
         func = call.func
         if not (
             isinstance(func, ast.Name)
@@ -179,10 +195,14 @@ class ChainHandlers:
         if literal is None or chain is None:
             return state
         full = (chain[0], chain[1] + (literal,))
+        text = ".".join((full[0], *full[1]))
         if func.id == "setattr":
-            return state | {WRITTEN_MARK + ".".join((full[0], *full[1]))}
-        self.chain_read(full, call, state, guarded=func.id == "hasattr" or len(call.args) > 2)
-        return state
+            return state | {WRITTEN_MARK + text}
+        defaulted = func.id == "getattr" and len(call.args) > 2
+        self.chain_read(full, call, state, guarded=func.id == "hasattr" or defaulted)
+        # What the default stands in for may be what the code reads on (through a local,
+        # ``held_path``): from here on, the code allows that link to be missing.
+        return state | {GUARDED_MARK + text} if defaulted else state
 
     def chain_guard(self, test: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """The mark ``hasattr(<stand-in chain>, "n")`` establishes where it holds."""
@@ -198,10 +218,10 @@ class ChainHandlers:
         method, a constructor): it is walked with the stand-in bound to its parameter, and
         its chain reads count here as placed here.  Only chains come back (and the marks it
         leaves): the callee's other accesses are not the instance's, and what a constructor
-        reads of the object it builds is not the stand-in's.  Objects on ``self`` are not
-        followed into functions: nearly every call passes one, and a nested stand-in on a
-        stub is read where the stub's methods read it."""
-        if not self.context.standins:
+        reads of the object it builds is not the stand-in's.  Of the objects on ``self``
+        (nearly every call passes one) only the namespaces the test set on a stub's fields
+        are followed (``CallContext.nested``), into functions, not constructors."""
+        if not self.context.standins and not self.context.nested:
             return state
         bound: list[ast.expr] = []
         for arg in call.args:
@@ -212,8 +232,7 @@ class ChainHandlers:
             (i, self.chain_of(a, state)) for i, a in enumerate(bound)
         ]
         passed += [(k.arg, self.chain_of(k.value, state)) for k in call.keywords if k.arg]
-        standins = self.context.standins
-        passed = [(where, chain) for where, chain in passed if chain and chain[0] in standins]
+        passed = [(where, chain) for where, chain in passed if chain and self.handed(chain)]
         if not passed:
             return state
         if sum(1 for frame in self.stack if _passed_frame(frame)) >= MAX_FUNCTION_DEPTH:
@@ -224,6 +243,8 @@ class ChainHandlers:
         target = self.passed_to(ast.unparse(func))
         if target is None:
             return state
+        if target.built is not None:  # its ``self`` is the object it builds
+            passed = [(where, chain) for where, chain in passed if chain[0] != "self"]
         node = target.function.node
         args = node.args
         positional = [a.arg for a in list(args.posonlyargs) + list(args.args)][target.skip :]
@@ -251,13 +272,19 @@ class ChainHandlers:
             )
         else:
             walked = self.analyzer.walk_function(
-                self.context, target.function, marks(state), aliases, self.stack, params
+                self.context,
+                target.function,
+                marks(state),
+                aliases,
+                self.stack,
+                params,
+                klass=target.klass,
             )
         # A coroutine function's body runs only where its coroutine is awaited (or handed to
         # a loop the test may have patched out): called otherwise, its reads may not happen.
         runs = not isinstance(node, ast.AsyncFunctionDef) or self.awaited(call)
         for read in walked.recorder.chains:
-            if read.root == "self":
+            if read.root == "self" and target.built is not None:
                 continue  # the object a constructor builds
             read = placed_after(read, self.chain)
             if self.certain and runs:
@@ -271,14 +298,28 @@ class ChainHandlers:
             return state
         return state | _outer(marks(walked.state))
 
+    def handed(self, chain: Chain) -> bool:
+        """Whether a chain passed to a call is on a stand-in the call is handed
+        (``CallContext.standins``) or on a namespace the test set on a stub's field
+        (``CallContext.nested``)."""
+        root, path = chain
+        if root == "self":
+            return bool(path) and path[0] in self.context.nested
+        return root in self.context.standins
+
     def passed_to(self, text: str) -> PassedCallee | None:
         """What a call spelled ``text`` that hands a stand-in on runs, where the tree shows
         it and the test did not replace it: a module function; a static or class method
-        (``Cls.make(cfg)``, ``self.make(cfg)``), walked as the function its ``def`` is; a
-        constructor (``Cls(cfg)``): its ``__init__`` (``ClassIndex.constructor``)."""
+        (``Cls.make(cfg)``, ``self.make(cfg)``, ``cls.make(cfg)``), walked as the function its
+        ``def`` is; a constructor (``Cls(cfg)``, ``cls(cfg)`` in a class method): its
+        ``__init__`` (``ClassIndex.constructor``)."""
         head, _, rest = text.partition(".")
         if head == self.self_name:
             return self.class_function(self.cls, rest) if self.cls and "." not in rest else None
+        if self.klass is not None and head == self.cls_name and head not in self.shadowed:
+            if not rest:
+                return self.constructed(self.klass, text)
+            return self.class_function(self.klass, rest) if "." not in rest else None
         if head in (*self.params, *self.aliases):
             return None
         try:
@@ -297,6 +338,14 @@ class ChainHandlers:
                 return PassedCallee(target)
             if not isinstance(target, ClassInfo):
                 return None
+            return self.constructed(target, text)
+        except SourceError:
+            return None  # the module's own users report it
+
+    def constructed(self, target: ClassInfo, text: str) -> PassedCallee | None:
+        """``Cls(cfg)`` spelled ``text``: the ``__init__`` it runs, unless the test replaced
+        the class."""
+        try:
             member = self.index.constructor(target)
         except SourceError:
             return None  # the module's own users report it
@@ -316,8 +365,9 @@ class ChainHandlers:
             return None
         if self.analyzer.is_replaced(self.context, cls, member, None):
             return None
-        skip = 1 if member.kind is MemberKind.CLASSMETHOD else 0
-        return PassedCallee(FunctionRef(member.owner.module, node), skip)
+        if member.kind is MemberKind.CLASSMETHOD:
+            return PassedCallee(FunctionRef(member.owner.module, node), 1, klass=cls)
+        return PassedCallee(FunctionRef(member.owner.module, node))
 
     def awaited(self, call: ast.Call) -> bool:
         """Whether the walked function awaits ``call`` where it makes it (``await f(x)``)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from factories.analysis.readset._syntax import literal_name, sized
+from factories.analysis.readset._syntax import getattr_probe, literal_name, sized
 from factories.analysis.values import Obj, compare, enum_member, length_of, truthy
 
 _NO_GUARDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
@@ -18,13 +18,18 @@ class Decisions:
     def known(self, node: ast.expr) -> tuple[object] | tuple[()]:
         """``(value,)`` when ``node`` is a literal, a known stub field, a known parameter or
         local, an attribute the test gave a known object (``metadata.num_actual_tokens`` of
-        ``SimpleNamespace(num_actual_tokens=0)``), or an enum member (``Kind.DECODER``)."""
+        ``SimpleNamespace(num_actual_tokens=0)``, also as ``getattr(metadata, "n", default)``,
+        which is that field where the test gave it), or an enum member (``Kind.DECODER``)."""
         if isinstance(node, ast.Constant):
             return (node.value,)
         if self.is_self_attr(node) and node.attr in self.consts:  # type: ignore[attr-defined]
             return (self.consts[node.attr],)  # type: ignore[attr-defined]
         if isinstance(node, ast.Name) and node.id in self.name_consts:
             return (self.name_consts[node.id],)
+        probed = getattr_probe(node)
+        if probed is not None:
+            owner = self.known(probed[0])
+            return owner[0].field(probed[1]) if owner and isinstance(owner[0], Obj) else ()
         length = sized(node)
         if length is not None:
             owner = self.known(length)

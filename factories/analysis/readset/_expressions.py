@@ -156,13 +156,14 @@ class ExpressionHandlers:
 
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
         """``self.<name>`` read here: required unless written, universal or defined by the
-        class; a property is followed into its getter."""
+        class (by its body's assignments only where ``self`` is an instance of it, not a
+        namespace: ``CallContext.bare_self``); a property is followed into its getter."""
         access = AttributeAccess(name, self.loc(node), self.qualname, self.certain, self.chain)
         self.rec.reads.append(access)
         if name in state or name in _OBJECT_ATTRIBUTES:
             return state
         member = self.index.lookup(self.cls, name)
-        if member is None:
+        if member is None or (self.context.bare_self and member.kind is MemberKind.ATTRIBUTE):
             if not self.context.real_self:  # a real object's own business
                 self.rec.required.append(access)
             return state

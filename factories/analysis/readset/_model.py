@@ -86,7 +86,9 @@ class ChainRead:
     lets a consumer walk the chain and stop at the first name the stand-in does not hold as a
     nested stand-in.  ``certain`` and ``blocks`` place the read as ``AttributeAccess``'s do;
     ``guarded``: the read tolerates a missing name (``getattr(p, "n", default)``, under
-    ``hasattr(p, "n")``), so the stand-in may lack it.
+    ``hasattr(p, "n")``), so the stand-in may lack it.  ``optional``: how many of the first
+    links of ``path`` the code allows to be missing there (``x = getattr(p, "n", None)``,
+    then ``x.m``: one): a stand-in lacking one of them is not read further by this read.
     """
 
     root: str
@@ -95,6 +97,7 @@ class ChainRead:
     certain: bool = True
     guarded: bool = False
     blocks: tuple[int, ...] | None = attrs.field(default=None, eq=False)
+    optional: int = 0
 
     @property
     def name(self) -> str:
@@ -195,14 +198,17 @@ class CallContext:
     follows the first one is not certain.  ``standins``: the parameters of the call the test
     hands a stand-in (a ``SimpleNamespace``): chains on them are also followed into the module
     functions of the tree they are passed to (``ChainRead``), a walk a call without stand-ins
-    does not pay for.  ``chains``: record attribute chains at all (on the call's parameters
-    and on nested objects of ``self``); what a stand-in audit reads, and nothing the stub
-    audit needs, so it pays nothing for them while it is off.  ``stated_locals``: a local
-    bound to a field of an object the test built keeps the value the test stated
-    (``n = metadata.num_prefills``, also unpacked: ``a, n = x.f, metadata.num_prefills``), so
-    it decides the branches it guards.  The stand-in audit asks for it where a namespace is
-    made ``self`` (its calls state their arguments, ``Meeting.shape``); the stub audit does
-    not yet, since it would move the findings on the releases that its output is pinned to.
+    does not pay for.  ``nested``: the fields of ``self`` the test set to a namespace
+    (``builder.vllm_config = SimpleNamespace(...)``), followed into the functions they are
+    passed to as ``standins`` are.  ``chains``: record attribute chains at all (on the
+    call's parameters and on nested objects of ``self``); what a stand-in audit reads, and
+    nothing the stub audit needs, so it pays nothing for them while it is off.
+    ``stated_locals``: a local bound to a field of an object the test built keeps the value
+    the test stated (``n = metadata.num_prefills``, also unpacked: ``a, n = x.f,
+    metadata.num_prefills``), so it decides the branches it guards.  The stand-in audit asks
+    for it where a namespace is made ``self`` (its calls state their arguments,
+    ``Meeting.shape``); the stub audit does not yet, since it would move the findings on the
+    releases that its output is pinned to.
     ``returns``: ``(value,)`` where the test asserts that the call returns that literal
     (``assert split(...) == 1536``): an undecided ``if`` whose arm is only ``return K``, with
     ``K`` known and not that value, takes its other arm, as the test passes.  The stand-in
@@ -210,6 +216,8 @@ class CallContext:
     ``real_self``: ``self`` is the real object the call builds (a constructor a test hands a
     stand-in, ``Cls(ns)``), not a stub: what it reads of itself is never missing (nor a field
     the test lacks, which would place the reads around it, ``Walker.both_arms``).
+    ``bare_self``: ``self`` is a namespace made ``self`` of the method, not an instance of
+    the class: what the class body assigns (``use_x: bool = False``) is not on it.
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -218,10 +226,12 @@ class CallContext:
     expect_raise: bool = False
     detached: bool = False
     standins: frozenset[str] = frozenset()
+    nested: frozenset[str] = frozenset()
     chains: bool = False
     stated_locals: bool = False
     returns: tuple[object] | tuple[()] = ()
     real_self: bool = False
+    bare_self: bool = False
 
 
 @attrs.define
@@ -251,12 +261,16 @@ class Recorder:
 @attrs.frozen
 class Walked:
     """What walking one method body found: its accesses (never changed once walked: a memo
-    entry), the state when it returns (None: every path raises), and whether it met a
-    ``raise`` (there or in a method it calls)."""
+    entry), the state when it returns (None: every path raises), whether it met a ``raise``
+    (there or in a method it calls), and what a real object's fields then hold."""
 
     recorder: Recorder
     state: State
     raised: bool = False
+    # The known values of the fields of a real object (``CallContext.real_self``) when the
+    # call returns, where it returns only by falling off its end: what a method it calls
+    # stores (``self.cfg = cfg`` in a base ``__init__``) is known to the caller after it.
+    stored: tuple[tuple[str, object], ...] = ()
 
 
 def placed_after(

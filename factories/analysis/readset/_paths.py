@@ -101,12 +101,17 @@ def first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ..
 
 
 def first_unguarded_by_name(items: Iterable[ChainRead]) -> tuple[ChainRead, ...]:
-    """One read per chain: the first certain one, and among those an unguarded one first
-    (a chain read plainly anywhere on the test's path is needed, whatever else probes it)."""
+    """One read per chain: the first certain one, and among those an unguarded one first, and
+    one that judges the most links (a chain read plainly anywhere on the test's path is
+    needed, whatever else probes it)."""
     seen: dict[tuple[str, tuple[str, ...]], ChainRead] = {}
     for item in items:
         key = (item.root, item.path)
         old = seen.get(key)
-        if old is None or (item.certain, not item.guarded) > (old.certain, not old.guarded):
+        if old is None or (item.certain, not item.guarded, -item.optional) > (
+            old.certain,
+            not old.guarded,
+            -old.optional,
+        ):
             seen[key] = item
     return tuple(seen.values())

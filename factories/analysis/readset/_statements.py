@@ -209,6 +209,15 @@ class StatementHandlers:
             if verdict is not None:
                 self.consts[name] = verdict
 
+    def stated_verdict(self, name: str, value: ast.expr) -> None:
+        """``run = cfg.needs_x and rank == 0`` in a stand-in audit: a local bound to a
+        condition that the test's values decide keeps the verdict, and decides the branches
+        that test it (as a real object's field does, ``stored_value``)."""
+        if isinstance(value, (ast.BoolOp, ast.Compare, ast.UnaryOp)):
+            verdict = self.truth(value)
+            if verdict is not None:
+                self.name_consts[name] = verdict
+
     def store(
         self, target: ast.expr, state: frozenset[str], value: ast.expr | None
     ) -> frozenset[str]:
@@ -226,7 +235,9 @@ class StatementHandlers:
                 self.stored_value(name, value)
             return self.field_stored(target, value, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
-            parts = paired(target, value) if self.context.stated_locals else None
+            parts = (
+                paired(target, value) if self.context.stated_locals or self.context.chains else None
+            )
             for i, elt in enumerate(target.elts):
                 state = self.store(elt, state, parts[i] if parts else None)
             return state
@@ -247,6 +258,8 @@ class StatementHandlers:
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
                 # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built
                 self.name_consts[target.id] = value_known[0]
+            elif self.certain and self.context.chains and value is not None:
+                self.stated_verdict(target.id, value)
             path = self.held_path(value, state) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path

@@ -56,6 +56,20 @@ def literal_name(node: ast.AST | None) -> str | None:
     return None
 
 
+def getattr_probe(node: ast.AST | None) -> tuple[ast.expr, str] | None:
+    """``(obj, "n")`` of ``getattr(obj, "n")`` or ``getattr(obj, "n", default)``."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "getattr"
+        and len(node.args) in (2, 3)
+        and not node.keywords
+    ):
+        name = literal_name(node.args[1])
+        return (node.args[0], name) if name is not None else None
+    return None
+
+
 @functools.cache
 def handler(walker: type, prefix: str, kind: type) -> Callable:
     """The walker's method for a node kind, pyflakes-style: ``<prefix><NodeName>`` (``stmt_If``,

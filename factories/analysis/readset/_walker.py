@@ -58,6 +58,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         certain: bool,
         module: ModuleInfo | None = None,
         entry: bool = False,
+        klass: ClassInfo | None = None,
     ) -> None:
         self.analyzer = analyzer
         self.context = context
@@ -78,6 +79,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.self_name = positional[0].arg if positional and owner is not None else None
         skip = 1 if owner is not None else 0
         self.params = [a.arg for a in positional[skip:]] + [a.arg for a in args.kwonlyargs]
+        # A class method walked as a function: the class its first parameter is.
+        self.klass = klass if positional and owner is None else None
+        self.cls_name = positional[0].arg if self.klass is not None else None
         self.aliases: dict[str, str] = dict(aliases)
         self.shadowed: set[str] = set()
         # The analysed call itself: its parameters are the stand-ins the test hands in.
@@ -109,9 +113,14 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
 
     def run(self, state: frozenset[str]) -> Walked:
         """What the call records, and its state when it returns (falling off the end or at any
-        ``return``); None when every path raises, so the caller's path ends there too."""
+        ``return``); None when every path raises, so the caller's path ends there too.  On a
+        real object, with no ``return`` met, the values its fields hold at the end
+        (``Walked.stored``): the one way out."""
         out = meet(self.block(self.func.body, state), self.returned)
-        return Walked(self.rec, out, self.raised)
+        stored = ()
+        if self.context.real_self and self.exits == 0 and self.owner is not None:
+            stored = tuple(sorted(self.consts.items(), key=lambda kv: kv[0]))
+        return Walked(self.rec, out, self.raised, stored)
 
     def loc(self, node: ast.AST) -> Location:
         return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
