@@ -287,6 +287,21 @@ class Gated:
         self.off = self.mode == "off"
         if not self.off:
             self.extra = cfg.extra
+
+
+class Runner:
+    def __init__(self, size):
+        self.size = size
+
+    def run(self, common):
+        return self.size + self.step(common)
+
+    def step(self, common):
+        return common.num_actual_tokens
+
+    @staticmethod
+    def check(common):
+        return common.num_reqs
 """
 
 
@@ -660,6 +675,49 @@ CASES = [
         """,
         frozenset({(ERROR, "common.num_actual_tokens")}),
     ),
+    Case(
+        "field-of-a-stub-set-by-object-setattr",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            object.__setattr__(b, "mla_dims", SimpleNamespace(v_head_dim=1))
+            b.dims()
+        """,
+        frozenset({(ERROR, "self.mla_dims.qk_nope_head_dim")}),
+    ),
+    Case(
+        "field-of-a-stub-set-by-object-setattr-whole",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            dims = SimpleNamespace(v_head_dim=1, qk_nope_head_dim=2)
+            object.__setattr__(b, "mla_dims", dims)
+            b.dims()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-to-a-module-loaded-by-name",
+        """
+        import importlib
+        mod = importlib.import_module("vllm.mod")
+
+        def test_x():
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "handed-to-a-module-loaded-by-a-computed-name",
+        """
+        import importlib
+        mod = importlib.import_module(NAME)
+
+        def test_x():
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
 ]
 
 
@@ -894,6 +952,41 @@ MEETING_CASES = [
         "constructor-passes-it-on-the-namespace-sets-it",
         "mod.Scheduler(SimpleNamespace(size=1, block_sizes=[], sub=SimpleNamespace(lookahead=0)))",
         set(),
+    ),
+    (
+        "instance-method-of-a-constructed-object",
+        "mod.Runner(1).run(ns)",
+        {"missing-field common.num_actual_tokens 275 9"},
+    ),
+    (
+        "instance-method-through-a-local",
+        "r = mod.Runner(1); r.run(ns)",
+        {"missing-field common.num_actual_tokens 275 9"},
+    ),
+    (
+        "instance-method-of-an-object-built-by-new",
+        "r = mod.Runner.__new__(mod.Runner); r.size = 1; r.run(ns)",
+        {"missing-field common.num_actual_tokens 275 9"},
+    ),
+    (
+        "instance-method-the-test-replaced-on-the-object",
+        "r = mod.Runner(1); r.step = len; r.run(ns)",
+        set(),
+    ),
+    (
+        "instance-method-an-attribute-set-by-a-computed-name",
+        "r = mod.Runner(1); setattr(r, name, len); r.run(ns)",
+        set(),
+    ),
+    (
+        "instance-method-the-namespace-holds-the-field",
+        "mod.Runner(1).run(SimpleNamespace(num_actual_tokens=1))",
+        set(),
+    ),
+    (
+        "instance-staticmethod-of-a-constructed-object",
+        "mod.Runner(1).check(ns)",
+        {"missing-field common.num_reqs 279 9"},
     ),
 ]
 

@@ -135,6 +135,10 @@ class HandedCall:
     patched: tuple[tuple[str, bool], ...] = ()
     # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
     returns: tuple[object] | tuple[()] = ()
+    # ``Callee.instance``: a method called on an object the test built with its class's
+    # constructor, with the attributes the test set on it (``Callee.instance_fields``).
+    instance: bool = False
+    instance_fields: tuple[str, ...] = ()
 
     @property
     def event(self) -> StubEvent:
@@ -281,6 +285,8 @@ def _hand(
             meeting.expect_raise,
             patched=meeting.patched,
             returns=_asserted(module, call),
+            instance=callee.instance,
+            instance_fields=callee.instance_fields,
         )
     # A holder made ``self`` is not replayed: the method is walked as a function of it.
     given_self = (meeting.how is MeetingHow.SELF and not meeting.via) or callee.self_arg
@@ -343,6 +349,8 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
     audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
+    if handed.instance:
+        return _on_instance(index, analyzer, handed, table)
     built = _callee_class(index, handed.dotted)
     if built is not None:
         return _constructed(index, analyzer, handed, built, table)
@@ -403,6 +411,51 @@ def _constructed(
     )
     event = attrs.evolve(handed.event, name="__init__")
     return list(missing_fields(report, roots, {}, table, cls.name, event))
+
+
+def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
+    """``Cls(args).m(ns)`` (or ``x.m(ns)``, ``x = Cls(args)``): ``m`` as the class the test
+    built finds it through its MRO, on the real object (``CallContext.real_self``: what it
+    reads of itself is not the stand-in's), whose ``__dict__`` holds the attributes the test
+    set on it (shadowing methods of those names).  A static or class method is walked as a
+    function; a class the tree does not show, or a name that is not a method there, is not
+    judged."""
+    head, _, name = handed.dotted.rpartition(".")
+    cls = _callee_class(index, head)
+    member = index.lookup(cls, name) if cls is not None else None
+    if member is None or not isinstance(member.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    if member.kind in (MemberKind.STATICMETHOD, MemberKind.CLASSMETHOD):
+        bound = member.kind is MemberKind.CLASSMETHOD
+        roots = bind_passed(member.node, handed.passed, bound=bound)
+        if not roots:
+            return []
+        context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
+        report = analyzer.analyze_function(
+            FunctionRef(member.owner.module, member.node),
+            context,
+            call=handed.shape,
+            bound=bound,
+            provided_chains=held_chains(roots, {}),
+        )
+        return list(missing_fields(report, roots, {}, table, cls.name, handed.event))
+    if member.kind is not MemberKind.METHOD:
+        return []
+    roots = bind_passed(member.node, handed.passed, bound=True)
+    if not roots:
+        return []
+    context = attrs.evolve(
+        _handed_context(index, handed, roots), real_self=True, returns=handed.returns
+    )
+    report = analyzer.analyze(
+        cls,
+        name,
+        initial=handed.instance_fields,
+        call=handed.shape,
+        context=context,
+        provided_chains=held_chains(roots, {}),
+    )
+    return list(missing_fields(report, roots, {}, table, cls.name, handed.event))
 
 
 def _patches(

@@ -12,7 +12,7 @@ import ast
 import attrs
 
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
-from factories.analysis.extraction._events import EventRecorder, _module_alias
+from factories.analysis.extraction._events import EventRecorder, _is_dict_of, _module_alias
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import Site, StandInSites
 from factories.analysis.extraction._standin_model import (
@@ -23,7 +23,13 @@ from factories.analysis.extraction._standin_model import (
     StandInKind,
 )
 from factories.analysis.extraction._standin_sites import dotted_name
-from factories.analysis.extraction._syntax import FUNCTION_DEFS
+from factories.analysis.extraction._syntax import (
+    FUNCTION_DEFS,
+    callee,
+    is_attr_of,
+    is_name_in,
+    str_literal,
+)
 
 _SELF_SHAPES_BY_ATTR = {
     "__get__": SelfShape.DESCRIPTOR_GET,
@@ -31,6 +37,9 @@ _SELF_SHAPES_BY_ATTR = {
     "fset": SelfShape.PROPERTY_FGET,
     "fdel": SelfShape.PROPERTY_FGET,
 }
+
+#: Calls that set an attribute named by their second argument on their first.
+_SETTERS = frozenset({"setattr", "__setattr__", "object"})
 
 
 class MeetingMaker:
@@ -124,7 +133,69 @@ class MeetingMaker:
             site = self.sites.site_of(func.value)
             if site is not None and site[0] is StandInKind.OBJECT_NEW:
                 stub_class, method = site[1], func.attr
-        return Callee(ast.unparse(func), dotted_name(target, imports), stub_class, method)
+        made = Callee(ast.unparse(func), dotted_name(target, imports), stub_class, method)
+        if made.dotted is None and method is None and isinstance(func, ast.Attribute):
+            return self._on_instance(made, func, call, imports)
+        return made
+
+    def _on_instance(
+        self, made: Callee, func: ast.Attribute, call: ast.Call, imports: dict
+    ) -> Callee:
+        """``Cls(args).m(ns)``, or ``x.m(ns)`` where ``x`` is last bound in the function to
+        ``Cls(args)`` (or ``Cls.__new__(Cls)``): ``m`` of the class the test's imports name,
+        called on the real object, with the attributes the test sets on ``x`` before the
+        call.  An object the test sets attributes on by names it computes is not followed."""
+        receiver: ast.expr | None = func.value
+        if isinstance(receiver, ast.Name):
+            receiver = self.reader.resolve_local(receiver, NO_BINDINGS)
+        if not isinstance(receiver, ast.Call) or self.sites.kind_of(receiver) is not None:
+            return made
+        built = receiver.func
+        if (
+            isinstance(built, ast.Attribute)
+            and built.attr == "__new__"
+            and len(receiver.args) == 1
+            and ast.dump(receiver.args[0]) == ast.dump(built.value)
+        ):
+            built = built.value
+        cls = dotted_name(built, imports)
+        if cls is None:
+            return made
+        fields: tuple[str, ...] = ()
+        if isinstance(func.value, ast.Name):
+            found = self._set_on(func.value.id, call)
+            if found is None:
+                return made
+            fields = found
+        return attrs.evolve(
+            made, dotted=f"{cls}.{func.attr}", instance=True, instance_fields=fields
+        )
+
+    def _set_on(self, name: str, call: ast.Call) -> tuple[str, ...] | None:
+        """The attributes the function making ``call`` sets on the local ``name`` before it
+        (``x.f = v``, ``setattr(x, "f", v)``, ``monkeypatch.setattr(x, "f", v)``,
+        ``patch.object(x, "f")``), or None where it sets some by a computed name."""
+        scope = self.scope.enclosing_scope(call)
+        out: dict[str, None] = {}
+        for node in self.scope.nodes(scope):
+            if getattr(node, "lineno", call.lineno) >= call.lineno:
+                continue
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for sub in ast.walk(target):
+                        if is_attr_of(sub, {name}):
+                            out[sub.attr] = None  # type: ignore[attr-defined]
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and _is_dict_of(func.value, {name}):
+                    return None  # ``vars(x).update(...)``
+                if callee(func) in _SETTERS and node.args and is_name_in(node.args[0], {name}):
+                    field = str_literal(node.args[1]) if len(node.args) > 1 else None
+                    if field is None:
+                        return None
+                    out[field] = None
+        return tuple(out)
 
     def _self_given(self, callee: Callee, call: ast.Call) -> Callee:
         """``Builder.build(stub, ns)``: the callee as the method of the stand-in handed first

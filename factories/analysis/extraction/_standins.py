@@ -232,7 +232,7 @@ class StandInExtractor:
             name = _str(call.args[1])
             if name is not None:
                 found.dropped.add(name)
-        elif fname == "setattr" and call.args and is_name_in(call.args[0], names):
+        elif fname in ("setattr", "__setattr__") and call.args and is_name_in(call.args[0], names):
             name = _str(call.args[1]) if len(call.args) > 1 else None
             if name is None or len(call.args) < 3:
                 found.opaque = True
@@ -372,7 +372,7 @@ class StandInExtractor:
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr"):
             return
-        if fname == "setattr":
+        if fname in ("setattr", "__setattr__"):  # ``object.__setattr__(obj, "f", ns)`` too
             if len(call.args) > 2 and call.args[2] is arg:
                 found.meetings.append(
                     self.meet.attribute(call.args[0], _str(call.args[1]), call, route.cases)
