@@ -302,6 +302,9 @@ class Runner:
     @staticmethod
     def check(common):
         return common.num_reqs
+
+    def run_cfg(self):
+        return self.cfg.num_actual_tokens
 """
 
 
@@ -718,6 +721,28 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-field-set-through-a-field-s-namespace",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(tensor=SimpleNamespace())
+            common.tensor.shape = (1,)
+            b.deep(common)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-s-namespace-lacks-the-link",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(tensor=SimpleNamespace())
+            common.tensor.size = (1,)
+            b.deep(common)
+        """,
+        frozenset({(ERROR, "common.tensor.shape")}),
+    ),
 ]
 
 
@@ -728,6 +753,7 @@ MEETS = (
 # Helpers of the test module, after the test (its line numbers stay).
 MEETS_AFTER = (
     "\n\ndef holder(common):\n    meta = MagicMock()\n    meta.common = common\n    return meta\n"
+    "\n\ndef runner():\n    return mod.Runner(1)\n"
 )
 
 # Where a namespace meets vLLM code other than an ``object.__new__`` stub's method: each case
@@ -981,6 +1007,26 @@ MEETING_CASES = [
     (
         "instance-method-the-namespace-holds-the-field",
         "mod.Runner(1).run(SimpleNamespace(num_actual_tokens=1))",
+        set(),
+    ),
+    (
+        "instance-method-of-an-object-a-helper-builds",
+        "r = runner(); r.run(ns)",
+        {"missing-field common.num_actual_tokens 275 9"},
+    ),
+    (
+        "instance-method-reads-the-namespace-the-test-set-on-it",
+        "r = mod.Runner(1); r.cfg = ns; r.run_cfg()",
+        {"missing-field self.cfg.num_actual_tokens 282 9"},
+    ),
+    (
+        "instance-method-the-namespace-set-on-it-holds-the-field",
+        "r = mod.Runner(1); r.cfg = SimpleNamespace(num_actual_tokens=1); r.run_cfg()",
+        set(),
+    ),
+    (
+        "instance-method-called-before-the-namespace-is-set",
+        "r = mod.Runner(1); r.run_cfg(); r.cfg = ns",
         set(),
     ),
     (

@@ -13,6 +13,7 @@ import attrs
 
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._events import EventRecorder, _is_dict_of, _module_alias
+from factories.analysis.extraction._follow import MAX_FUNCTION_HOPS
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import Site, StandInSites
 from factories.analysis.extraction._standin_model import (
@@ -141,35 +142,60 @@ class MeetingMaker:
     def _on_instance(
         self, made: Callee, func: ast.Attribute, call: ast.Call, imports: dict
     ) -> Callee:
-        """``Cls(args).m(ns)``, or ``x.m(ns)`` where ``x`` is last bound in the function to
-        ``Cls(args)`` (or ``Cls.__new__(Cls)``): ``m`` of the class the test's imports name,
-        called on the real object, with the attributes the test sets on ``x`` before the
-        call.  An object the test sets attributes on by names it computes is not followed."""
-        receiver: ast.expr | None = func.value
-        if isinstance(receiver, ast.Name):
-            receiver = self.reader.resolve_local(receiver, NO_BINDINGS)
-        if not isinstance(receiver, ast.Call) or self.sites.kind_of(receiver) is not None:
+        """``Cls(args).m(ns)``, or ``x.m(ns)`` where ``x`` is an object the test built by
+        calling its class (``_built``): ``m`` of the class the test's imports name, called on
+        the real object, with the attributes the test sets on it before the call."""
+        built = self._built(func.value, call, 0)
+        if built is None:
             return made
-        built = receiver.func
-        if (
-            isinstance(built, ast.Attribute)
-            and built.attr == "__new__"
-            and len(receiver.args) == 1
-            and ast.dump(receiver.args[0]) == ast.dump(built.value)
-        ):
-            built = built.value
-        cls = dotted_name(built, imports)
-        if cls is None:
-            return made
-        fields: tuple[str, ...] = ()
-        if isinstance(func.value, ast.Name):
-            found = self._set_on(func.value.id, call)
-            if found is None:
-                return made
-            fields = found
+        cls, fields = built
         return attrs.evolve(
             made, dotted=f"{cls}.{func.attr}", instance=True, instance_fields=fields
         )
+
+    def _built(self, expr: ast.expr, at: ast.AST, depth: int) -> tuple[str, tuple[str, ...]] | None:
+        """The class (dotted through the test's imports) of the object ``expr`` is at ``at``,
+        and the attributes the test set on it by then: ``Cls(args)`` or ``Cls.__new__(Cls)``,
+        a local last bound to one in the function, or the call of a helper of the module
+        whose every ``return`` gives one of the same class.  None for anything else, and for
+        an object the test sets attributes on by names it computes."""
+        if isinstance(expr, ast.Name):
+            bound = self.reader.resolve_local(expr, NO_BINDINGS)
+            fields = self._set_on(expr.id, at)
+            inner = self._built(bound, bound, depth) if bound is not None else None
+            if inner is None or fields is None:
+                return None
+            return inner[0], tuple(dict.fromkeys((*inner[1], *fields)))
+        if not isinstance(expr, ast.Call) or self.sites.kind_of(expr) is not None:
+            return None
+        func = expr.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "__new__"
+            and len(expr.args) == 1
+            and ast.dump(expr.args[0]) == ast.dump(func.value)
+        ):
+            func = func.value
+        cls = dotted_name(func, self.sites.imports(expr))
+        if cls is not None:
+            return cls, ()
+        helper = self.scope.local_def(func) if isinstance(func, ast.Name) else None
+        if helper is None or depth >= MAX_FUNCTION_HOPS:
+            return None
+        if self.scope.module.functions.get(helper.name) is helper:
+            self.scope.ensure_indexed(helper)
+        returns = [
+            node
+            for node in self.scope.nodes(helper)
+            if isinstance(node, ast.Return) and self.scope.enclosing_scope(node) is helper
+        ]
+        found = [
+            self._built(ret.value, ret, depth + 1) if ret.value is not None else None
+            for ret in returns
+        ]
+        if not found or any(f is None for f in found) or len({f[0] for f in found}) != 1:
+            return None
+        return found[0][0], tuple(dict.fromkeys(n for f in found for n in f[1]))
 
     def _set_on(self, name: str, call: ast.Call) -> tuple[str, ...] | None:
         """The attributes the function making ``call`` sets on the local ``name`` before it
