@@ -743,6 +743,24 @@ CASES = [
         """,
         frozenset({(ERROR, "common.tensor.shape")}),
     ),
+    Case(
+        "a-field-set-through-a-field-s-namespace-by-one-caller-only",
+        """
+        def make():
+            return SimpleNamespace(tensor=SimpleNamespace())
+
+        def test_a():
+            b = object.__new__(Builder)
+            common = make()
+            common.tensor.shape = (1,)
+            b.deep(common)
+
+        def test_b():
+            b = object.__new__(Builder)
+            b.deep(make())
+        """,
+        frozenset({(ERROR, "common.tensor.shape")}),
+    ),
 ]
 
 

@@ -68,7 +68,8 @@ class _Found:
     meetings: list[Meeting] = attrs.field(factory=list)
     opaque: bool = False
     dropped: set[str] = attrs.field(factory=set)
-    # ``ns.cfg.n = v``: ``(("cfg",), field)`` for each field set through a field's value.
+    # ``ns.cfg.n = v`` where ``ns`` is built: ``(("cfg",), field)`` for each field set
+    # through a field's value.
     deep: list[tuple[tuple[str, ...], StandInField]] = attrs.field(factory=list)
 
 
@@ -222,7 +223,9 @@ class StandInExtractor:
         for target in node.targets:
             if is_attr_of(target, names):
                 found.fields.append(self._field(target.attr, node.value, node, route))  # type: ignore[attr-defined]
-            elif isinstance(target, ast.Attribute):
+            elif isinstance(target, ast.Attribute) and route.depth == 0:
+                # Only where it is built: a caller or test that sets more on a namespace a
+                # helper built (``cfg = make(); cfg.cache.n = 1``) does so on its own path.
                 path = _path_from(target.value, names)
                 if path:
                     field = self._field(target.attr, node.value, node, route)
