@@ -289,6 +289,24 @@ class Gated:
             self.extra = cfg.extra
 
 
+class Runner:
+    def __init__(self, size):
+        self.size = size
+
+    def run(self, common):
+        return self.size + self.step(common)
+
+    def step(self, common):
+        return common.num_actual_tokens
+
+    @staticmethod
+    def check(common):
+        return common.num_reqs
+
+    def run_cfg(self):
+        return self.cfg.num_actual_tokens
+
+
 def query_len(cfg):
     spec = getattr(cfg, "spec", None)
     if spec is None or spec.tokens is None:
@@ -339,7 +357,7 @@ def launch(cfg, rank):
     return None
 
 
-class Runner:
+class CfgRunner:
     def init(self):
         return self.cfg.extra
 """
@@ -865,10 +883,10 @@ CASES = [
     Case(
         "made-self-a-nested-namespace-s-missing-link",
         """
-        from vllm.mod import Runner
+        from vllm.mod import CfgRunner
 
         def test_x():
-            Runner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
+            CfgRunner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
         """,
         frozenset({(ERROR, "self.cfg.extra")}),
     ),
@@ -876,13 +894,96 @@ CASES = [
         "made-self-a-nested-namespace-s-missing-link-under-pytest-raises-is-a-note",
         """
         import pytest
-        from vllm.mod import Runner
+        from vllm.mod import CfgRunner
 
         def test_x():
             with pytest.raises(ValueError):
-                Runner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
+                CfgRunner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
         """,
         frozenset({(NOTE, "self.cfg.extra")}),
+    ),
+    Case(
+        "field-of-a-stub-set-by-object-setattr",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            object.__setattr__(b, "mla_dims", SimpleNamespace(v_head_dim=1))
+            b.dims()
+        """,
+        frozenset({(ERROR, "self.mla_dims.qk_nope_head_dim")}),
+    ),
+    Case(
+        "field-of-a-stub-set-by-object-setattr-whole",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            dims = SimpleNamespace(v_head_dim=1, qk_nope_head_dim=2)
+            object.__setattr__(b, "mla_dims", dims)
+            b.dims()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-to-a-module-loaded-by-name",
+        """
+        import importlib
+        mod = importlib.import_module("vllm.mod")
+
+        def test_x():
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "handed-to-a-module-loaded-by-a-computed-name",
+        """
+        import importlib
+        mod = importlib.import_module(NAME)
+
+        def test_x():
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-set-through-a-field-s-namespace",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(tensor=SimpleNamespace())
+            common.tensor.shape = (1,)
+            b.deep(common)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-s-namespace-lacks-the-link",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(tensor=SimpleNamespace())
+            common.tensor.size = (1,)
+            b.deep(common)
+        """,
+        frozenset({(ERROR, "common.tensor.shape")}),
+    ),
+    Case(
+        "a-field-set-through-a-field-s-namespace-by-one-caller-only",
+        """
+        def make():
+            return SimpleNamespace(tensor=SimpleNamespace())
+
+        def test_a():
+            b = object.__new__(Builder)
+            common = make()
+            common.tensor.shape = (1,)
+            b.deep(common)
+
+        def test_b():
+            b = object.__new__(Builder)
+            b.deep(make())
+        """,
+        frozenset({(ERROR, "common.tensor.shape")}),
     ),
 ]
 
@@ -894,6 +995,7 @@ MEETS = (
 # Helpers of the test module, after the test (its line numbers stay).
 MEETS_AFTER = (
     "\n\ndef holder(common):\n    meta = MagicMock()\n    meta.common = common\n    return meta\n"
+    "\n\ndef runner():\n    return mod.Runner(1)\n"
 )
 
 # Where a namespace meets vLLM code other than an ``object.__new__`` stub's method: each case
@@ -1118,6 +1220,61 @@ MEETING_CASES = [
         "constructor-passes-it-on-the-namespace-sets-it",
         "mod.Scheduler(SimpleNamespace(size=1, block_sizes=[], sub=SimpleNamespace(lookahead=0)))",
         set(),
+    ),
+    (
+        "instance-method-of-a-constructed-object",
+        "mod.Runner(1).run(ns)",
+        {"missing-field common.num_actual_tokens 275 9"},
+    ),
+    (
+        "instance-method-through-a-local",
+        "r = mod.Runner(1); r.run(ns)",
+        {"missing-field common.num_actual_tokens 275 9"},
+    ),
+    (
+        "instance-method-of-an-object-built-by-new",
+        "r = mod.Runner.__new__(mod.Runner); r.size = 1; r.run(ns)",
+        {"missing-field common.num_actual_tokens 275 9"},
+    ),
+    (
+        "instance-method-the-test-replaced-on-the-object",
+        "r = mod.Runner(1); r.step = len; r.run(ns)",
+        set(),
+    ),
+    (
+        "instance-method-an-attribute-set-by-a-computed-name",
+        "r = mod.Runner(1); setattr(r, name, len); r.run(ns)",
+        set(),
+    ),
+    (
+        "instance-method-the-namespace-holds-the-field",
+        "mod.Runner(1).run(SimpleNamespace(num_actual_tokens=1))",
+        set(),
+    ),
+    (
+        "instance-method-of-an-object-a-helper-builds",
+        "r = runner(); r.run(ns)",
+        {"missing-field common.num_actual_tokens 275 9"},
+    ),
+    (
+        "instance-method-reads-the-namespace-the-test-set-on-it",
+        "r = mod.Runner(1); r.cfg = ns; r.run_cfg()",
+        {"missing-field self.cfg.num_actual_tokens 282 9"},
+    ),
+    (
+        "instance-method-the-namespace-set-on-it-holds-the-field",
+        "r = mod.Runner(1); r.cfg = SimpleNamespace(num_actual_tokens=1); r.run_cfg()",
+        set(),
+    ),
+    (
+        "instance-method-called-before-the-namespace-is-set",
+        "r = mod.Runner(1); r.run_cfg(); r.cfg = ns",
+        set(),
+    ),
+    (
+        "instance-staticmethod-of-a-constructed-object",
+        "mod.Runner(1).check(ns)",
+        {"missing-field common.num_reqs 279 9"},
     ),
 ]
 

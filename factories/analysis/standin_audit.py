@@ -138,6 +138,13 @@ class HandedCall:
     patched: tuple[tuple[str, bool], ...] = ()
     # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
     returns: tuple[object] | tuple[()] = ()
+    # ``Callee.instance``: a method called on an object the test built with its class's
+    # constructor, with the attributes the test set on it (``Callee.instance_fields``).
+    instance: bool = False
+    instance_fields: tuple[str, ...] = ()
+    # Holders of namespaces that are that real object, ``self`` of the method
+    # (``x = Cls(args); x.cfg = ns; x.m()``: a holder whose ``cfg`` is ``ns``).
+    self_holders: tuple[StandIn, ...] = ()
 
     @property
     def event(self) -> StubEvent:
@@ -225,6 +232,17 @@ def _handed(meeting: Meeting) -> bool:
     )
 
 
+def _holds_self(meeting: Meeting) -> bool:
+    """``x.cfg = ns; x.m()``, ``x`` built by calling its class: ``ns`` is read through
+    ``self.cfg`` of ``m``, walked on the real object (``HandedCall.self_holders``)."""
+    return (
+        meeting.how is MeetingHow.SELF
+        and meeting.callee is not None
+        and meeting.callee.instance
+        and bool(meeting.via)
+    )
+
+
 def audited(meeting: Meeting) -> bool:
     """Whether the audit follows a namespace into vLLM code at ``meeting``: set on a stub's
     field, passed to a stub's method or to code the test imports, or made ``self``.  A
@@ -234,6 +252,7 @@ def audited(meeting: Meeting) -> bool:
         or _to_stub_method(meeting)
         or _replayed_self(meeting)
         or _handed(meeting)
+        or _holds_self(meeting)
     )
 
 
@@ -263,10 +282,13 @@ def _hand(
     callee = meeting.callee
     if callee is None or callee.dotted is None:
         return
+    held_self = _holds_self(meeting)
     if meeting.how is MeetingHow.ARGUMENT:
         if callee.method is not None and not callee.self_arg:
             return  # ``stub.method(ns)``: the stub's call judges it
-    elif meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position != 0:
+    elif not held_self and (
+        meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position != 0
+    ):
         return
     key = (meeting.location, callee.text, meeting.test)
     given = PassedStandIn(held_as(standin, meeting.via), meeting.position, meeting.keyword)
@@ -285,7 +307,14 @@ def _hand(
             meeting.expect_raise,
             patched=meeting.patched,
             returns=calls.asserted(call),
+            instance=callee.instance,
+            instance_fields=callee.instance_fields,
         )
+    if held_self:
+        holders = known.self_holders
+        merged = _merged(holders[0], given.standin) if holders else given.standin
+        handed[key] = attrs.evolve(known, self_holders=(merged,))
+        return
     # A holder made ``self`` is not replayed: the method is walked as a function of it.
     given_self = (meeting.how is MeetingHow.SELF and not meeting.via) or callee.self_arg
     passed = list(known.passed)
@@ -347,6 +376,8 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
     audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
+    if handed.instance:
+        return _on_instance(index, analyzer, handed, table)
     built = _callee_class(index, handed.dotted)
     if built is not None:
         return _constructed(index, analyzer, handed, built, table)
@@ -454,6 +485,61 @@ def _constructed(
     )
     event = attrs.evolve(handed.event, name="__init__")
     return list(missing_fields(report, roots, {}, table, cls.name, event))
+
+
+def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
+    """``Cls(args).m(ns)`` (or ``x.m(ns)``, ``x = Cls(args)``): ``m`` as the class the test
+    built finds it through its MRO, on the real object (``CallContext.real_self``: what it
+    reads of itself is not the stand-in's), whose ``__dict__`` holds the attributes the test
+    set on it (shadowing methods of those names), and the namespaces the test set on it
+    (``HandedCall.self_holders``) read through ``self``.  No block counts as one the test
+    prepared (``provided_chains``): the object's own state, which the walk does not know,
+    decides its branches, so a block reading the namespace's fields is no sign the call takes
+    it (a loader's ``if`` on its checkpoint's format).  A static or class method is walked as
+    a function; a class the tree does not show, or a name that is not a method there, is not
+    judged."""
+    head, _, name = handed.dotted.rpartition(".")
+    cls = _callee_class(index, head)
+    member = index.lookup(cls, name) if cls is not None else None
+    if member is None or not isinstance(member.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    if member.kind in (MemberKind.STATICMETHOD, MemberKind.CLASSMETHOD):
+        bound = member.kind is MemberKind.CLASSMETHOD
+        roots = bind_passed(member.node, handed.passed, bound=bound)
+        if not roots:
+            return []
+        context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
+        report = analyzer.analyze_function(
+            FunctionRef(member.owner.module, member.node),
+            context,
+            call=handed.shape,
+            bound=bound,
+            provided_chains=held_chains(roots, {}),
+        )
+        return list(missing_fields(report, roots, {}, table, cls.name, handed.event))
+    if member.kind is not MemberKind.METHOD:
+        return []
+    roots = bind_passed(member.node, handed.passed, bound=True)
+    nested = {
+        field.name: field.children[0]
+        for holder in handed.self_holders
+        for field in holder.fields
+        if len(field.children) == 1
+    }
+    if not roots and not nested:
+        return []
+    context = attrs.evolve(
+        _handed_context(index, handed, roots), real_self=True, returns=handed.returns
+    )
+    report = analyzer.analyze(
+        cls,
+        name,
+        initial=handed.instance_fields,
+        call=handed.shape,
+        context=context,
+        provided_chains=(),
+    )
+    return list(missing_fields(report, roots, nested, table, cls.name, handed.event))
 
 
 def _patches(
@@ -669,6 +755,8 @@ def runs_code(meeting: Meeting) -> bool:
     (``types.MethodType``, ``__get__``), which runs only when called, nor a place it is put."""
     if meeting.how is MeetingHow.ARGUMENT:
         return True
+    if meeting.how is MeetingHow.SELF and meeting.callee is not None and meeting.callee.instance:
+        return True  # ``holder.m()`` on the real object that holds it
     return meeting.how is MeetingHow.SELF and meeting.self_shape in (
         SelfShape.UNBOUND_CALL,
         SelfShape.SELF_KEYWORD,

@@ -16,6 +16,7 @@ from factories.analysis.extraction._standin_model import StandInKind
 from factories.analysis.extraction._standin_sites import (
     CREATING_NAMES,
     STANDIN_NEEDLES,
+    loaded_modules,
     standin_kind,
 )
 from factories.analysis.extraction._syntax import callee
@@ -35,6 +36,7 @@ class StandInSites:
         self.reader = reader
         self._kinds: dict[int, Site] = {}
         self.calls: list[ast.Call] = []
+        self._module_imports = {**loaded_modules(scope.module.tree), **scope.module.imports}
         statements = {id(s): s for needle in _STATEMENT_NEEDLES for s in scope.index(needle)}
         for stmt in statements.values():
             for node in walk(stmt):
@@ -47,8 +49,9 @@ class StandInSites:
         self.calls.sort(key=lambda n: (n.lineno, n.col_offset))
 
     def imports(self, node: ast.AST) -> dict[str, ImportTarget]:
-        """Names the test module imports, as seen at ``node`` (function-level imports too)."""
-        return {**self.scope.module.imports, **self.scope.scope_imports(node)}
+        """Names the test module imports, as seen at ``node`` (function-level imports too, and
+        modules it loads by name, ``loaded_modules``)."""
+        return {**self._module_imports, **self.scope.scope_imports(node)}
 
     def kind_of(self, node: ast.AST) -> Site | None:
         """The kind and class of the stand-in ``node`` builds, None if it builds none."""

@@ -12,7 +12,8 @@ import ast
 import attrs
 
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
-from factories.analysis.extraction._events import EventRecorder, _module_alias
+from factories.analysis.extraction._events import EventRecorder, _is_dict_of, _module_alias
+from factories.analysis.extraction._follow import MAX_FUNCTION_HOPS
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import Site, StandInSites
 from factories.analysis.extraction._standin_model import (
@@ -23,7 +24,13 @@ from factories.analysis.extraction._standin_model import (
     StandInKind,
 )
 from factories.analysis.extraction._standin_sites import dotted_name
-from factories.analysis.extraction._syntax import FUNCTION_DEFS
+from factories.analysis.extraction._syntax import (
+    FUNCTION_DEFS,
+    callee,
+    is_attr_of,
+    is_name_in,
+    str_literal,
+)
 
 _SELF_SHAPES_BY_ATTR = {
     "__get__": SelfShape.DESCRIPTOR_GET,
@@ -31,6 +38,9 @@ _SELF_SHAPES_BY_ATTR = {
     "fset": SelfShape.PROPERTY_FGET,
     "fdel": SelfShape.PROPERTY_FGET,
 }
+
+#: Calls that set an attribute named by their second argument on their first.
+_SETTERS = frozenset({"setattr", "__setattr__", "object"})
 
 
 class MeetingMaker:
@@ -124,7 +134,94 @@ class MeetingMaker:
             site = self.sites.site_of(func.value)
             if site is not None and site[0] is StandInKind.OBJECT_NEW:
                 stub_class, method = site[1], func.attr
-        return Callee(ast.unparse(func), dotted_name(target, imports), stub_class, method)
+        made = Callee(ast.unparse(func), dotted_name(target, imports), stub_class, method)
+        if made.dotted is None and method is None and isinstance(func, ast.Attribute):
+            return self._on_instance(made, func, call, imports)
+        return made
+
+    def _on_instance(
+        self, made: Callee, func: ast.Attribute, call: ast.Call, imports: dict
+    ) -> Callee:
+        """``Cls(args).m(ns)``, or ``x.m(ns)`` where ``x`` is an object the test built by
+        calling its class (``_built``): ``m`` of the class the test's imports name, called on
+        the real object, with the attributes the test sets on it before the call."""
+        built = self._built(func.value, call, 0)
+        if built is None:
+            return made
+        cls, fields = built
+        return attrs.evolve(
+            made, dotted=f"{cls}.{func.attr}", instance=True, instance_fields=fields
+        )
+
+    def _built(self, expr: ast.expr, at: ast.AST, depth: int) -> tuple[str, tuple[str, ...]] | None:
+        """The class (dotted through the test's imports) of the object ``expr`` is at ``at``,
+        and the attributes the test set on it by then: ``Cls(args)`` or ``Cls.__new__(Cls)``,
+        a local last bound to one in the function, or the call of a helper of the module
+        whose every ``return`` gives one of the same class.  None for anything else, and for
+        an object the test sets attributes on by names it computes."""
+        if isinstance(expr, ast.Name):
+            bound = self.reader.resolve_local(expr, NO_BINDINGS)
+            fields = self._set_on(expr.id, at)
+            inner = self._built(bound, bound, depth) if bound is not None else None
+            if inner is None or fields is None:
+                return None
+            return inner[0], tuple(dict.fromkeys((*inner[1], *fields)))
+        if not isinstance(expr, ast.Call) or self.sites.kind_of(expr) is not None:
+            return None
+        func = expr.func
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "__new__"
+            and len(expr.args) == 1
+            and ast.dump(expr.args[0]) == ast.dump(func.value)
+        ):
+            func = func.value
+        cls = dotted_name(func, self.sites.imports(expr))
+        if cls is not None:
+            return cls, ()
+        helper = self.scope.local_def(func) if isinstance(func, ast.Name) else None
+        if helper is None or depth >= MAX_FUNCTION_HOPS:
+            return None
+        if self.scope.module.functions.get(helper.name) is helper:
+            self.scope.ensure_indexed(helper)
+        returns = [
+            node
+            for node in self.scope.nodes(helper)
+            if isinstance(node, ast.Return) and self.scope.enclosing_scope(node) is helper
+        ]
+        found = [
+            self._built(ret.value, ret, depth + 1) if ret.value is not None else None
+            for ret in returns
+        ]
+        if not found or any(f is None for f in found) or len({f[0] for f in found}) != 1:
+            return None
+        return found[0][0], tuple(dict.fromkeys(n for f in found for n in f[1]))
+
+    def _set_on(self, name: str, call: ast.Call) -> tuple[str, ...] | None:
+        """The attributes the function making ``call`` sets on the local ``name`` before it
+        (``x.f = v``, ``setattr(x, "f", v)``, ``monkeypatch.setattr(x, "f", v)``,
+        ``patch.object(x, "f")``), or None where it sets some by a computed name."""
+        scope = self.scope.enclosing_scope(call)
+        out: dict[str, None] = {}
+        for node in self.scope.nodes(scope):
+            if getattr(node, "lineno", call.lineno) >= call.lineno:
+                continue
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    for sub in ast.walk(target):
+                        if is_attr_of(sub, {name}):
+                            out[sub.attr] = None  # type: ignore[attr-defined]
+            elif isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and _is_dict_of(func.value, {name}):
+                    return None  # ``vars(x).update(...)``
+                if callee(func) in _SETTERS and node.args and is_name_in(node.args[0], {name}):
+                    field = str_literal(node.args[1]) if len(node.args) > 1 else None
+                    if field is None:
+                        return None
+                    out[field] = None
+        return tuple(out)
 
     def _self_given(self, callee: Callee, call: ast.Call) -> Callee:
         """``Builder.build(stub, ns)``: the callee as the method of the stand-in handed first

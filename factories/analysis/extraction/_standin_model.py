@@ -60,13 +60,20 @@ class Callee:
     class and the method, so that a consumer binds it against that class.  ``self_arg``: the
     call names the method on its class and hands ``self`` first, as an ``object.__new__`` stub
     or a namespace (``Builder.build(stub, ns)``): ``method`` is that method (``stub_class`` the
-    stub's class, where it is one), and the argument's ``position`` counts ``self``."""
+    stub's class, where it is one), and the argument's ``position`` counts ``self``.
+    ``instance``: the method is called on an object the test built by calling its class
+    (``Cls(args).m(ns)``, ``x = Cls(args); x.m(ns)``, ``Cls.__new__(Cls)``): ``dotted`` names
+    the method on that class (``vllm.x.Cls.m``), and ``self`` is that real object;
+    ``instance_fields`` the attributes the test sets on it before the call (which shadow the
+    class's methods of those names)."""
 
     text: str
     dotted: str | None = None
     stub_class: ClassRef | None = None
     method: str | None = None
     self_arg: bool = False
+    instance: bool = False
+    instance_fields: tuple[str, ...] = ()
 
 
 @attrs.frozen

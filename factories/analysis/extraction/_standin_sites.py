@@ -41,6 +41,34 @@ def might_hold_standins(text: str) -> bool:
     return any(needle in text for needle in STANDIN_NEEDLES)
 
 
+def loaded_modules(tree: ast.Module) -> dict[str, ImportTarget]:
+    """Module-level names bound to a module imported by its literal name
+    (``mod = importlib.import_module("vllm.x.mod")``, ``pytest.importorskip("vllm.x.mod")``):
+    imports, spelled as calls (a test imports a module that may be missing that way)."""
+    out: dict[str, ImportTarget] = {}
+    for stmt in tree.body:
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)
+            and len(stmt.value.args) == 1
+            and not stmt.value.keywords
+        ):
+            continue
+        func = stmt.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        first = stmt.value.args[0]
+        if (
+            name in ("import_module", "importorskip")
+            and isinstance(first, ast.Constant)
+            and isinstance(first.value, str)
+            and not first.value.startswith(".")
+        ):
+            out[stmt.targets[0].id] = ImportTarget(first.value, None)
+    return out
+
+
 def dotted_name(expr: ast.expr, imports: dict[str, ImportTarget]) -> str | None:
     """``expr`` (a dotted name) with its head replaced by what ``imports`` bind it to."""
     parts: list[str] = []

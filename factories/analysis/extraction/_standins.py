@@ -69,6 +69,9 @@ class _Found:
     meetings: list[Meeting] = attrs.field(factory=list)
     opaque: bool = False
     dropped: set[str] = attrs.field(factory=set)
+    # ``ns.cfg.n = v`` where ``ns`` is built: ``(("cfg",), field)`` for each field set
+    # through a field's value.
+    deep: list[tuple[tuple[str, ...], StandInField]] = attrs.field(factory=list)
 
 
 class StandInExtractor:
@@ -106,10 +109,13 @@ class StandInExtractor:
         for name, value, where in named:
             found.fields.append(self._field(name, value, where, route))
         self._where(call, found, route)
+        fields = found.fields
+        for path, field in found.deep:
+            fields = _set_through(fields, path, field)
         return StandIn(
             kind=kind,
             location=self.scope.loc(call),
-            fields=tuple(found.fields),
+            fields=tuple(fields),
             class_ref=ref,
             opaque=found.opaque,
             # A helper several calls share reaches the same place once per call.
@@ -217,6 +223,13 @@ class StandInExtractor:
         for target in node.targets:
             if is_attr_of(target, names):
                 found.fields.append(self._field(target.attr, node.value, node, route))  # type: ignore[attr-defined]
+            elif isinstance(target, ast.Attribute) and route.depth == 0:
+                # Only where it is built: a caller or test that sets more on a namespace a
+                # helper built (``cfg = make(); cfg.cache.n = 1``) does so on its own path.
+                path = _path_from(target.value, names)
+                if path:
+                    field = self._field(target.attr, node.value, node, route)
+                    found.deep.append((path, field))
             elif isinstance(target, ast.Name):
                 if is_name_in(node.value, names):
                     names.add(target.id)
@@ -232,7 +245,7 @@ class StandInExtractor:
             name = _str(call.args[1])
             if name is not None:
                 found.dropped.add(name)
-        elif fname == "setattr" and call.args and is_name_in(call.args[0], names):
+        elif fname in ("setattr", "__setattr__") and call.args and is_name_in(call.args[0], names):
             name = _str(call.args[1]) if len(call.args) > 1 else None
             if name is None or len(call.args) < 3:
                 found.opaque = True
@@ -276,6 +289,20 @@ class StandInExtractor:
                 found.meetings.append(self.meet.attribute(call, field, call, route.cases))
             elif isinstance(call, ast.Call):
                 self._argument(call, node, found, route)
+        elif isinstance(parent, ast.Attribute) and not route.fields:
+            self._method_of_holder(parent, found, route)
+
+    def _method_of_holder(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
+        """``holder.m(...)``, ``holder`` an object the test built by calling its class
+        (``Callee.instance``) and set the followed stand-in on: the real object is ``self`` of
+        ``m``, which reads the stand-in through the field it holds it in (``_held`` adds the
+        fields, ``Meeting.via``)."""
+        call = self.scope.parents.get(attr)
+        if not (isinstance(call, ast.Call) and call.func is attr):
+            return
+        meeting = self.meet.call(MeetingHow.SELF, call, attr.value, route.cases, attr)
+        if meeting.callee is not None and meeting.callee.instance:
+            found.meetings.append(meeting)
 
     def _put_on(
         self, target: ast.Attribute, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
@@ -372,7 +399,7 @@ class StandInExtractor:
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr"):
             return
-        if fname == "setattr":
+        if fname in ("setattr", "__setattr__"):  # ``object.__setattr__(obj, "f", ns)`` too
             if len(call.args) > 2 and call.args[2] is arg:
                 found.meetings.append(
                     self.meet.attribute(call.args[0], _str(call.args[1]), call, route.cases)
@@ -395,3 +422,31 @@ class StandInExtractor:
                 self._follow_names(helper, {param.arg}, param, found, route.hop(False))
                 return
         found.meetings.append(self.meet.call(MeetingHow.ARGUMENT, call, arg, route.cases, func))
+
+
+def _path_from(expr: ast.expr, names: set[str]) -> tuple[str, ...]:
+    """``("a", "b")`` for ``ns.a.b``, ``ns`` one of ``names``; empty for anything else."""
+    path: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        path.append(expr.attr)
+        expr = expr.value
+    return tuple(reversed(path)) if is_name_in(expr, names) else ()
+
+
+def _set_through(
+    fields: list[StandInField], path: tuple[str, ...], field: StandInField
+) -> list[StandInField]:
+    """``fields`` with ``field`` added to the stand-in at ``path`` below them (``ns.cfg.n =
+    v`` sets ``n`` on the namespace ``ns.cfg`` holds); unchanged where ``path`` does not end
+    at the one stand-in a field holds (a real object's field is its own business)."""
+    at = next((i for i in range(len(fields) - 1, -1, -1) if fields[i].name == path[0]), None)
+    if at is None or len(fields[at].children) != 1:
+        return fields
+    child = fields[at].children[0]
+    if len(path) == 1:
+        inner = [*child.fields, field]
+    else:
+        inner = _set_through(list(child.fields), path[1:], field)
+    out = list(fields)
+    out[at] = attrs.evolve(fields[at], children=(attrs.evolve(child, fields=tuple(inner)),))
+    return out
