@@ -200,7 +200,9 @@ class ClassAuditor:
                     bound=member.kind is not MemberKind.STATICMETHOD,
                 )
                 if roots or nested:
-                    context = attrs.evolve(context, chains=True, standins=frozenset(roots))
+                    context = attrs.evolve(
+                        context, chains=True, standins=frozenset(roots), stated_locals=True
+                    )
                     held = held_chains(roots, nested)
             report = self.analyzer.analyze(
                 cls,

@@ -55,6 +55,7 @@ class ReadSetAnalyzer:
         self._param_classes: dict[int, tuple[tuple[str, ClassInfo], ...]] = {}
         # id of a function's AST -> (its own imports, the names it binds)
         self._function_names: dict[int, tuple[dict[str, ImportTarget], frozenset[str]]] = {}
+        self._rebound: dict[int, frozenset[str]] = {}  # id of a loop's AST -> names it binds
 
     def function_names(
         self, func: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo
@@ -72,6 +73,19 @@ class ReadSetAnalyzer:
             }
             self._function_names[key] = (imports, frozenset(stored | set(imports)))
         return self._function_names[key]
+
+    def rebound(self, loop: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
+        """The names a loop's body (or its ``else``) binds: what a later iteration may see
+        changed.  Read from the AST once per loop."""
+        key = id(loop)
+        if key not in self._rebound:
+            self._rebound[key] = frozenset(
+                n.id
+                for stmt in (*loop.body, *loop.orelse)
+                for n in ast.walk(stmt)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            )
+        return self._rebound[key]
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)
