@@ -345,6 +345,16 @@ def held_other(runner):
     if runner.other is None:
         return 0
     return runner.cfg.fresh
+
+
+class Params:
+    pass
+
+
+def validate(proc, params):
+    if isinstance(params, Params):
+        return proc.fresh
+    return 0
 """
 
 
@@ -865,6 +875,26 @@ CASES = [
             mod.held_other(runner)
         """,
         frozenset({(NOTE, "runner.cfg.fresh")}),
+    ),
+    Case(
+        "handed-an-object-built-with-the-class-isinstance-names-takes-that-arm",
+        """
+        import vllm.mod as mod
+        from vllm.mod import Params
+        def test_x():
+            mod.validate(SimpleNamespace(size=1), Params())
+        """,
+        frozenset({(ERROR, "proc.fresh")}),
+    ),
+    Case(
+        "handed-an-object-of-another-class-leaves-isinstance-undecided",
+        """
+        import vllm.mod as mod
+        from vllm.other import Sub
+        def test_x():
+            mod.validate(SimpleNamespace(size=1), Sub())
+        """,
+        frozenset({(NOTE, "proc.fresh")}),
     ),
 ]
 

@@ -61,8 +61,9 @@ class Obj:
     truthy: bool | None = None
     raises: bool = False
     length: int | None = None  # the first dimension, where the test's text states it
-    # The builtin type the test's text makes it: "dict" of ``{...}``, "list" of ``[...]``,
-    # "SimpleNamespace" of ``SimpleNamespace(...)``; None where the text does not say.
+    # The type the test's text makes it: "dict" of ``{...}``, "list" of ``[...]``,
+    # "SimpleNamespace" of ``SimpleNamespace(...)``, the class name of ``Cls(...)``; None
+    # where the text does not say.
     kind: str | None = None
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
@@ -185,7 +186,8 @@ def test_value(
         if length is not None:
             return (Obj(length=length),)
         if name[:1].isupper() and not is_exception_name(name):
-            return (Obj(tuple(fields)),)  # a constructed object: not None, truth unknown
+            # a constructed object: not None, truth unknown, an instance of the class named
+            return (Obj(tuple(fields), kind=name),)
     return ()
 
 
@@ -237,16 +239,19 @@ _BUILTIN_TYPES = frozenset(
 
 
 def instance_of(value: object, names: tuple[str, ...]) -> bool | None:
-    """``isinstance(value, (names...))`` where ``names`` are the builtin types the call
-    names (``dict``, ``(list, tuple)``) and the test states what ``value`` is: a literal,
-    ``None``, or an object whose builtin type its text makes (``Obj.kind``).  A name that
-    is not a builtin type (a class of the tree, an ABC) settles only a true answer: the
-    value may be an instance of it, or of a subclass of it, for all the text says."""
+    """``isinstance(value, (names...))`` where ``names`` are the types the call names
+    (``dict``, ``(list, tuple)``, ``SamplingParams``) and the test states what ``value``
+    is: a literal, ``None``, or an object whose type its text makes (``Obj.kind``).  A name
+    that is not a builtin type (a class of the tree, an ABC) settles only a true answer: an
+    object the test built with that class is an instance of it; another value may be an
+    instance of it, or of a subclass of it, for all the text says."""
     if isinstance(value, EnumMember):
         return None
     if isinstance(value, Obj):
         if value.kind is None:
             return None
+        if value.kind not in _KINDS:  # ``SamplingParams(...)``: an instance of that class
+            return True if value.kind in names else None
         concrete: type = _KINDS[value.kind]
     else:
         concrete = type(value)

@@ -5,6 +5,7 @@ the verdict of a branch condition, and what ``hasattr`` guards establish.
 from __future__ import annotations
 
 import ast
+import builtins
 
 from factories.analysis.readset._syntax import literal_name, sized
 from factories.analysis.values import (
@@ -109,9 +110,10 @@ class Decisions:
 
     def type_verdict(self, call: ast.Call) -> bool | None:
         """``isinstance(x, dict)`` (a tuple of types too) where the test states what ``x``
-        is: a literal, ``None``, a container display (``{"swa": metadata}``), a namespace
-        (``values.instance_of``).  The type names must be the builtins: not a local, a
-        parameter or a name the module binds that shadows one."""
+        is: a literal, ``None``, a container display (``{"swa": metadata}``), a namespace,
+        an object it built with the class named (``values.instance_of``).  A builtin's name
+        must be the builtin (not shadowed by the module), and no name a local or a
+        parameter; a class name is the one the module imports or defines."""
         if not (
             isinstance(call.func, ast.Name)
             and call.func.id == "isinstance"
@@ -124,14 +126,15 @@ class Decisions:
         if not parts or not all(isinstance(p, ast.Name) for p in parts):
             return None
         names = tuple(p.id for p in parts)  # type: ignore[attr-defined]
+        if any(n in self.locals or n in self.params for n in names):
+            return None
+        builtin_names = [n for n in names if n in dir(builtins)]
         if any(
-            n in self.locals
-            or n in self.params
-            or n in self.module.classes
+            n in self.module.classes
             or n in self.module.functions
             or n in self.module.assigned
             or n in self.module.imports
-            for n in names
+            for n in builtin_names
         ):
             return None
         known = self.known(call.args[0])
