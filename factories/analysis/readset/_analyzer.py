@@ -75,15 +75,20 @@ class ReadSetAnalyzer:
         return self._function_names[key]
 
     def rebound(self, loop: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
-        """The names a loop's body (or its ``else``) binds: what a later iteration may see
-        changed.  Read from the AST once per loop."""
+        """The names a loop's body (or its ``else``) binds, and the ``x.attr`` fields it
+        stores on a name: what a later iteration may see changed.  Read from the AST once
+        per loop."""
         key = id(loop)
         if key not in self._rebound:
+            nodes = [n for stmt in (*loop.body, *loop.orelse) for n in ast.walk(stmt)]
             self._rebound[key] = frozenset(
-                n.id
-                for stmt in (*loop.body, *loop.orelse)
-                for n in ast.walk(stmt)
-                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            ) | frozenset(
+                f"{n.value.id}.{n.attr}"
+                for n in nodes
+                if isinstance(n, ast.Attribute)
+                and isinstance(n.ctx, ast.Store)
+                and isinstance(n.value, ast.Name)
             )
         return self._rebound[key]
 

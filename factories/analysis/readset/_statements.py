@@ -99,6 +99,8 @@ class StatementHandlers:
         count = self.iterations(node.iter) if stated else None
         with self.guarded(loop=node, runs=bool(count)):
             self.block(node.body, state)
+        if count:
+            self.forget_rebound(node, fields=True)  # what the first pass bound is not the last's
         with self.guarded():
             return meet(state, self.block(node.orelse, state))
 
@@ -112,12 +114,19 @@ class StatementHandlers:
         with self.guarded():
             return meet(state, self.block(node.orelse, state))
 
-    def forget_rebound(self, loop: ast.For | ast.AsyncFor | ast.While) -> None:
+    def forget_rebound(
+        self, loop: ast.For | ast.AsyncFor | ast.While, fields: bool = False
+    ) -> None:
         """A loop's body (and a ``while``'s test) runs again after the body rebinds a local:
         a value known before the loop is not what a later iteration sees, so the locals the
-        loop rebinds are unknown in it (and after it)."""
+        loop rebinds are unknown in it (and after it).  ``fields``: also the fields of
+        ``self`` it stores, after a body walked as surely run (its first pass's values)."""
         for name in self.analyzer.rebound(loop):
-            self.name_consts.pop(name, None)
+            base, _, attr = name.partition(".")
+            if not attr:
+                self.name_consts.pop(name, None)
+            elif fields and base == self.self_name:
+                self.consts.pop(attr, None)
 
     def stmt_Try(self, node: ast.Try, state: frozenset[str]) -> State:
         body_state = self.block(node.body, state)
