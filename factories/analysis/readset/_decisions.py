@@ -71,7 +71,7 @@ class Decisions:
             if True in values:
                 return True
             return False if all(v is False for v in values) else None
-        if isinstance(test, ast.Call):
+        if isinstance(test, ast.Call) and self.context.stated_locals:
             return self.type_verdict(test)
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             left_known, right_known = self.known(test.left), self.known(test.comparators[0])
@@ -113,7 +113,9 @@ class Decisions:
         is: a literal, ``None``, a container display (``{"swa": metadata}``), a namespace,
         an object it built with the class named (``values.instance_of``).  A builtin's name
         must be the builtin (not shadowed by the module), and no name a local or a
-        parameter; a class name is the one the module imports or defines."""
+        parameter; a class name is the one the module imports or defines.  Asked where
+        the test's values are followed (``CallContext.stated_locals``), as the other rules
+        on what the test states beyond literals: the stub audit's output is pinned."""
         if not (
             isinstance(call.func, ast.Name)
             and call.func.id == "isinstance"

@@ -94,7 +94,8 @@ class StatementHandlers:
     def stmt_For(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> State:
         state = self.expr(node.iter, state)
         state = self.store(node.target, state, None)
-        self.forget_rebound(node)
+        if self.context.stated_locals:
+            self.forget_rebound(node)
         stated = self.context.stated_locals and isinstance(node, ast.For)
         count = self.iterations(node.iter) if stated else None
         with self.guarded(loop=node, runs=bool(count)):
@@ -107,7 +108,8 @@ class StatementHandlers:
     stmt_AsyncFor = stmt_For
 
     def stmt_While(self, node: ast.While, state: frozenset[str]) -> State:
-        self.forget_rebound(node)
+        if self.context.stated_locals:
+            self.forget_rebound(node)
         state = self.expr(node.test, state)
         with self.guarded(loop=node):
             self.block(node.body, state)
@@ -120,7 +122,9 @@ class StatementHandlers:
         """A loop's body (and a ``while``'s test) runs again after the body rebinds a local:
         a value known before the loop is not what a later iteration sees, so the locals the
         loop rebinds are unknown in it (and after it).  ``fields``: also the fields of
-        ``self`` it stores, after a body walked as surely run (its first pass's values)."""
+        ``self`` it stores, after a body walked as surely run (its first pass's values).
+        Where locals keep what the test states (``CallContext.stated_locals``): the stub
+        audit's output is pinned to the releases."""
         for name in self.analyzer.rebound(loop):
             base, _, attr = name.partition(".")
             if not attr:
