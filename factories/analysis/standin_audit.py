@@ -22,7 +22,8 @@ meets, ``missing_fields`` the check of one call's report, ``SelfCall`` the ``Stu
 that replay a namespace made ``self`` through ``ClassAuditor.audit_class``, and
 ``handed_findings`` the check of a ``HandedCall`` (its callee walked as a function,
 ``ReadSetAnalyzer.analyze_function``, or a constructor's ``__init__``,
-``ReadSetAnalyzer.analyze`` with ``CallContext.real_self``).
+``ReadSetAnalyzer.analyze`` with ``CallContext.real_self``); its namespace arguments are the
+objects the test built (``stated_shape``), whose stated fields decide the callee's branches.
 """
 
 from __future__ import annotations
