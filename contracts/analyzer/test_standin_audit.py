@@ -360,6 +360,74 @@ def launch(cfg, rank):
 class CfgRunner:
     def init(self):
         return self.cfg.extra
+
+
+def gate(runner, fallback=False):
+    ready = runner.slots >= 2
+    if runner.pooling or not (ready or fallback):
+        return False
+    return runner.budget
+
+
+def drain(runner, items):
+    pending = runner.size > 0
+    for item in items:
+        if not pending:
+            return runner.spare
+        pending = item
+    return 0
+
+
+def nested(runner):
+    def key(x):
+        return x
+
+    return runner.size + runner.fresh
+
+
+def by_kind(runner, meta):
+    if not isinstance(meta, dict):
+        return 0
+    return runner.fresh
+
+
+def pick(runner):
+    name = runner.quant and runner.quant.name
+    if name == "mx":
+        return 0
+    return runner.fresh
+
+
+def each(runner, groups):
+    total = 0
+    for group in groups:
+        total += runner.size
+        if group:
+            continue
+        total += runner.fresh
+    return total
+
+
+def held(runner):
+    if runner.cfg is None:
+        return 0
+    return runner.cfg.fresh
+
+
+def held_other(runner):
+    if runner.other is None:
+        return 0
+    return runner.cfg.fresh
+
+
+class Params:
+    pass
+
+
+def validate(proc, params):
+    if isinstance(params, Params):
+        return proc.fresh
+    return 0
 """
 
 
@@ -984,6 +1052,174 @@ CASES = [
             b.deep(make())
         """,
         frozenset({(ERROR, "common.tensor.shape")}),
+    ),
+    Case(
+        "handed-a-local-bound-to-a-stated-condition-decides-the-early-return",
+        """
+        import vllm.mod as mod
+        def test_x():
+            mod.gate(SimpleNamespace(slots=2, pooling=False))
+        """,
+        frozenset({(ERROR, "runner.budget")}),
+    ),
+    Case(
+        "handed-a-local-bound-to-a-stated-condition-takes-the-early-return",
+        """
+        import vllm.mod as mod
+        def test_x():
+            mod.gate(SimpleNamespace(slots=1, pooling=False))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-helper-s-namespace-is-the-object-it-states",
+        """
+        import vllm.mod as mod
+        def _runner():
+            return SimpleNamespace(slots=2, pooling=False)
+        def test_x():
+            mod.gate(_runner())
+        """,
+        frozenset({(ERROR, "runner.budget")}),
+    ),
+    Case(
+        "handed-a-helper-s-namespace-with-a-field-set-again-stays-a-note",
+        """
+        import vllm.mod as mod
+        def _runner(n):
+            ns = SimpleNamespace(slots=2, pooling=False)
+            ns.slots = n
+            return ns
+        def test_x():
+            mod.gate(_runner(1))
+        """,
+        frozenset({(NOTE, "runner.budget")}),
+    ),
+    Case(
+        "handed-a-local-the-loop-rebinds-is-unknown-in-the-loop",
+        """
+        import vllm.mod as mod
+        def test_x():
+            mod.drain(SimpleNamespace(size=1), [0, 1])
+        """,
+        frozenset({(NOTE, "runner.spare")}),
+    ),
+    Case(
+        "handed-a-nested-def-s-return-does-not-end-the-call",
+        """
+        import vllm.mod as mod
+        def test_x():
+            mod.nested(SimpleNamespace(size=1))
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-dict-display-decides-isinstance",
+        """
+        import vllm.mod as mod
+        def test_x():
+            mod.by_kind(SimpleNamespace(size=1), {"a": 1})
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-list-display-takes-the-isinstance-early-return",
+        """
+        import vllm.mod as mod
+        def test_x():
+            mod.by_kind(SimpleNamespace(size=1), [1])
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-an-unstated-argument-leaves-isinstance-undecided",
+        """
+        import vllm.mod as mod
+        def test_x(meta):
+            mod.by_kind(SimpleNamespace(size=1), meta)
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-local-bound-to-and-holds-the-operand-it-evaluates-to",
+        """
+        import vllm.mod as mod
+        def test_x():
+            mod.pick(SimpleNamespace(quant=None))
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-local-bound-to-and-takes-the-early-return-it-decides",
+        """
+        import vllm.mod as mod
+        def test_x():
+            mod.pick(SimpleNamespace(quant=SimpleNamespace(name="mx")))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-loop-over-a-stated-non-empty-list-runs-its-body",
+        """
+        import vllm.mod as mod
+        def test_x():
+            mod.each(SimpleNamespace(other=1), [0, 1])
+        """,
+        frozenset({(ERROR, "runner.size"), (NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-loop-over-a-stated-empty-list-or-unstated-items-stays-a-note",
+        """
+        import vllm.mod as mod
+        def test_x(groups):
+            mod.each(SimpleNamespace(other=1), [])
+            mod.each(SimpleNamespace(other=2), groups)
+        """,
+        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "handed-a-holder-is-known-by-the-namespaces-set-on-it",
+        """
+        from unittest.mock import MagicMock
+        import vllm.mod as mod
+        def test_x():
+            runner = MagicMock()
+            runner.cfg = SimpleNamespace(size=1)
+            mod.held(runner)
+        """,
+        frozenset({(ERROR, "runner.cfg.fresh")}),
+    ),
+    Case(
+        "handed-a-holder-s-own-fields-stay-unknown",
+        """
+        from unittest.mock import MagicMock
+        import vllm.mod as mod
+        def test_x():
+            runner = MagicMock()
+            runner.cfg = SimpleNamespace(size=1)
+            mod.held_other(runner)
+        """,
+        frozenset({(NOTE, "runner.cfg.fresh")}),
+    ),
+    Case(
+        "handed-an-object-built-with-the-class-isinstance-names-takes-that-arm",
+        """
+        import vllm.mod as mod
+        from vllm.mod import Params
+        def test_x():
+            mod.validate(SimpleNamespace(size=1), Params())
+        """,
+        frozenset({(ERROR, "proc.fresh")}),
+    ),
+    Case(
+        "handed-an-object-of-another-class-leaves-isinstance-undecided",
+        """
+        import vllm.mod as mod
+        from vllm.other import Sub
+        def test_x():
+            mod.validate(SimpleNamespace(size=1), Sub())
+        """,
+        frozenset({(NOTE, "proc.fresh")}),
     ),
 ]
 

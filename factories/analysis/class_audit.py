@@ -203,7 +203,11 @@ class ClassAuditor:
                 )
                 if roots or nested:
                     context = attrs.evolve(
-                        context, chains=True, standins=frozenset(roots), nested=frozenset(nested)
+                        context,
+                        chains=True,
+                        standins=frozenset(roots),
+                        nested=frozenset(nested),
+                        stated_locals=True,
                     )
                     held = held_chains(roots, nested)
             report = self.analyzer.analyze(

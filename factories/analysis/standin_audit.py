@@ -22,7 +22,8 @@ meets, ``missing_fields`` the check of one call's report, ``SelfCall`` the ``Stu
 that replay a namespace made ``self`` through ``ClassAuditor.audit_class``, and
 ``handed_findings`` the check of a ``HandedCall`` (its callee walked as a function,
 ``ReadSetAnalyzer.analyze_function``, or a constructor's ``__init__``,
-``ReadSetAnalyzer.analyze`` with ``CallContext.real_self``).
+``ReadSetAnalyzer.analyze`` with ``CallContext.real_self``); its namespace arguments are the
+objects the test built (``stated_shape``), whose stated fields decide the callee's branches.
 """
 
 from __future__ import annotations
@@ -396,53 +397,12 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     report = analyzer.analyze_function(
         function,
         context,
-        call=_stated_shape(handed),
+        call=stated_shape(handed),
         bound=bound,
         provided_chains=held_chains(roots, {}),
         klass=klass,
     )
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
-
-
-def _stated_shape(handed: HandedCall) -> CallShape:
-    """The call's shape with each argument the test hands a stand-in known as the object it
-    is (``values.Obj``: never None, its literal fields and nested namespaces), beside what
-    the test's text states of it: so ``if cfg.spec is None`` decides as the stand-in the
-    call gets decides it.  Not where several stand-ins may be passed at one place
-    (alternatives)."""
-    shape = handed.shape
-    if shape.star_args:
-        return shape
-    by_place: dict[int | str, list[StandIn]] = {}
-    for given in handed.passed:
-        place = given.position if given.position is not None else given.keyword
-        if place is not None:
-            by_place.setdefault(place, []).append(given.standin)
-    positional = list(shape.positional_literals)
-    keywords = dict(shape.keyword_literals)
-    for place, standins in by_place.items():
-        if len(standins) != 1:
-            continue
-        obj = _obj_of(standins[0])
-        if isinstance(place, int) and place < len(positional):
-            positional[place] = (_known_with(positional[place], obj),)
-        elif isinstance(place, str) and place in shape.keywords:
-            keywords[place] = _known_with((keywords[place],) if place in keywords else (), obj)
-    return attrs.evolve(
-        shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
-    )
-
-
-def _known_with(stated: tuple[object] | tuple[()], obj: Obj) -> object:
-    """What the test's text states of an argument, with the fields of the stand-in it is
-    (``obj``) that the text does not give (a mock the test set namespaces on)."""
-    if not stated:
-        return obj
-    value = stated[0]
-    if not isinstance(value, Obj):
-        return value
-    extra = tuple(f for f in obj.fields if not value.field(f[0]))
-    return attrs.evolve(value, fields=value.fields + extra)
 
 
 def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> CallContext:
@@ -457,7 +417,87 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         expect_raise=handed.expect_raise,
         standins=frozenset(roots),
         chains=True,
+        stated_locals=True,
     )
+
+
+def stated_shape(handed: HandedCall) -> CallShape:
+    """The call's shape with each namespace it hands over as the object the test built
+    (``stated_obj``), where the call's text does not already state the argument (a name
+    bound to a test helper's result, ``warmup(_make_runner(...))``): its fields decide the
+    branches of the callee as a namespace written in the call does.  Only an argument the
+    test hands one namespace (not one of several a parametrized test may pass)."""
+    shape = handed.shape
+    if shape.star_args:
+        return shape
+    by_place: dict[tuple[int | None, str | None], list[StandIn]] = {}
+    for given in handed.passed:
+        by_place.setdefault((given.position, given.keyword), []).append(given.standin)
+    positional = list(shape.positional_literals)
+    keywords = dict(shape.keyword_literals)
+    for (position, keyword), standins in by_place.items():
+        value = stated_obj(standins[0], handed.event) if len(standins) == 1 else None
+        if value is None:
+            continue
+        if position is not None and position < len(positional):
+            positional[position] = _with_stated(positional[position], value)
+        elif keyword is not None and keyword in shape.keywords:
+            known = (keywords[keyword],) if keyword in keywords else ()
+            keywords[keyword] = _with_stated(known, value)[0]
+    return attrs.evolve(
+        shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
+    )
+
+
+def _later(field: StandInField, event: StubEvent) -> bool:
+    """Whether the test may set ``field`` only after the call: further down its file."""
+    return field.location.path == event.location.path and field.location.line > event.location.line
+
+
+def _with_stated(known: tuple[object] | tuple[()], stated: Obj) -> tuple[object]:
+    """What the call's text states of an argument (``known``), with the fields the stand-in
+    it is states besides: a mock the test built in the call (``MagicMock()``) holds the
+    namespaces set on it later too."""
+    if not known:
+        return (stated,)
+    if not isinstance(known[0], Obj):
+        return known  # type: ignore[return-value]
+    have = {name for name, _ in known[0].fields}
+    extra = tuple((name, v) for name, v in stated.fields if name not in have)
+    return (attrs.evolve(known[0], fields=known[0].fields + extra),)
+
+
+def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
+    """A namespace as the object the test built (``values.Obj``), with the fields whose value
+    it states and never changes: set once (a field set again, or deleted, may hold either
+    value at the call), to a literal or to a namespace stated the same way.  None where the
+    namespace's fields are not all it holds at the call (``_judged``: other code met it
+    first and may have changed them).  A holder (an object built some other way that the
+    test hands on with namespaces set on it) is known only by those namespaces."""
+    if standin.kind is StandInKind.HOLDER:
+        held = [
+            (f.name, stated_obj(f.children[0], event))
+            for f in standin.fields
+            if len(f.children) == 1 and f.name not in standin.dropped and not _later(f, event)
+        ]
+        return Obj(tuple((name, obj) for name, obj in held if obj is not None))
+    if not _judged(standin, event):
+        return None
+    counts: dict[str, int] = {}
+    for field in standin.fields:
+        counts[field.name] = counts.get(field.name, 0) + 1
+    known: list[tuple[str, object]] = []
+    for field in standin.fields:
+        if counts[field.name] != 1 or field.name in standin.dropped or _later(field, event):
+            continue
+        if field.has_value:
+            known.append((field.name, field.value))
+        elif len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+            child = stated_obj(field.children[0], event)
+            if child is not None:
+                known.append((field.name, child))
+    kind = "SimpleNamespace" if standin.kind is StandInKind.SIMPLE_NAMESPACE else None
+    return Obj(tuple(known), truthy=True, kind=kind)
 
 
 def _constructed(
@@ -479,7 +519,7 @@ def _constructed(
     report = analyzer.analyze(
         cls,
         "__init__",
-        call=_stated_shape(handed),
+        call=stated_shape(handed),
         context=context,
         provided_chains=held_chains(roots, {}),
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import types
 from collections.abc import Callable
 
 import attrs
@@ -60,6 +61,10 @@ class Obj:
     truthy: bool | None = None
     raises: bool = False
     length: int | None = None  # the first dimension, where the test's text states it
+    # The type the test's text makes it: "dict" of ``{...}``, "list" of ``[...]``,
+    # "SimpleNamespace" of ``SimpleNamespace(...)``, the class name of ``Cls(...)``; None
+    # where the text does not say.
+    kind: str | None = None
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
         for key, value in self.fields:
@@ -155,13 +160,14 @@ def test_value(
     if member is not None:
         return (member,)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        kind = type(node).__name__.lower()
         if any(isinstance(e, ast.Starred) for e in node.elts):
-            return (Obj(),)
-        return (Obj(truthy=bool(node.elts), length=len(node.elts)),)
+            return (Obj(kind=kind),)
+        return (Obj(truthy=bool(node.elts), length=len(node.elts), kind=kind),)
     if isinstance(node, ast.Dict):
         if None in node.keys:
-            return (Obj(),)
-        return (Obj(truthy=bool(node.keys), length=len(node.keys)),)
+            return (Obj(kind="dict"),)
+        return (Obj(truthy=bool(node.keys), length=len(node.keys), kind="dict"),)
     if isinstance(node, (ast.Lambda, ast.JoinedStr)):
         return (Obj(truthy=True),)
     if isinstance(node, ast.Call):
@@ -174,12 +180,14 @@ def test_value(
             if value:
                 fields.append((kw.arg, value[0]))
         if name in _NAMESPACES:
-            return (Obj(tuple(fields), True, raises_when_called(node, resolve)),)
+            kind = "SimpleNamespace" if name == "SimpleNamespace" else None
+            return (Obj(tuple(fields), True, raises_when_called(node, resolve), kind=kind),)
         length = _array_length(name, node, resolve, depth)
         if length is not None:
             return (Obj(length=length),)
         if name[:1].isupper() and not is_exception_name(name):
-            return (Obj(tuple(fields)),)  # a constructed object: not None, truth unknown
+            # a constructed object: not None, truth unknown, an instance of the class named
+            return (Obj(tuple(fields), kind=name),)
     return ()
 
 
@@ -212,6 +220,45 @@ def length_of(value: object) -> tuple[int] | tuple[()]:
     if isinstance(value, Obj) and value.length is not None:
         return (value.length,)
     return ()
+
+
+# The types ``Obj.kind`` names, as Python has them.
+_KINDS: dict[str, type] = {
+    "dict": dict,
+    "list": list,
+    "tuple": tuple,
+    "set": set,
+    "SimpleNamespace": types.SimpleNamespace,
+}
+_BUILTIN_TYPES = frozenset(
+    name
+    for name in dir(builtins)
+    if isinstance(getattr(builtins, name), type)
+    and not issubclass(getattr(builtins, name), BaseException)
+)
+
+
+def instance_of(value: object, names: tuple[str, ...]) -> bool | None:
+    """``isinstance(value, (names...))`` where ``names`` are the types the call names
+    (``dict``, ``(list, tuple)``, ``SamplingParams``) and the test states what ``value``
+    is: a literal, ``None``, or an object whose type its text makes (``Obj.kind``).  A name
+    that is not a builtin type (a class of the tree, an ABC) settles only a true answer: an
+    object the test built with that class is an instance of it; another value may be an
+    instance of it, or of a subclass of it, for all the text says."""
+    if isinstance(value, EnumMember):
+        return None
+    if isinstance(value, Obj):
+        if value.kind is None:
+            return None
+        if value.kind not in _KINDS:  # ``SamplingParams(...)``: an instance of that class
+            return True if value.kind in names else None
+        concrete: type = _KINDS[value.kind]
+    else:
+        concrete = type(value)
+    builtin = tuple(getattr(builtins, n) for n in names if n in _BUILTIN_TYPES)
+    if builtin and issubclass(concrete, builtin):
+        return True
+    return False if len(builtin) == len(names) else None
 
 
 def truthy(value: object) -> bool | None:

@@ -22,7 +22,9 @@ block that alone reads fields the test set is one it prepared (``provisioned``),
 condition that reads a field the stub lacks is a guard written after the test (``both_arms``).
 Reads record the undecided blocks they sit in for the first.  Where the test asserts the
 call's result (``CallContext.returns``), an arm that only returns another known value is not
-its path.
+its path.  Where the stand-in audit asks (``CallContext.stated_locals``), what the test states
+decides more: locals bound to such conditions, ``isinstance`` of objects the test built, loops
+over items the test states (their body runs).
 
 What the test arranged around the call (methods and functions it patched, which of them raise,
 ``pytest.raises``, a task it may cancel) is a ``CallContext`` passed into ``analyze``; nothing

@@ -56,6 +56,7 @@ class ReadSetAnalyzer:
         self._param_classes: dict[int, tuple[tuple[str, ClassInfo], ...]] = {}
         # id of a function's AST -> (its own imports, the names it binds)
         self._function_names: dict[int, tuple[dict[str, ImportTarget], frozenset[str]]] = {}
+        self._rebound: dict[int, frozenset[str]] = {}  # id of a loop's AST -> names it binds
 
     def function_names(
         self, func: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo
@@ -71,6 +72,24 @@ class ReadSetAnalyzer:
             }
             self._function_names[key] = (imports, frozenset(stored | set(imports)))
         return self._function_names[key]
+
+    def rebound(self, loop: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
+        """The names a loop's body (or its ``else``) binds, and the ``x.attr`` fields it
+        stores on a name: what a later iteration may see changed.  Read from the AST once
+        per loop."""
+        key = id(loop)
+        if key not in self._rebound:
+            nodes = [n for stmt in (*loop.body, *loop.orelse) for n in ast.walk(stmt)]
+            self._rebound[key] = frozenset(
+                n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            ) | frozenset(
+                f"{n.value.id}.{n.attr}"
+                for n in nodes
+                if isinstance(n, ast.Attribute)
+                and isinstance(n.ctx, ast.Store)
+                and isinstance(n.value, ast.Name)
+            )
+        return self._rebound[key]
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)

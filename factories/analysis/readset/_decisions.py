@@ -5,9 +5,17 @@ the verdict of a branch condition, and what ``hasattr`` guards establish.
 from __future__ import annotations
 
 import ast
+import builtins
 
 from factories.analysis.readset._syntax import getattr_probe, literal_name, sized
-from factories.analysis.values import Obj, compare, enum_member, length_of, truthy
+from factories.analysis.values import (
+    Obj,
+    compare,
+    enum_member,
+    instance_of,
+    length_of,
+    truthy,
+)
 
 _NO_GUARDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
@@ -68,12 +76,76 @@ class Decisions:
             if True in values:
                 return True
             return False if all(v is False for v in values) else None
+        if isinstance(test, ast.Call) and self.context.stated_locals:
+            return self.type_verdict(test)
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             left_known, right_known = self.known(test.left), self.known(test.comparators[0])
             if not (left_known and right_known):
                 return None
             return compare(test.ops[0], left_known[0], right_known[0])
         return None
+
+    def iterations(self, node: ast.expr) -> int | None:
+        """How many items iterating ``node`` yields, where the test's values state it: a
+        container or array of known length (``values.length_of``), ``range`` of known ints,
+        and ``enumerate``, ``reversed``, ``list``, ``tuple``, ``zip`` of such.  A loop over
+        one with items runs its body (``Walker.guarded``'s ``runs``)."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            name, args = node.func.id, node.args
+            if name in self.locals or name in self.params or name in self.module.functions:
+                return None
+            if any(isinstance(a, ast.Starred) for a in args):
+                return None
+            if name == "range" and 1 <= len(args) <= 3:
+                bounds = [self.known(a) for a in args]
+                if all(b and type(b[0]) is int for b in bounds) and (
+                    len(bounds) < 3 or bounds[2][0] != 0
+                ):
+                    return len(range(*(b[0] for b in bounds)))  # type: ignore[misc]
+                return None
+            if name in ("enumerate", "reversed", "list", "tuple") and len(args) == 1:
+                return self.iterations(args[0])
+            if name == "zip" and args:
+                counts = [self.iterations(a) for a in args]
+                return None if None in counts else min(counts)  # type: ignore[type-var]
+            return None
+        known = self.known(node)
+        length = length_of(known[0]) if known else ()
+        return length[0] if length else None
+
+    def type_verdict(self, call: ast.Call) -> bool | None:
+        """``isinstance(x, dict)`` (a tuple of types too) where the test states what ``x``
+        is: a literal, ``None``, a container display (``{"swa": metadata}``), a namespace,
+        an object it built with the class named (``values.instance_of``).  A builtin's name
+        must be the builtin (not shadowed by the module), and no name a local or a
+        parameter; a class name is the one the module imports or defines.  Asked where
+        the test's values are followed (``CallContext.stated_locals``), as the other rules
+        on what the test states beyond literals: the stub audit's output is pinned."""
+        if not (
+            isinstance(call.func, ast.Name)
+            and call.func.id == "isinstance"
+            and len(call.args) == 2
+            and not call.keywords
+        ):
+            return None
+        spec = call.args[1]
+        parts = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+        if not parts or not all(isinstance(p, ast.Name) for p in parts):
+            return None
+        names = tuple(p.id for p in parts)  # type: ignore[attr-defined]
+        if any(n in self.locals or n in self.params for n in names):
+            return None
+        builtin_names = [n for n in names if n in dir(builtins)]
+        if any(
+            n in self.module.classes
+            or n in self.module.functions
+            or n in self.module.assigned
+            or n in self.module.imports
+            for n in builtin_names
+        ):
+            return None
+        known = self.known(call.args[0])
+        return instance_of(known[0], names) if known else None
 
     def branch(
         self, test: ast.expr, state: frozenset[str]

@@ -94,19 +94,43 @@ class StatementHandlers:
     def stmt_For(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> State:
         state = self.expr(node.iter, state)
         state = self.store(node.target, state, None)
-        with self.guarded(loop=node):
+        if self.context.stated_locals:
+            self.forget_rebound(node)
+        stated = self.context.stated_locals and isinstance(node, ast.For)
+        count = self.iterations(node.iter) if stated else None
+        with self.guarded(loop=node, runs=bool(count)):
             self.block(node.body, state)
+        if count:
+            self.forget_rebound(node, fields=True)  # what the first pass bound is not the last's
         with self.guarded():
             return meet(state, self.block(node.orelse, state))
 
     stmt_AsyncFor = stmt_For
 
     def stmt_While(self, node: ast.While, state: frozenset[str]) -> State:
+        if self.context.stated_locals:
+            self.forget_rebound(node)
         state = self.expr(node.test, state)
         with self.guarded(loop=node):
             self.block(node.body, state)
         with self.guarded():
             return meet(state, self.block(node.orelse, state))
+
+    def forget_rebound(
+        self, loop: ast.For | ast.AsyncFor | ast.While, fields: bool = False
+    ) -> None:
+        """A loop's body (and a ``while``'s test) runs again after the body rebinds a local:
+        a value known before the loop is not what a later iteration sees, so the locals the
+        loop rebinds are unknown in it (and after it).  ``fields``: also the fields of
+        ``self`` it stores, after a body walked as surely run (its first pass's values).
+        Where locals keep what the test states (``CallContext.stated_locals``): the stub
+        audit's output is pinned to the releases."""
+        for name in self.analyzer.rebound(loop):
+            base, _, attr = name.partition(".")
+            if not attr:
+                self.name_consts.pop(name, None)
+            elif fields and base == self.self_name:
+                self.consts.pop(attr, None)
 
     def stmt_Try(self, node: ast.Try, state: frozenset[str]) -> State:
         body_state = self.block(node.body, state)
@@ -209,14 +233,39 @@ class StatementHandlers:
             if verdict is not None:
                 self.consts[name] = verdict
 
-    def stated_verdict(self, name: str, value: ast.expr) -> None:
-        """``run = cfg.needs_x and rank == 0`` in a stand-in audit: a local bound to a
-        condition that the test's values decide keeps the verdict, and decides the branches
-        that test it (as a real object's field does, ``stored_value``)."""
-        if isinstance(value, (ast.BoolOp, ast.Compare, ast.UnaryOp)):
+    def stored_verdict(self, name: str, value: ast.expr) -> None:
+        """``with_decode = runner.max_num_reqs >= 2``: a local bound to a condition the
+        test's values decide (a comparison, ``not``) holds that verdict, one bound to an
+        ``and``/``or`` the operand it evaluates to (``operand_value``), and decides the
+        branches it guards as the condition would in their place.
+        Only where the test states the values (``CallContext.stated_locals``), and only on
+        the call's straight line: a value bound on some runs is none the others see."""
+        if isinstance(value, ast.BoolOp):
+            known = self.operand_value(value)
+            if known:
+                self.name_consts[name] = known[0]
+        elif isinstance(value, ast.Compare) or (
+            isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.Not)
+        ):
             verdict = self.truth(value)
             if verdict is not None:
                 self.name_consts[name] = verdict
+
+    def operand_value(self, node: ast.BoolOp) -> tuple[object] | tuple[()]:
+        """The value ``a and b``/``a or b`` evaluates to, as Python picks it: the first
+        operand that decides (false for ``and``, true for ``or``), else the last; known only
+        where each operand up to it is (``self.quant_config and ...`` with a ``None``
+        ``quant_config`` is ``None``)."""
+        deciding = not isinstance(node.op, ast.And)
+        for operand in node.values:
+            known = self.known(operand)
+            if not known:
+                return ()
+            if operand is node.values[-1] or truthy(known[0]) is deciding:
+                return known
+            if truthy(known[0]) is None:
+                return ()
+        return ()
 
     def store(
         self, target: ast.expr, state: frozenset[str], value: ast.expr | None
@@ -258,8 +307,12 @@ class StatementHandlers:
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
                 # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built
                 self.name_consts[target.id] = value_known[0]
-            elif self.certain and self.context.chains and value is not None:
-                self.stated_verdict(target.id, value)
+            elif (
+                (self.context.stated_locals or self.context.chains)
+                and self.certain
+                and value is not None
+            ):
+                self.stored_verdict(target.id, value)
             path = self.held_path(value, state) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path

@@ -166,20 +166,28 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         return state
 
     @contextlib.contextmanager
-    def guarded(self, keep_exits: bool = False, loop: ast.AST | None = None) -> Iterator[None]:
+    def guarded(
+        self, keep_exits: bool = False, loop: ast.AST | None = None, runs: bool = False
+    ) -> Iterator[None]:
         """Walk a part that runs on some runs only (an undecided branch, a loop body, a
         handler, a nested def): its reads are not certain.  After it, the walk is certain
         again unless that part may have returned (then the rest runs on some runs only);
         ``keep_exits`` for a nested def, whose ``return`` ends the def, not this call.
-        ``loop``: the part is that loop's body, a block a test may provision."""
+        ``loop``: the part is that loop's body, a block a test may provision.  ``runs``: the
+        loop's body runs at least once (``Decisions.iterations``), so its first pass is on
+        the walk's straight line, up to its first undecided exit or jump."""
         was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
-        self.certain = False
-        if loop is not None and chain is not None:
+        if not runs:
+            self.certain = False
+        if loop is not None and chain is not None and not runs:
             self.chain = chain + (self.analyzer.blocks.of(loop, 0),)
         try:
             yield
         finally:
-            returned = self.exits > exits
+            # A nested def's ``return`` ends the def: where the test's values are followed
+            # (``stated_locals``) the rest of this call stays on the straight line; the stub
+            # audit, whose output is pinned to the releases, still counts it as an exit.
+            returned = self.exits > exits and not (keep_exits and self.context.stated_locals)
             if keep_exits:
                 self.exits = exits
             if keep_exits or loop is not None:
@@ -255,7 +263,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             for i in list(first) + list(second):
                 if accesses[i].certain and accesses[i].name not in both:
                     accesses[i] = attrs.evolve(accesses[i], certain=False)
-        self.certain = was and self.exits == exits
+        # A ``break``/``continue`` leaves the loop body's straight line as a ``return``
+        # leaves the call's (only a body that surely runs is certain to begin with).
+        self.certain = was and self.exits == exits and self.jumps == jumps
         self.chain = chain if self.exits == exits and self.jumps == jumps else None
         return meet(states[0], states[1])
 
