@@ -202,10 +202,10 @@ class CallContext:
     (``builder.vllm_config = SimpleNamespace(...)``), followed into the functions they are
     passed to as ``standins`` are.  ``chains``: record attribute chains at all (on the
     call's parameters and on nested objects of ``self``); what a stand-in audit reads, and
-    nothing the stub audit needs, so it pays nothing for them while it is off.  ``stated_locals``: a local
-    bound to a field of an object the test built keeps the value the test stated
-    (``n = metadata.num_prefills``, also unpacked: ``a, n = x.f, metadata.num_prefills``), so
-    it decides the branches it guards.  The stand-in audit asks for it where a namespace is
+    nothing the stub audit needs, so it pays nothing for them while it is off.
+    ``stated_locals``: a local bound to a field of an object the test built keeps the value
+    the test stated (``n = metadata.num_prefills``, also unpacked: ``a, n = x.f,
+    metadata.num_prefills``), so it decides the branches it guards.  The stand-in audit asks for it where a namespace is
     made ``self`` (its calls state their arguments, ``Meeting.shape``), for a call it hands
     namespaces (``standin_audit.stated_shape``) and for a stub's call that meets them; the
     stub audit does not yet, since it would move the findings on the releases that its
