@@ -203,17 +203,17 @@ class CallContext:
     passed to as ``standins`` are.  ``chains``: record attribute chains at all (on the
     call's parameters and on nested objects of ``self``); what a stand-in audit reads, and
     nothing the stub audit needs, so it pays nothing for them while it is off.
-    ``stated_locals``: a local bound to a field of an object the test built keeps the value
-    the test stated (``n = metadata.num_prefills``, also unpacked: ``a, n = x.f,
-    metadata.num_prefills``), so it decides the branches it guards.  The stand-in audit asks for it where a namespace is
-    made ``self`` (its calls state their arguments, ``Meeting.shape``), for a call it hands
-    namespaces (``standin_audit.stated_shape``) and for a stub's call that meets them; the
-    stub audit does not yet, since it would move the findings on the releases that its
-    output is pinned to.  Where it is asked, the walk follows what such values decide
-    beyond a branch's own condition: a local bound to a condition over them holds its
-    verdict, ``isinstance`` of a value the test built is decided, a loop over items the
-    test states runs its body, a loop forgets the locals it rebinds, and a nested def's
-    ``return`` ends only the def.
+    ``stated_locals``: a local bound to a field of an object the test built keeps the value the
+    test stated (``n = metadata.num_prefills``, also unpacked: ``a, n = x.f,
+    metadata.num_prefills``), so it decides the branches it guards. The stand-in audit asks for
+    it where a namespace is made ``self`` (its calls state their arguments, ``Meeting.shape``),
+    for a call it hands namespaces (``standin_audit.stated_shape``) and for a stub's call that
+    meets them; the stub audit does not yet, since it would move the findings on the releases
+    that its output is pinned to. Where it is asked, the walk follows what such values decide
+    beyond a branch's own condition: a local bound to a condition over them holds its verdict,
+    ``isinstance`` of a value the test built is decided, a loop over items the test states runs
+    its body, a loop forgets the locals it rebinds, and a nested def's ``return`` ends only the
+    def.
     ``returns``: ``(value,)`` where the test asserts that the call returns that literal
     (``assert split(...) == 1536``): an undecided ``if`` whose arm is only ``return K``, with
     ``K`` known and not that value, takes its other arm, as the test passes.  The stand-in
