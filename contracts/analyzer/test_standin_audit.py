@@ -287,6 +287,30 @@ class Gated:
         self.off = self.mode == "off"
         if not self.off:
             self.extra = cfg.extra
+
+
+class Config:
+    policy = "auto"
+
+    def runner(self):
+        return self._features()
+
+    def _features(self):
+        return self.size
+
+    def mode(self):
+        return self.policy
+
+    def guarded_mode(self):
+        return getattr(self, "policy", None)
+
+    @property
+    def uses_v2(self):
+        return self.runner_kind
+
+    @property
+    def runner_kind(self):
+        return 2
 """
 
 
@@ -660,6 +684,70 @@ CASES = [
         """,
         frozenset({(ERROR, "common.num_actual_tokens")}),
     ),
+    Case(
+        "made-self-lacks-a-method-of-the-class",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.runner(SimpleNamespace(size=1))
+        """,
+        frozenset({(SELF, "_features")}),
+    ),
+    Case(
+        "made-self-holds-the-method-the-test-gave-it",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            ns = SimpleNamespace(size=1)
+            ns._features = lambda: 1
+            Config.runner(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-its-own-method-the-test-wraps-in-a-lambda-still-runs-the-class-s",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            ns = SimpleNamespace(other=1)
+            ns._features = lambda: Config._features(ns)
+            Config.runner(ns)
+        """,
+        frozenset({(SELF, "size")}),
+    ),
+    Case(
+        "made-self-lacks-a-class-default",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.mode(SimpleNamespace(size=1))
+        """,
+        frozenset({(SELF, "policy")}),
+    ),
+    Case(
+        "made-self-a-class-default-read-through-getattr-with-a-default",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.guarded_mode(SimpleNamespace(size=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-lacks-a-property-of-the-class",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.uses_v2.fget(SimpleNamespace(size=1))
+        """,
+        frozenset({(SELF, "runner_kind")}),
+    ),
 ]
 
 
@@ -964,3 +1052,45 @@ def test_without_the_flag_no_standin_is_audited(tmp_path):
     root, path = _tree(tmp_path, CASES[0].test)
     result = StubAuditor(root).audit_paths([path])
     assert not any(f.kind is ERROR for f in result.findings)
+
+
+# A helper of a shared module (``tests/utils.py``) returns a stub with a namespace on its
+# field (0.33.0's ``make_nixl_scheduler``: ``sched.vllm_config = SimpleNamespace(...)``); the
+# test module that imports it calls the stub's methods.
+SHARED_HELPER = """
+from types import SimpleNamespace
+from vllm.mod import Builder
+
+
+def make_builder():
+    b = object.__new__(Builder)
+    b.mla_dims = SimpleNamespace(v_head_dim=1)
+    return b
+
+
+def make_full_builder():
+    b = object.__new__(Builder)
+    b.mla_dims = SimpleNamespace(v_head_dim=1, qk_nope_head_dim=2)
+    return b
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper", "expected"),
+    [
+        ("make_builder", {(ERROR, "self.mla_dims.qk_nope_head_dim")}),
+        ("make_full_builder", set()),
+    ],
+)
+def test_a_shared_helper_s_namespace_on_its_stub_is_judged_in_the_calling_test(
+    tmp_path, helper, expected
+):
+    root, _ = _tree(tmp_path, "")
+    (root / "tests" / "__init__.py").write_text("")
+    (root / "tests" / "utils.py").write_text(SHARED_HELPER)
+    (root / "tests" / "test_case.py").write_text(
+        f"from tests.utils import {helper}\n\n\ndef test_x():\n    b = {helper}()\n    b.dims()\n"
+    )
+    result = StubAuditor(root).audit_paths([root / "tests"], standins=True)
+    found = {(f.kind, f.name) for f in result.findings if f.kind in (ERROR, NOTE, SELF)}
+    assert found == expected

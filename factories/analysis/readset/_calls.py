@@ -59,7 +59,8 @@ class CallHandlers:
             if name in state and isinstance(stored, Obj) and stored.raises:
                 self.end_path()  # the test put a mock that raises there
                 return state
-            member = self.index.lookup(self.cls, name) if name not in state else None
+            bare = name in state or self.context.bare_self
+            member = self.index.lookup(self.cls, name) if not bare else None
             if member is not None and member.kind is MemberKind.METHOD:
                 return self.call_method(member, node, state)
             out = self.read_attr(name, func, state)

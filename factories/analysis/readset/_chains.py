@@ -241,7 +241,7 @@ class ChainHandlers:
         if target.built is not None:
             cls, member = target.built
             walked = self.analyzer.walk(
-                attrs.evolve(self.context, real_self=True),
+                attrs.evolve(self.context, real_self=True, bare_self=False),
                 cls,
                 member,
                 _outer(marks(state)),

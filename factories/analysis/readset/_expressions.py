@@ -161,6 +161,9 @@ class ExpressionHandlers:
         self.rec.reads.append(access)
         if name in state or name in _OBJECT_ATTRIBUTES:
             return state
+        if self.context.bare_self:  # a namespace has none of the class's members
+            self.rec.required.append(access)
+            return state
         member = self.index.lookup(self.cls, name)
         if member is None:
             if not self.context.real_self:  # a real object's own business

@@ -210,6 +210,10 @@ class CallContext:
     ``real_self``: ``self`` is the real object the call builds (a constructor a test hands a
     stand-in, ``Cls(ns)``), not a stub: what it reads of itself is never missing (nor a field
     the test lacks, which would place the reads around it, ``Walker.both_arms``).
+    ``bare_self``: ``self`` is a namespace the test made ``self`` (``Cls.m(ns)``), not an
+    instance of the class: it holds only the fields the test gave it and what the walk
+    writes, none of the class's members, so reading a default, a property or a method the
+    namespace lacks (``self.m()``) fails there, and none of them is followed.
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -222,6 +226,7 @@ class CallContext:
     stated_locals: bool = False
     returns: tuple[object] | tuple[()] = ()
     real_self: bool = False
+    bare_self: bool = False
 
 
 @attrs.define
