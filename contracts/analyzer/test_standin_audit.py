@@ -311,6 +311,13 @@ class Config:
     @property
     def runner_kind(self):
         return 2
+
+
+class Client:
+    def apply(self):
+        config = self.vllm_config
+        config.cache_config.blocks = 1
+        return config.parallel_config.size
 """
 
 
@@ -747,6 +754,33 @@ CASES = [
             Config.uses_v2.fget(SimpleNamespace(size=1))
         """,
         frozenset({(SELF, "runner_kind")}),
+    ),
+    Case(
+        "a-local-bound-to-a-stub-s-namespace-field-reads-it",
+        """
+        from vllm.mod import Client
+
+        def test_x():
+            c = object.__new__(Client)
+            c.vllm_config = SimpleNamespace(cache_config=SimpleNamespace(blocks=0))
+            c.apply()
+        """,
+        frozenset({(ERROR, "self.vllm_config.parallel_config")}),
+    ),
+    Case(
+        "a-local-bound-to-a-stub-s-namespace-field-that-holds-the-link",
+        """
+        from vllm.mod import Client
+
+        def test_x():
+            c = object.__new__(Client)
+            c.vllm_config = SimpleNamespace(
+                cache_config=SimpleNamespace(blocks=0),
+                parallel_config=SimpleNamespace(size=1),
+            )
+            c.apply()
+        """,
+        frozenset(),
     ),
 ]
 

@@ -75,9 +75,10 @@ class ChainHandlers:
         or function it was passed to), a field of ``self`` that ``state`` says holds a chain
         on one (``self.model_config = vllm_config.model_config``, ``alias_mark``), or a name
         on ``self`` that the class does not define as a method or property (a field a test
-        may set to a nested stand-in).  A bare parameter gives an empty path; a bare ``self``
-        gives None, and so does every node unless the context asks for chains
-        (``CallContext.chains``)."""
+        may set to a nested stand-in), also through a local bound to it
+        (``config = self.vllm_config``, ``field_locals``).  A bare parameter gives an empty
+        path; a bare ``self`` gives None, and so does every node unless the context asks for
+        chains (``CallContext.chains``)."""
         if not self.context.chains:
             return None
         parts: list[str] = []
@@ -98,6 +99,8 @@ class ChainHandlers:
             if member is not None and member.kind is not MemberKind.ATTRIBUTE:
                 return None
             return "self", path
+        if node.id in self.field_locals:
+            return "self", (*self.field_locals[node.id], *path)
         if node.id in self.aliases:
             root, *head = self.aliases[node.id].split(".")
             return root, tuple(head) + path

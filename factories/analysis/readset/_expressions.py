@@ -44,11 +44,11 @@ class ExpressionHandlers:
             self.rec.params.append(ParamAccess(path, self.loc(node), write=False))
             self.chain_attribute(node, state)
             return state
-        if isinstance(node.value, ast.Attribute) and self.chain_attribute(node, state):
-            # ``self.mla_dims.v_head_dim``
+        if isinstance(node.value, (ast.Attribute, ast.Name)) and self.chain_attribute(node, state):
+            # ``self.mla_dims.v_head_dim``, ``config.cache_config`` of ``config = self.cfg``
             base = node.value
-            while not self.is_self_attr(base):
-                base = base.value  # type: ignore[attr-defined]
+            while isinstance(base, ast.Attribute) and not self.is_self_attr(base):
+                base = base.value
             return self.expr(base, state)
         return self.expr(node.value, state)
 

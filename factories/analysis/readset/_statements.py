@@ -254,6 +254,11 @@ class StatementHandlers:
                 self.aliases.pop(target.id, None)
                 if target.id in self.params:
                     self.shadowed.add(target.id)
+            chain = self.chain_of(value, state) if value is not None else None
+            if chain is not None and chain[0] == "self" and chain[1]:
+                self.field_locals[target.id] = chain[1]  # ``config = self.vllm_config``
+            else:
+                self.field_locals.pop(target.id, None)
             return state
         if isinstance(target, ast.Attribute):
             path = self.param_path(target)

@@ -79,6 +79,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         skip = 1 if owner is not None else 0
         self.params = [a.arg for a in positional[skip:]] + [a.arg for a in args.kwonlyargs]
         self.aliases: dict[str, str] = dict(aliases)
+        # Locals bound to a field chain of ``self`` (``config = self.vllm_config``): what
+        # is read through them is read from ``self`` (``ChainHandlers.chain_of``).
+        self.field_locals: dict[str, tuple[str, ...]] = {}
         self.shadowed: set[str] = set()
         # The analysed call itself: its parameters are the stand-ins the test hands in.
         # Below it, a parameter is a stand-in only through ``aliases``.
