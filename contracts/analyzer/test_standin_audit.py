@@ -782,6 +782,30 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "typing-cast-hands-back-the-namespace",
+        """
+        from typing import cast
+        from vllm.mod import Config
+
+        def test_x():
+            ns = cast(Config, SimpleNamespace(size=1))
+            Config.runner(ns)
+        """,
+        frozenset({(SELF, "_features")}),
+    ),
+    Case(
+        "another-cast-is-other-code",
+        """
+        from elsewhere import cast
+        from vllm.mod import Config
+
+        def test_x():
+            ns = cast(Config, SimpleNamespace(size=1))
+            Config.runner(ns)
+        """,
+        frozenset(),
+    ),
 ]
 
 
