@@ -318,6 +318,15 @@ class Client:
         config = self.vllm_config
         config.cache_config.blocks = 1
         return config.parallel_config.size
+
+
+def bootstrap_addr(config):
+    return config.kv_transfer_config
+
+
+class Registrar:
+    def register(self):
+        return bootstrap_addr(self.vllm_config)
 """
 
 
@@ -803,6 +812,30 @@ CASES = [
         def test_x():
             ns = cast(Config, SimpleNamespace(size=1))
             Config.runner(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-stub-s-namespace-field-handed-to-a-function",
+        """
+        from vllm.mod import Registrar
+
+        def test_x():
+            r = object.__new__(Registrar)
+            r.vllm_config = SimpleNamespace(parallel=1)
+            r.register()
+        """,
+        frozenset({(ERROR, "self.vllm_config.kv_transfer_config")}),
+    ),
+    Case(
+        "a-stub-s-namespace-field-handed-to-a-function-holds-the-link",
+        """
+        from vllm.mod import Registrar
+
+        def test_x():
+            r = object.__new__(Registrar)
+            r.vllm_config = SimpleNamespace(kv_transfer_config=None)
+            r.register()
         """,
         frozenset(),
     ),

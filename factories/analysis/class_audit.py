@@ -203,7 +203,9 @@ class ClassAuditor:
                     bound=member.kind is not MemberKind.STATICMETHOD,
                 )
                 if roots or nested:
-                    context = attrs.evolve(context, chains=True, standins=frozenset(roots))
+                    context = attrs.evolve(
+                        context, chains=True, standins=frozenset(roots), nested=frozenset(nested)
+                    )
                     held = held_chains(roots, nested)
             report = self.analyzer.analyze(
                 cls,

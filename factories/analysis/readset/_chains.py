@@ -201,10 +201,11 @@ class ChainHandlers:
         method, a constructor): it is walked with the stand-in bound to its parameter, and
         its chain reads count here as placed here.  Only chains come back (and the marks it
         leaves): the callee's other accesses are not the instance's, and what a constructor
-        reads of the object it builds is not the stand-in's.  Objects on ``self`` are not
-        followed into functions: nearly every call passes one, and a nested stand-in on a
-        stub is read where the stub's methods read it."""
-        if not self.context.standins:
+        reads of the object it builds is not the stand-in's.  Of the objects on ``self``, only
+        the stand-ins the test set there (``CallContext.nested``) are followed into functions
+        (not constructors, whose ``self`` is another object): nearly every call passes some
+        field of ``self``."""
+        if not self.context.standins and not self.context.nested:
             return state
         bound: list[ast.expr] = []
         for arg in call.args:
@@ -215,8 +216,7 @@ class ChainHandlers:
             (i, self.chain_of(a, state)) for i, a in enumerate(bound)
         ]
         passed += [(k.arg, self.chain_of(k.value, state)) for k in call.keywords if k.arg]
-        standins = self.context.standins
-        passed = [(where, chain) for where, chain in passed if chain and chain[0] in standins]
+        passed = [(where, chain) for where, chain in passed if chain and self.handed_on(chain)]
         if not passed:
             return state
         if sum(1 for frame in self.stack if _passed_frame(frame)) >= MAX_FUNCTION_DEPTH:
@@ -227,6 +227,8 @@ class ChainHandlers:
         target = self.passed_to(ast.unparse(func))
         if target is None:
             return state
+        if target.built is not None:  # ``self`` there is the object it builds
+            passed = [(where, chain) for where, chain in passed if chain[0] != "self"]
         node = target.function.node
         args = node.args
         positional = [a.arg for a in list(args.posonlyargs) + list(args.args)][target.skip :]
@@ -260,7 +262,7 @@ class ChainHandlers:
         # a loop the test may have patched out): called otherwise, its reads may not happen.
         runs = not isinstance(node, ast.AsyncFunctionDef) or self.awaited(call)
         for read in walked.recorder.chains:
-            if read.root == "self":
+            if read.root == "self" and target.built is not None:
                 continue  # the object a constructor builds
             read = placed_after(read, self.chain)
             if self.certain and runs:
@@ -273,6 +275,14 @@ class ChainHandlers:
         if not runs or walked.state is None:
             return state
         return state | _outer(marks(walked.state))
+
+    def handed_on(self, chain: Chain) -> bool:
+        """Whether a call passing ``chain`` hands on a stand-in: one of the call's parameters
+        the test passed one (``CallContext.standins``), or a field of ``self`` it set to one
+        (``CallContext.nested``), or a chain on either."""
+        if chain[0] == "self":
+            return bool(chain[1]) and chain[1][0] in self.context.nested
+        return chain[0] in self.context.standins
 
     def passed_to(self, text: str) -> PassedCallee | None:
         """What a call spelled ``text`` that hands a stand-in on runs, where the tree shows

@@ -213,7 +213,10 @@ class CallContext:
     ``bare_self``: ``self`` is a namespace the test made ``self`` (``Cls.m(ns)``), not an
     instance of the class: it holds only the fields the test gave it and what the walk
     writes, none of the class's members, so reading a default, a property or a method the
-    namespace lacks (``self.m()``) fails there, and none of them is followed.
+    namespace lacks (``self.m()``) fails there, and none of them is followed.  ``nested``:
+    the fields of ``self`` the test set to a stand-in (``stub.cfg = SimpleNamespace(...)``):
+    a call handing one on to a function of the tree (``f(self.cfg)``) is followed as one
+    handing a parameter's stand-in is.
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -227,6 +230,7 @@ class CallContext:
     returns: tuple[object] | tuple[()] = ()
     real_self: bool = False
     bare_self: bool = False
+    nested: frozenset[str] = frozenset()
 
 
 @attrs.define
