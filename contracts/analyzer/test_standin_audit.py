@@ -327,6 +327,11 @@ def bootstrap_addr(config):
 class Registrar:
     def register(self):
         return bootstrap_addr(self.vllm_config)
+
+    def register_all(self, items):
+        for item in items:
+            build_common(item)
+        return bootstrap_addr(self.vllm_config)
 """
 
 
@@ -838,6 +843,22 @@ CASES = [
             r.register()
         """,
         frozenset(),
+    ),
+    Case(
+        "handed-on-past-a-patch-that-may-raise-the-expected-exception-stays-a-note",
+        """
+        import pytest
+        import vllm.mod as mod
+        from vllm.mod import Registrar
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(mod, "build_common", boom)
+            r = object.__new__(Registrar)
+            r.vllm_config = SimpleNamespace(parallel=1)
+            with pytest.raises(RuntimeError):
+                r.register_all([1, 2])
+        """,
+        frozenset({(NOTE, "self.vllm_config.kv_transfer_config")}),
     ),
 ]
 
