@@ -860,6 +860,16 @@ CASES = [
         """,
         frozenset({(NOTE, "self.vllm_config.kv_transfer_config")}),
     ),
+    Case(
+        "made-self-what-a-method-it-lacks-reads-is-a-note",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.runner(SimpleNamespace(other=1))
+        """,
+        frozenset({(SELF, "_features"), (NOTE, "size")}),
+    ),
 ]
 
 

@@ -154,6 +154,14 @@ class ExpressionHandlers:
             return None
         return ".".join([root] + list(reversed(parts)))
 
+    def as_given(self, member, state: frozenset[str]) -> None:
+        """A method or property a namespace made ``self`` lacks (``CallContext.bare_self``),
+        walked as it runs once the test gives the namespace one (``ns.m = lambda:
+        Cls.m(ns)``): what it reads is off the path the test takes now, so on no certain
+        path and in no block the test prepared."""
+        with self.guarded():
+            self.follow(member, state)
+
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
         """``self.<name>`` read here: required unless written, universal or defined by the
         class; a property is followed into its getter."""
@@ -161,10 +169,12 @@ class ExpressionHandlers:
         self.rec.reads.append(access)
         if name in state or name in _OBJECT_ATTRIBUTES:
             return state
+        member = self.index.lookup(self.cls, name)
         if self.context.bare_self:  # a namespace has none of the class's members
             self.rec.required.append(access)
+            if member is not None and member.kind in (MemberKind.METHOD, MemberKind.PROPERTY):
+                self.as_given(member, state)
             return state
-        member = self.index.lookup(self.cls, name)
         if member is None:
             if not self.context.real_self:  # a real object's own business
                 self.rec.required.append(access)
