@@ -332,6 +332,16 @@ class Registrar:
         for item in items:
             build_common(item)
         return bootstrap_addr(self.vllm_config)
+
+
+class Counter:
+    def count(self):
+        return self._count_of(False)
+
+    def _count_of(self, on):
+        if on:
+            return self.size
+        return 0
 """
 
 
@@ -869,6 +879,16 @@ CASES = [
             Config.runner(SimpleNamespace(other=1))
         """,
         frozenset({(SELF, "_features"), (NOTE, "size")}),
+    ),
+    Case(
+        "made-self-a-method-it-lacks-is-walked-with-the-call-s-literal-arguments",
+        """
+        from vllm.mod import Counter
+
+        def test_x():
+            Counter.count(SimpleNamespace(other=1))
+        """,
+        frozenset({(SELF, "_count_of")}),
     ),
 ]
 

@@ -154,13 +154,20 @@ class ExpressionHandlers:
             return None
         return ".".join([root] + list(reversed(parts)))
 
-    def as_given(self, member, state: frozenset[str]) -> None:
+    def as_given(
+        self,
+        member,
+        state: frozenset[str],
+        aliases: dict[str, str] | None = None,
+        params: dict[str, object] | None = None,
+    ) -> None:
         """A method or property a namespace made ``self`` lacks (``CallContext.bare_self``),
         walked as it runs once the test gives the namespace one (``ns.m = lambda:
-        Cls.m(ns)``): what it reads is off the path the test takes now, so on no certain
-        path and in no block the test prepared."""
+        Cls.m(ns)``), with what the call binds (``aliases``, ``params``): what it reads is
+        off the path the test takes now, so on no certain path and in no block the test
+        prepared."""
         with self.guarded():
-            self.follow(member, state)
+            self.follow(member, state, aliases=aliases, params=params)
 
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
         """``self.<name>`` read here: required unless written, universal or defined by the
@@ -172,7 +179,7 @@ class ExpressionHandlers:
         member = self.index.lookup(self.cls, name)
         if self.context.bare_self:  # a namespace has none of the class's members
             self.rec.required.append(access)
-            if member is not None and member.kind in (MemberKind.METHOD, MemberKind.PROPERTY):
+            if member is not None and member.kind is MemberKind.PROPERTY:
                 self.as_given(member, state)
             return state
         if member is None:
