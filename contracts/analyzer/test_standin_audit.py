@@ -428,6 +428,61 @@ def validate(proc, params):
     if isinstance(params, Params):
         return proc.fresh
     return 0
+
+
+class Config:
+    policy = "auto"
+
+    def runner(self):
+        return self._features()
+
+    def _features(self):
+        return self.size
+
+    def mode(self):
+        return self.policy
+
+    def guarded_mode(self):
+        return getattr(self, "policy", None)
+
+    @property
+    def uses_v2(self):
+        return self.runner_kind
+
+    @property
+    def runner_kind(self):
+        return 2
+
+
+class Client:
+    def apply(self):
+        config = self.vllm_config
+        config.cache_config.blocks = 1
+        return config.parallel_config.size
+
+
+def bootstrap_addr(config):
+    return config.kv_transfer_config
+
+
+class Registrar:
+    def register(self):
+        return bootstrap_addr(self.vllm_config)
+
+    def register_all(self, items):
+        for item in items:
+            build_common(item)
+        return bootstrap_addr(self.vllm_config)
+
+
+class Counter:
+    def count(self):
+        return self._count_of(False)
+
+    def _count_of(self, on):
+        if on:
+            return self.size
+        return 0
 """
 
 
@@ -1221,6 +1276,181 @@ CASES = [
         """,
         frozenset({(NOTE, "proc.fresh")}),
     ),
+    Case(
+        "made-self-lacks-a-method-of-the-class",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.runner(SimpleNamespace(size=1))
+        """,
+        frozenset({(SELF, "_features")}),
+    ),
+    Case(
+        "made-self-holds-the-method-the-test-gave-it",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            ns = SimpleNamespace(size=1)
+            ns._features = lambda: 1
+            Config.runner(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-its-own-method-the-test-wraps-in-a-lambda-still-runs-the-class-s",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            ns = SimpleNamespace(other=1)
+            ns._features = lambda: Config._features(ns)
+            Config.runner(ns)
+        """,
+        frozenset({(SELF, "size")}),
+    ),
+    Case(
+        "made-self-lacks-a-class-default",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.mode(SimpleNamespace(size=1))
+        """,
+        frozenset({(SELF, "policy")}),
+    ),
+    Case(
+        "made-self-a-class-default-read-through-getattr-with-a-default",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.guarded_mode(SimpleNamespace(size=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-lacks-a-property-of-the-class",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.uses_v2.fget(SimpleNamespace(size=1))
+        """,
+        frozenset({(SELF, "runner_kind")}),
+    ),
+    Case(
+        "a-local-bound-to-a-stub-s-namespace-field-reads-it",
+        """
+        from vllm.mod import Client
+
+        def test_x():
+            c = object.__new__(Client)
+            c.vllm_config = SimpleNamespace(cache_config=SimpleNamespace(blocks=0))
+            c.apply()
+        """,
+        frozenset({(ERROR, "self.vllm_config.parallel_config")}),
+    ),
+    Case(
+        "a-local-bound-to-a-stub-s-namespace-field-that-holds-the-link",
+        """
+        from vllm.mod import Client
+
+        def test_x():
+            c = object.__new__(Client)
+            c.vllm_config = SimpleNamespace(
+                cache_config=SimpleNamespace(blocks=0),
+                parallel_config=SimpleNamespace(size=1),
+            )
+            c.apply()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "typing-cast-hands-back-the-namespace",
+        """
+        from typing import cast
+        from vllm.mod import Config
+
+        def test_x():
+            ns = cast(Config, SimpleNamespace(size=1))
+            Config.runner(ns)
+        """,
+        frozenset({(SELF, "_features")}),
+    ),
+    Case(
+        "another-cast-is-other-code",
+        """
+        from elsewhere import cast
+        from vllm.mod import Config
+
+        def test_x():
+            ns = cast(Config, SimpleNamespace(size=1))
+            Config.runner(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-stub-s-namespace-field-handed-to-a-function",
+        """
+        from vllm.mod import Registrar
+
+        def test_x():
+            r = object.__new__(Registrar)
+            r.vllm_config = SimpleNamespace(parallel=1)
+            r.register()
+        """,
+        frozenset({(ERROR, "self.vllm_config.kv_transfer_config")}),
+    ),
+    Case(
+        "a-stub-s-namespace-field-handed-to-a-function-holds-the-link",
+        """
+        from vllm.mod import Registrar
+
+        def test_x():
+            r = object.__new__(Registrar)
+            r.vllm_config = SimpleNamespace(kv_transfer_config=None)
+            r.register()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-on-past-a-patch-that-may-raise-the-expected-exception-stays-a-note",
+        """
+        import pytest
+        import vllm.mod as mod
+        from vllm.mod import Registrar
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(mod, "build_common", boom)
+            r = object.__new__(Registrar)
+            r.vllm_config = SimpleNamespace(parallel=1)
+            with pytest.raises(RuntimeError):
+                r.register_all([1, 2])
+        """,
+        frozenset({(NOTE, "self.vllm_config.kv_transfer_config")}),
+    ),
+    Case(
+        "made-self-what-a-method-it-lacks-reads-is-a-note",
+        """
+        from vllm.mod import Config
+
+        def test_x():
+            Config.runner(SimpleNamespace(other=1))
+        """,
+        frozenset({(SELF, "_features"), (NOTE, "size")}),
+    ),
+    Case(
+        "made-self-a-method-it-lacks-is-walked-with-the-call-s-literal-arguments",
+        """
+        from vllm.mod import Counter
+
+        def test_x():
+            Counter.count(SimpleNamespace(other=1))
+        """,
+        frozenset({(SELF, "_count_of")}),
+    ),
 ]
 
 
@@ -1581,3 +1811,45 @@ def test_without_the_flag_no_standin_is_audited(tmp_path):
     root, path = _tree(tmp_path, CASES[0].test)
     result = StubAuditor(root).audit_paths([path])
     assert not any(f.kind is ERROR for f in result.findings)
+
+
+# A helper of a shared module (``tests/utils.py``) returns a stub with a namespace on its
+# field (0.33.0's ``make_nixl_scheduler``: ``sched.vllm_config = SimpleNamespace(...)``); the
+# test module that imports it calls the stub's methods.
+SHARED_HELPER = """
+from types import SimpleNamespace
+from vllm.mod import Builder
+
+
+def make_builder():
+    b = object.__new__(Builder)
+    b.mla_dims = SimpleNamespace(v_head_dim=1)
+    return b
+
+
+def make_full_builder():
+    b = object.__new__(Builder)
+    b.mla_dims = SimpleNamespace(v_head_dim=1, qk_nope_head_dim=2)
+    return b
+"""
+
+
+@pytest.mark.parametrize(
+    ("helper", "expected"),
+    [
+        ("make_builder", {(ERROR, "self.mla_dims.qk_nope_head_dim")}),
+        ("make_full_builder", set()),
+    ],
+)
+def test_a_shared_helper_s_namespace_on_its_stub_is_judged_in_the_calling_test(
+    tmp_path, helper, expected
+):
+    root, _ = _tree(tmp_path, "")
+    (root / "tests" / "__init__.py").write_text("")
+    (root / "tests" / "utils.py").write_text(SHARED_HELPER)
+    (root / "tests" / "test_case.py").write_text(
+        f"from tests.utils import {helper}\n\n\ndef test_x():\n    b = {helper}()\n    b.dims()\n"
+    )
+    result = StubAuditor(root).audit_paths([root / "tests"], standins=True)
+    found = {(f.kind, f.name) for f in result.findings if f.kind in (ERROR, NOTE, SELF)}
+    assert found == expected

@@ -503,7 +503,7 @@ class StubAuditor:
         if self.cache is None:
             exports = [(p, *self._exports[p]) for p in shared if p in self._exports]
             stubs = self._imported_into(path, exports)
-            table = self.standins_of(path, bool(units[path].stubs)) if stubs and standins else None
+            table = self._imported_table(path, units, stubs) if standins else None
             return [self._record(self._shared, stub, table) for stub in stubs]
         names = {name for p in shared for name in units[p].exports}
         data = blobs.get(path)
@@ -529,13 +529,32 @@ class StubAuditor:
         with self.tree.recording() as asked:
             analysis = Analysis.over(self.tree)
             stubs = self._imported_into(path, exports)
-            table = None
-            if stubs and standins:
-                table = self.standins_of(path, bool(units[path].stubs))
+            table = self._imported_table(path, units, stubs) if standins else None
             records = tuple(self._record(analysis, stub, table) for stub in stubs)
         consulted = {m: self.tree.digest(m) for m in asked}
         self.cache.put(key, consulted, FileAudit(records=records).to_json())
         return list(records)
+
+    def _imported_table(
+        self, path: Path, units: Mapping[Path, FileAudit], stubs: Sequence[Stub]
+    ) -> StandInTable | None:
+        """The stand-ins the stubs that helpers return into test file ``path`` meet: the
+        file's own, and those each helper's module sets on its stubs or hands their calls
+        (``StubStandIns.joined``)."""
+        if not stubs:
+            return None
+        table = self.standins_of(path, bool(units[path].stubs))
+        for helper in dict.fromkeys(stub.module.path for stub in stubs):
+            if helper == path:
+                continue
+            own = self.standins_of(helper, True)
+            if own is None:
+                continue
+            if table is None:
+                table = attrs.evolve(own, selves=(), handed=())
+            else:
+                table = attrs.evolve(table, stubs=table.stubs.joined(own.stubs))
+        return table
 
     def _record(self, analysis: Analysis, stub: Stub, table: StandInTable | None) -> StubRecord:
         """One stub's verdict (``table``: the stand-ins of the test file whose calls these
@@ -745,7 +764,7 @@ class StubAuditor:
                 if not stub.calls:
                     continue
                 found, _ = analysis.checker.audit_class(
-                    stub, target, table.stubs, stated_locals=True
+                    stub, target, table.stubs, namespace_self=True
                 )
             except SourceError:
                 continue  # the module is reported where a stub of it is audited

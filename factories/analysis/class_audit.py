@@ -101,15 +101,16 @@ class ClassAuditor:
         stub: Stub,
         cls: ClassInfo,
         standins: StubStandIns | None = None,
-        stated_locals: bool = False,
+        namespace_self: bool = False,
     ) -> tuple[list[Finding], FieldUsage]:
         """``standins``: the namespaces the test sets on the stub's fields and hands to its
         calls (``audit-stubs --standins``); each call that meets one records attribute chains,
         and the links the namespaces lack are findings (``standin_audit``, loaded only for
         such runs: the stub audit of every pre-commit run needs none of it).
-        ``stated_locals``: the stub is a namespace made ``self`` (``CallContext``'s
-        ``stated_locals``: locals keep the fields of objects the test built; and
-        ``bare_self``: the class body's assignments are not on it, nor decide branches)."""
+        ``namespace_self``: the stub is a namespace made ``self`` (``CallContext``'s
+        ``stated_locals``: locals keep the fields of objects the test built; its
+        ``bare_self``: the namespace holds none of the class's members, whose literal
+        defaults then decide nothing)."""
         if standins is not None:
             from factories.analysis.standin_audit import bind_passed, held_chains, missing_fields
         out: list[Finding] = []
@@ -148,9 +149,9 @@ class ClassAuditor:
                 continue
             if event.via is not None and not self._runs_own_method(stub, cls, event):
                 continue  # ``Other.m(stub)``: not a method of the stub's class
-            if event.name in state and event.via is None:
+            if event.name in state and event.via is None and not namespace_self:
                 reads.add(event.name)  # calls a callable the test put on the object
-                continue
+                continue  # (a namespace's calls are ``Cls.m(ns)``: the class's method)
             member = self.index.lookup(cls, event.name)
             if member is None and self.index.mro(cls)[1]:
                 continue  # may come from a base outside the tree (torch.nn.Module, ...)
@@ -180,7 +181,7 @@ class ClassAuditor:
             known = {
                 name: value
                 for name, value in self.index.literal_defaults(cls).items()
-                if name not in state and name not in maybe_written and not stated_locals
+                if name not in state and name not in maybe_written and not namespace_self
             }
             known.update(constants)
             context = CallContext(
@@ -189,9 +190,9 @@ class ClassAuditor:
                 raising=raising,
                 expect_raise=event.expect_raise,
                 detached=event.detached,
-                stated_locals=stated_locals,
+                stated_locals=namespace_self,
+                bare_self=namespace_self,
                 returns=event.returns,
-                bare_self=stated_locals,
             )
             roots: dict[str, tuple[StandIn, ...]] = {}
             held: frozenset[str] = frozenset()

@@ -81,6 +81,15 @@ class StubStandIns:
     # owner (``model.config.text_config = SimpleNamespace(...)``: ``("config", "text_config")``).
     late: frozenset[tuple[str, str]] = frozenset()
 
+    def joined(self, other: StubStandIns) -> StubStandIns:
+        """These and ``other``'s, as one test file's stubs meet them: a stub a shared
+        helper returns (``tests/.../utils.py``) carries the namespaces the helper's module
+        sets on it and hands its calls into the test file that calls the helper.  Keys name
+        their file, so the two never collide."""
+        return StubStandIns(
+            {**other.sets, **self.sets}, {**other.passed, **self.passed}, self.late | other.late
+        )
+
     def set_by(self, event: StubEvent) -> StandIn | None:
         return self.sets.get((event.location, event.name))
 

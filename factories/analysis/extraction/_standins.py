@@ -34,7 +34,11 @@ from factories.analysis.extraction._standin_model import (
     StandIn,
     StandInField,
 )
-from factories.analysis.extraction._standin_sites import creation_fields, literal_dict_items
+from factories.analysis.extraction._standin_sites import (
+    creation_fields,
+    dotted_name,
+    literal_dict_items,
+)
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, is_attr_of, is_name_in
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.source_tree import ModuleInfo
@@ -180,6 +184,8 @@ class StandInExtractor:
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
             self._follow_return(scope, found, route)
+        elif isinstance(parent, ast.Call) and self._cast(parent, value):
+            self._where(parent, found, route)  # ``typing.cast(T, ns)`` returns ``ns``
         elif isinstance(parent, ast.keyword) or (
             isinstance(parent, ast.Call) and value in parent.args
         ):
@@ -188,6 +194,14 @@ class StandInExtractor:
                 self._argument(call, value, found, route)
         elif isinstance(parent, (ast.List, ast.Tuple)):
             self._parametrized(value, found, route)
+
+    def _cast(self, call: ast.Call, value: ast.expr) -> bool:
+        """Whether ``call`` is ``typing.cast(T, value)``, which hands back ``value`` itself."""
+        return (
+            len(call.args) == 2
+            and call.args[1] is value
+            and dotted_name(call.func, self.module.imports) == "typing.cast"
+        )
 
     def _follow_names(
         self, scope: ast.AST, names: set[str], start: ast.AST, found: _Found, route: _Route

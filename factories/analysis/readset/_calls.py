@@ -61,6 +61,14 @@ class CallHandlers:
                 self.end_path()  # the test put a mock that raises there
                 return state
             member = self.index.lookup(self.cls, name) if name not in state else None
+            if self.context.bare_self and member is not None:
+                # A namespace made ``self`` lacks it: a missing read, and a method walked
+                # with this call's arguments as it runs once the test gives it one.
+                out = self.read_attr(name, func, state)
+                if member.kind is MemberKind.METHOD:
+                    aliases, params = self.bindings(member, node, state)
+                    self.as_given(member, state, aliases, params)
+                return out if out is not None else state
             if member is not None and member.kind is MemberKind.METHOD:
                 return self.call_method(member, node, state)
             out = self.read_attr(name, func, state)
@@ -118,6 +126,26 @@ class CallHandlers:
     ) -> State:
         """``self.m(...)``/``super().m(...)``: followed into ``m`` with the parameter paths and
         literal values the call passes."""
+        aliases, params = self.bindings(member, call, state)
+        before = len(self.rec.writes)
+        walked = self.follow(member, state, aliases=aliases, params=params, after=after)
+        for write in self.rec.writes[before:]:
+            self.consts.pop(write.name, None)
+        self.consts.update(walked.stored)
+        if walked.state is None:
+            self.end_path()
+            return state
+        if walked.raised:
+            self.raised = True
+            if self.context.expect_raise:
+                self.certain = False  # the expected exception may have come from that call
+        return walked.state
+
+    def bindings(
+        self, member: Member, call: ast.Call, state: frozenset[str]
+    ) -> tuple[dict[str, str], dict[str, object]]:
+        """What ``self.m(...)`` binds ``m``'s parameters to: the parameter paths and stand-in
+        chains it passes (``aliases``), and the literal values (``params``)."""
         callee = member.node
         assert isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef))
         positional = [a.arg for a in list(callee.args.posonlyargs) + list(callee.args.args)][1:]
@@ -130,26 +158,7 @@ class CallHandlers:
             path = self.held_path(kw.value, state) if kw.arg else None
             if path is not None:
                 aliases[kw.arg] = path  # type: ignore[index]
-        shape = self.literal_shape(call)
-        before = len(self.rec.writes)
-        walked = self.follow(
-            member,
-            state,
-            aliases=aliases,
-            params=shape.bind_literals(callee, bound=True),
-            after=after,
-        )
-        for write in self.rec.writes[before:]:
-            self.consts.pop(write.name, None)
-        self.consts.update(walked.stored)
-        if walked.state is None:
-            self.end_path()
-            return state
-        if walked.raised:
-            self.raised = True
-            if self.context.expect_raise:
-                self.certain = False  # the expected exception may have come from that call
-        return walked.state
+        return aliases, self.literal_shape(call).bind_literals(callee, bound=True)
 
     def literal_shape(self, call: ast.Call) -> CallShape:
         """The call's shape with what is known here of its arguments as their literals."""

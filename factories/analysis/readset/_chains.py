@@ -262,7 +262,7 @@ class ChainHandlers:
         if target.built is not None:
             cls, member = target.built
             walked = self.analyzer.walk(
-                attrs.evolve(self.context, real_self=True),
+                attrs.evolve(self.context, real_self=True, bare_self=False),
                 cls,
                 member,
                 _outer(marks(state)),
@@ -283,16 +283,19 @@ class ChainHandlers:
         # A coroutine function's body runs only where its coroutine is awaited (or handed to
         # a loop the test may have patched out): called otherwise, its reads may not happen.
         runs = not isinstance(node, ast.AsyncFunctionDef) or self.awaited(call)
+        # Under ``pytest.raises``, past something that may raise (``raised``, kept across the
+        # loops and branches that restore ``certain``), the test's path may have ended.
+        reached = runs and not (self.context.expect_raise and self.raised)
         for read in walked.recorder.chains:
             if read.root == "self" and target.built is not None:
                 continue  # the object a constructor builds
             read = placed_after(read, self.chain)
-            if self.certain and runs:
+            if self.certain and reached:
                 self.rec.chains.append(read)
             else:
                 # Off this call's straight line (``self.chain`` None: a handler, past a
-                # ``return``), or in a coroutine that may not run: in no block a test prepares.
-                blocks = read.blocks if runs and self.chain is not None else None
+                # ``return``), or in a call that may not run: in no block a test prepares.
+                blocks = read.blocks if reached and self.chain is not None else None
                 self.rec.chains.append(attrs.evolve(read, certain=False, blocks=blocks))
         if not runs or walked.state is None:
             return state

@@ -154,16 +154,36 @@ class ExpressionHandlers:
             return None
         return ".".join([root] + list(reversed(parts)))
 
+    def as_given(
+        self,
+        member,
+        state: frozenset[str],
+        aliases: dict[str, str] | None = None,
+        params: dict[str, object] | None = None,
+    ) -> None:
+        """A method or property a namespace made ``self`` lacks (``CallContext.bare_self``),
+        walked as it runs once the test gives the namespace one (``ns.m = lambda:
+        Cls.m(ns)``), with what the call binds (``aliases``, ``params``): what it reads is
+        off the path the test takes now, so on no certain path and in no block the test
+        prepared."""
+        with self.guarded():
+            self.follow(member, state, aliases=aliases, params=params)
+
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
         """``self.<name>`` read here: required unless written, universal or defined by the
-        class (by its body's assignments only where ``self`` is an instance of it, not a
-        namespace: ``CallContext.bare_self``); a property is followed into its getter."""
+        class (only where ``self`` is an instance of it: a namespace made ``self`` holds none
+        of its members, ``CallContext.bare_self``); a property is followed into its getter."""
         access = AttributeAccess(name, self.loc(node), self.qualname, self.certain, self.chain)
         self.rec.reads.append(access)
         if name in state or name in _OBJECT_ATTRIBUTES:
             return state
         member = self.index.lookup(self.cls, name)
-        if member is None or (self.context.bare_self and member.kind is MemberKind.ATTRIBUTE):
+        if self.context.bare_self:  # a namespace has none of the class's members
+            self.rec.required.append(access)
+            if member is not None and member.kind is MemberKind.PROPERTY:
+                self.as_given(member, state)
+            return state
+        if member is None:
             if not self.context.real_self:  # a real object's own business
                 self.rec.required.append(access)
             return state

@@ -221,8 +221,12 @@ class CallContext:
     ``real_self``: ``self`` is the real object the call builds (a constructor a test hands a
     stand-in, ``Cls(ns)``), not a stub: what it reads of itself is never missing (nor a field
     the test lacks, which would place the reads around it, ``Walker.both_arms``).
-    ``bare_self``: ``self`` is a namespace made ``self`` of the method, not an instance of
-    the class: what the class body assigns (``use_x: bool = False``) is not on it.
+    ``bare_self``: ``self`` is a namespace the test made ``self`` (``Cls.m(ns)``), not an
+    instance of the class: it holds only the fields the test gave it and what the walk
+    writes, none of the class's members, so reading a default, a property or a method the
+    namespace lacks (``self.m()``) fails there, and none of them decides a branch.  What a
+    missing method or property would read is walked as it runs once the test gives the
+    namespace one (``as_given``): notes.
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()

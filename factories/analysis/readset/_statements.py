@@ -272,7 +272,7 @@ class StatementHandlers:
     ) -> frozenset[str]:
         if self.is_self_attr(target):
             name = target.attr  # type: ignore[attr-defined]
-            member = self.index.lookup(self.cls, name)
+            member = self.index.lookup(self.cls, name) if not self.context.bare_self else None
             if member is not None and member.kind is MemberKind.PROPERTY:
                 if member.setter is not None:
                     out = self.follow(member, state, body=member.setter).state
