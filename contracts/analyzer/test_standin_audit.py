@@ -483,6 +483,13 @@ class Counter:
         if on:
             return self.size
         return 0
+
+
+def spec_width(config):
+    spec = config.speculative_config
+    if spec is not None:
+        return spec.width
+    return 1
 """
 
 
@@ -1450,6 +1457,68 @@ CASES = [
             Counter.count(SimpleNamespace(other=1))
         """,
         frozenset({(SELF, "_count_of")}),
+    ),
+    Case(
+        "a-conditional-s-namespace-a-parametrize-case-selects-is-the-field",
+        """
+        import pytest
+        from vllm.mod import spec_width
+
+        @pytest.mark.parametrize("method", [None, "eagle"])
+        def test_x(method):
+            config = SimpleNamespace(
+                speculative_config=None if method is None else SimpleNamespace(other=1)
+            )
+            spec_width(config)
+        """,
+        frozenset({(ERROR, "config.speculative_config.width")}),
+    ),
+    Case(
+        "a-conditional-s-namespace-no-case-selects-is-not-the-field",
+        """
+        import pytest
+        from vllm.mod import spec_width
+
+        @pytest.mark.parametrize("method", [None])
+        def test_x(method):
+            spec_width(
+                SimpleNamespace(
+                    speculative_config=None if method is None else SimpleNamespace(other=1)
+                )
+            )
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-conditional-s-namespace-undecided-is-a-possible-field",
+        """
+        from vllm.mod import spec_width
+
+        def test_x(method):
+            spec_width(
+                SimpleNamespace(
+                    speculative_config=None if method is None else SimpleNamespace(other=1)
+                )
+            )
+        """,
+        frozenset({(NOTE, "config.speculative_config.width")}),
+    ),
+    Case(
+        "a-conditional-s-namespace-a-helper-s-caller-selects-is-the-field",
+        """
+        import pytest
+        from vllm.mod import spec_width
+
+        def _make(method=None):
+            return SimpleNamespace(
+                speculative_config=None if method is None else SimpleNamespace(other=1)
+            )
+
+        @pytest.mark.parametrize("method", [None, "eagle"])
+        def test_x(method):
+            spec_width(_make(method))
+        """,
+        frozenset({(ERROR, "config.speculative_config.width")}),
     ),
 ]
 

@@ -501,7 +501,11 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
             continue
         if field.has_value:
             known.append((field.name, field.value))
-        elif len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+        elif (
+            len(field.children) == 1
+            and field.children[0].kind in NAMESPACE_KINDS
+            and not field.children[0].possible
+        ):
             child = stated_obj(field.children[0], event)
             if child is not None:
                 known.append((field.name, child))
@@ -828,10 +832,11 @@ def _judged(standin: StandIn, event: StubEvent) -> bool:
 
 
 def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event) -> Finding:
+    certain = chain.certain and not standin.possible
     text = ".".join(walked)
-    where = "" if chain.certain else " on a path the test may not take"
+    where = "" if certain else " on a path the test may not take"
     return Finding(
-        kind=FindingKind.MISSING_FIELD if chain.certain else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+        kind=FindingKind.MISSING_FIELD if certain else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
         class_name=class_name,
         method=event.name,
         name=text,

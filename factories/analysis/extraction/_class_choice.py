@@ -93,7 +93,7 @@ class ClassChooser:
         out: list[ClassChoice] = []
         if self.scope.parents.get(func) is self.scope.module.tree:
             for caller, _ in self.scope.callers(func):
-                binding = _call_binding(func, caller)
+                binding = call_binding(func, caller)
                 if binding is None:
                     continue
                 outer = self.scope.enclosing_scope(caller)
@@ -284,7 +284,7 @@ class ClassChooser:
         return NamedClass(owner) if owner is not None else ref_of_expression(expr)
 
 
-def _call_binding(
+def call_binding(
     func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call
 ) -> dict[str, ast.expr] | None:
     """Each parameter of ``func`` to the expression ``call`` passes for it (or its default);

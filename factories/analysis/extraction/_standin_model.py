@@ -135,7 +135,9 @@ class StandIn:
     ``opaque``: the test also sets fields this extraction cannot name (a computed
     ``setattr``, ``**`` of an unknown mapping).  ``dropped``: fields the test deletes again
     (``del ns.f``, ``delattr(ns, "f")``), perhaps on some of its cases only: ``fields`` less
-    these is what the stand-in holds on every run."""
+    these is what the stand-in holds on every run.  ``possible``: built as one alternative of
+    a conditional expression the test's values do not decide (``None if c else ns``), so the
+    object holding it may hold the other: what it lacks is a note, never an error."""
 
     kind: StandInKind
     location: Location
@@ -144,6 +146,7 @@ class StandIn:
     opaque: bool = False
     meetings: tuple[Meeting, ...] = ()
     dropped: frozenset[str] = frozenset()
+    possible: bool = False
 
     @property
     def field_names(self) -> frozenset[str]:

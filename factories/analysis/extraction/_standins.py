@@ -16,7 +16,14 @@ import ast
 import attrs
 
 from factories.analysis._walk import statements, walk
-from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader, parametrize_values
+from factories.analysis.extraction._cases import (
+    NO_BINDINGS,
+    Bindings,
+    CaseReader,
+    ParamCase,
+    parametrize_values,
+)
+from factories.analysis.extraction._class_choice import call_binding
 from factories.analysis.extraction._events import EventRecorder, _is_dict_of
 from factories.analysis.extraction._follow import (
     _INSPECTING,
@@ -42,6 +49,7 @@ from factories.analysis.extraction._standin_sites import (
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, is_attr_of, is_name_in
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.source_tree import ModuleInfo
+from factories.analysis.values import compare, truthy
 
 _LITERALS = (int, float, complex, str, bytes, bool, type(None))
 
@@ -60,6 +68,9 @@ class _Route:
     # following an object that only holds the stand-in (``_held``), whose other fields are
     # stand-ins of their own.
     fields: bool = True
+    # Whether the stand-ins built here are one alternative the test may not take
+    # (``StandIn.possible``).
+    possible: bool = False
 
     def hop(self, follow_returns: bool = True) -> _Route:
         return attrs.evolve(self, depth=self.depth + 1, follow_returns=follow_returns)
@@ -125,6 +136,7 @@ class StandInExtractor:
             # A helper several calls share reaches the same place once per call.
             meetings=tuple(dict.fromkeys(found.meetings)),
             dropped=frozenset(found.dropped),
+            possible=route.possible,
         )
 
     def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
@@ -155,12 +167,78 @@ class StandInExtractor:
                     self._as_child.add(id(target))
                     out.append(self._build(target, route))  # type: ignore[arg-type]
                 continue
-            if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword)):
+            if isinstance(node, ast.IfExp):
+                sides, possible = self._alternatives(node)
+                alternative = attrs.evolve(route, possible=route.possible or possible)
+                for side in sides:
+                    out.extend(self._children(side, alternative))
+            elif isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword)):
                 pending.extend(ast.iter_child_nodes(node))
             elif isinstance(node, ast.Call):
                 pending.extend(node.args)
                 pending.extend(node.keywords)
         return out
+
+    def _alternatives(self, node: ast.IfExp) -> tuple[list[ast.expr], bool]:
+        """The alternatives of ``a if c else b`` the test may take, and whether a stand-in built
+        in them is only possible.  Both where both build one (the value is a namespace either
+        way); else those the test's values select under some case it runs (a parametrize case
+        of its test, a same-module call of its helper): a read of that alternative's stand-in
+        is one that case makes; else, where some case leaves the condition undecided, both, as
+        possible (it may pick the other side, ``None`` say)."""
+        sides = [node.body, node.orelse]
+        if all(self._builds(side) for side in sides):
+            return sides, False
+        chosen: list[ast.expr] = []
+        undecided = False
+        for bound in self._value_cases(self.scope.enclosing_scope(node)) or [None]:
+            taken = None if bound is None else self._condition(node.test, bound)
+            if taken is None:
+                undecided = True
+                continue
+            side = node.body if taken else node.orelse
+            if side not in chosen:
+                chosen.append(side)
+        if any(self._builds(side) for side in chosen) or not undecided:
+            return chosen, False
+        return sides, True
+
+    def _value_cases(self, func: ast.AST) -> list[Bindings] | None:
+        """The values ``func`` runs under, one ``Bindings`` each: its parametrize cases; for a
+        module-level helper, each same-module call's arguments under each case of the test
+        making it; None where a call unpacks its arguments."""
+        cases = self.reader.param_cases(func)
+        if cases or not isinstance(func, FUNCTION_DEFS):
+            return [NO_BINDINGS.with_case(func, case) for case in cases] or [NO_BINDINGS]
+        if self.scope.parents.get(func) is not self.module.tree:
+            return [NO_BINDINGS]
+        out: list[Bindings] = []
+        for caller, _ in self.scope.callers(func):
+            binding = call_binding(func, caller)
+            if binding is None:
+                return None
+            by_call = NO_BINDINGS.with_case(func, ParamCase(None, binding))
+            outer = self.scope.enclosing_scope(caller)
+            outer_cases = self.reader.param_cases(outer)
+            out.extend([by_call.with_case(outer, case) for case in outer_cases] or [by_call])
+        return out or [NO_BINDINGS]
+
+    def _condition(self, test: ast.expr, bindings: Bindings) -> bool | None:
+        """The truth of the test's condition ``test`` under ``bindings``: a value it states, or
+        one comparison of two (``method is None``); None when they do not settle it."""
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            left = self.reader.value_of(test.left, bindings)
+            right = self.reader.value_of(test.comparators[0], bindings)
+            return compare(test.ops[0], left[0], right[0]) if left and right else None
+        known = self.reader.value_of(test, bindings)
+        return truthy(known[0]) if known else None
+
+    def _builds(self, value: ast.expr) -> bool:
+        """Whether ``value`` is a stand-in's creation, or a local name bound to one."""
+        if isinstance(value, ast.Name):
+            bound = self.reader.resolve_local(value, NO_BINDINGS)
+            value = bound if bound is not None else value
+        return self.sites.kind_of(value) is not None
 
     # -- following ------------------------------------------------------------------------
 
