@@ -490,6 +490,11 @@ def spec_width(config):
     if spec is not None:
         return spec.width
     return 1
+
+
+class Widths:
+    def __init__(self, config):
+        self.width = config.speculative_config.width
 """
 
 
@@ -1519,6 +1524,49 @@ CASES = [
             spec_width(_make(method))
         """,
         frozenset({(ERROR, "config.speculative_config.width")}),
+    ),
+    Case(
+        "a-conditional-s-call-taking-a-namespace-is-not-the-namespace",
+        """
+        import pytest
+        from vllm.mod import spec_width
+
+        @pytest.mark.parametrize("method", [None, "eagle"])
+        def test_x(method):
+            config = SimpleNamespace(
+                speculative_config=None if method is None else make(cfg=SimpleNamespace())
+            )
+            spec_width(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-class-a-helper-s-caller-hands-in-is-the-constructor-met",
+        """
+        from vllm.mod import Widths
+
+        def _build(builder_cls):
+            config = SimpleNamespace(speculative_config=SimpleNamespace(other=1))
+            return builder_cls(config)
+
+        def test_x():
+            _build(Widths)
+        """,
+        frozenset({(ERROR, "config.speculative_config.width")}),
+    ),
+    Case(
+        "a-class-a-helper-s-caller-does-not-name-is-not-met",
+        """
+        from vllm.mod import Widths
+
+        def _build(builder_cls):
+            config = SimpleNamespace(speculative_config=SimpleNamespace(other=1))
+            return builder_cls(config)
+
+        def test_x(cls):
+            _build(cls)
+        """,
+        frozenset(),
     ),
 ]
 

@@ -300,7 +300,7 @@ def _hand(
         meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position != 0
     ):
         return
-    key = (meeting.location, callee.text, meeting.test)
+    key = (meeting.location, callee.text, callee.dotted, meeting.test)
     given = PassedStandIn(held_as(standin, meeting.via), meeting.position, meeting.keyword)
     known = handed.get(key)
     if known is None:

@@ -46,7 +46,12 @@ from factories.analysis.extraction._standin_sites import (
     dotted_name,
     literal_dict_items,
 )
-from factories.analysis.extraction._syntax import FUNCTION_DEFS, is_attr_of, is_name_in
+from factories.analysis.extraction._syntax import (
+    FUNCTION_DEFS,
+    is_attr_of,
+    is_name_in,
+    is_parameter,
+)
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import compare, truthy
@@ -171,7 +176,8 @@ class StandInExtractor:
                 sides, possible = self._alternatives(node)
                 alternative = attrs.evolve(route, possible=route.possible or possible)
                 for side in sides:
-                    out.extend(self._children(side, alternative))
+                    if self._builds(side):
+                        out.extend(self._children(side, alternative))
             elif isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword)):
                 pending.extend(ast.iter_child_nodes(node))
             elif isinstance(node, ast.Call):
@@ -181,11 +187,13 @@ class StandInExtractor:
 
     def _alternatives(self, node: ast.IfExp) -> tuple[list[ast.expr], bool]:
         """The alternatives of ``a if c else b`` the test may take, and whether a stand-in built
-        in them is only possible.  Both where both build one (the value is a namespace either
-        way); else those the test's values select under some case it runs (a parametrize case
-        of its test, a same-module call of its helper): a read of that alternative's stand-in
-        is one that case makes; else, where some case leaves the condition undecided, both, as
-        possible (it may pick the other side, ``None`` say)."""
+        as one is only possible (only a side that is a creation is one: a call that takes a
+        namespace, ``make(cfg=ns)``, returns some other object).  Both where both build one
+        (the value is a namespace either way); else those the test's values select under some
+        case it runs (a parametrize case of its test, a same-module call of its helper): a
+        read of that alternative's stand-in is one that case makes; else, where some case
+        leaves the condition undecided, both, as possible (it may pick the other side,
+        ``None`` say)."""
         sides = [node.body, node.orelse]
         if all(self._builds(side) for side in sides):
             return sides, False
@@ -513,7 +521,39 @@ class StandInExtractor:
                     self.scope.ensure_indexed(helper)
                 self._follow_names(helper, {param.arg}, param, found, route.hop(False))
                 return
-        found.meetings.append(self.meet.call(MeetingHow.ARGUMENT, call, arg, route.cases, func))
+        for named in self._callees(func):
+            meeting = self.meet.call(MeetingHow.ARGUMENT, call, arg, route.cases, named)
+            if named is not func and meeting.callee is not None:
+                # The call as written (``builder_cls(cfg)``), running what ``named`` names.
+                callee = attrs.evolve(meeting.callee, text=ast.unparse(func))
+                meeting = attrs.evolve(meeting, callee=callee)
+            found.meetings.append(meeting)
+
+    def _callees(self, func: ast.expr) -> list[ast.expr]:
+        """What a call's callee ``func`` names: a parameter of the helper making the call
+        (``def _build(builder_cls): builder_cls(cfg)``) is each expression the helper's
+        same-module calls pass for it (under each case of the test making the call), so that
+        each class the test hands in is met; else ``func`` as written."""
+        helper = self.scope.enclosing_scope(func)
+        if (
+            not isinstance(func, ast.Name)
+            or not isinstance(helper, FUNCTION_DEFS)
+            or not is_parameter(helper, func.id)
+            or self.reader.param_cases(helper)
+        ):
+            return [func]
+        named: dict[str, ast.expr] = {}
+        for bound in self._value_cases(helper) or []:
+            value = self.reader.resolve_local(func, bound)
+            seen = 0
+            while isinstance(value, ast.Name) and seen < 4:
+                further = self.reader.resolve_local(value, bound)
+                if further is None:
+                    break
+                value, seen = further, seen + 1
+            if value is not None:
+                named.setdefault(ast.unparse(value), value)
+        return list(named.values()) or [func]
 
 
 def _path_from(expr: ast.expr, names: set[str]) -> tuple[str, ...]:
