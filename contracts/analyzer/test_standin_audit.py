@@ -483,6 +483,31 @@ class Counter:
         if on:
             return self.size
         return 0
+
+
+def _swap(runner):
+    saved = runner.manager
+    runner.manager = None
+    try:
+        runner.manager = None
+    finally:
+        runner.manager = saved
+
+
+def _replace(runner):
+    runner.manager = None
+    saved = runner.manager
+    runner.manager = saved
+
+
+def warm_restored(runner):
+    _swap(runner)
+    return runner.manager.budget
+
+
+def warm_replaced(runner):
+    _replace(runner)
+    return runner.manager.budget
 """
 
 
@@ -1450,6 +1475,26 @@ CASES = [
             Counter.count(SimpleNamespace(other=1))
         """,
         frozenset({(SELF, "_count_of")}),
+    ),
+    Case(
+        "a-field-saved-and-restored-by-a-callee-is-the-namespace-s-again",
+        """
+        from vllm.mod import warm_restored
+
+        def test_x():
+            warm_restored(SimpleNamespace(manager=SimpleNamespace(other=1)))
+        """,
+        frozenset({(ERROR, "runner.manager.budget")}),
+    ),
+    Case(
+        "a-field-saved-after-a-write-and-stored-back-stays-the-walk-s",
+        """
+        from vllm.mod import warm_replaced
+
+        def test_x():
+            warm_replaced(SimpleNamespace(manager=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
     ),
 ]
 
