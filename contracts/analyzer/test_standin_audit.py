@@ -508,6 +508,15 @@ def warm_restored(runner):
 def warm_replaced(runner):
     _replace(runner)
     return runner.manager.budget
+
+
+class Drafter:
+    def __init__(self, cfg):
+        self.size = cfg.spec.dcp_size
+        self.model = self.load(cfg)
+
+    def load(self, cfg):
+        return cfg.spec.model_path
 """
 
 
@@ -1493,6 +1502,35 @@ CASES = [
 
         def test_x():
             warm_replaced(SimpleNamespace(manager=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-test-subclass-runs-its-base-s-constructor-with-its-own-methods",
+        """
+        from vllm.mod import Drafter
+
+        class _Test(Drafter):
+            model: object
+
+            def load(self, cfg):
+                return None
+
+        def test_x():
+            _Test(SimpleNamespace(spec=SimpleNamespace(other=1)))
+        """,
+        frozenset({(ERROR, "cfg.spec.dcp_size")}),
+    ),
+    Case(
+        "a-test-subclass-with-a-class-attribute-is-not-judged",
+        """
+        from vllm.mod import Drafter
+
+        class _Test(Drafter):
+            size = 1
+
+        def test_x():
+            _Test(SimpleNamespace(spec=SimpleNamespace(other=1)))
         """,
         frozenset(),
     ),
