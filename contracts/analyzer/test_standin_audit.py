@@ -495,6 +495,40 @@ def spec_width(config):
 class Widths:
     def __init__(self, config):
         self.width = config.speculative_config.width
+
+
+def _swap(runner):
+    saved = runner.manager
+    runner.manager = None
+    try:
+        runner.manager = None
+    finally:
+        runner.manager = saved
+
+
+def _replace(runner):
+    runner.manager = None
+    saved = runner.manager
+    runner.manager = saved
+
+
+def warm_restored(runner):
+    _swap(runner)
+    return runner.manager.budget
+
+
+def warm_replaced(runner):
+    _replace(runner)
+    return runner.manager.budget
+
+
+class Drafter:
+    def __init__(self, cfg):
+        self.size = cfg.spec.dcp_size
+        self.model = self.load(cfg)
+
+    def load(self, cfg):
+        return cfg.spec.model_path
 """
 
 
@@ -1565,6 +1599,55 @@ CASES = [
 
         def test_x(cls):
             _build(cls)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-saved-and-restored-by-a-callee-is-the-namespace-s-again",
+        """
+        from vllm.mod import warm_restored
+
+        def test_x():
+            warm_restored(SimpleNamespace(manager=SimpleNamespace(other=1)))
+        """,
+        frozenset({(ERROR, "runner.manager.budget")}),
+    ),
+    Case(
+        "a-field-saved-after-a-write-and-stored-back-stays-the-walk-s",
+        """
+        from vllm.mod import warm_replaced
+
+        def test_x():
+            warm_replaced(SimpleNamespace(manager=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-test-subclass-runs-its-base-s-constructor-with-its-own-methods",
+        """
+        from vllm.mod import Drafter
+
+        class _Test(Drafter):
+            model: object
+
+            def load(self, cfg):
+                return None
+
+        def test_x():
+            _Test(SimpleNamespace(spec=SimpleNamespace(other=1)))
+        """,
+        frozenset({(ERROR, "cfg.spec.dcp_size")}),
+    ),
+    Case(
+        "a-test-subclass-with-a-class-attribute-is-not-judged",
+        """
+        from vllm.mod import Drafter
+
+        class _Test(Drafter):
+            size = 1
+
+        def test_x():
+            _Test(SimpleNamespace(spec=SimpleNamespace(other=1)))
         """,
         frozenset(),
     ),

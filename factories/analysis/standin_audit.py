@@ -152,6 +152,8 @@ class HandedCall:
     # constructor, with the attributes the test set on it (``Callee.instance_fields``).
     instance: bool = False
     instance_fields: tuple[str, ...] = ()
+    # ``Callee.overrides``: the class built is the test's subclass of ``dotted``.
+    overrides: tuple[str, ...] = ()
     # Holders of namespaces that are that real object, ``self`` of the method
     # (``x = Cls(args); x.cfg = ns; x.m()``: a holder whose ``cfg`` is ``ns``).
     self_holders: tuple[StandIn, ...] = ()
@@ -319,6 +321,7 @@ def _hand(
             returns=calls.asserted(call),
             instance=callee.instance,
             instance_fields=callee.instance_fields,
+            overrides=callee.overrides,
         )
     if held_self:
         holders = known.self_holders
@@ -528,7 +531,9 @@ def _constructed(
     roots = bind_passed(member.node, handed.passed, bound=True)
     if not roots:
         return []
-    context = attrs.evolve(_handed_context(index, handed, roots), real_self=True)
+    context = _handed_context(index, handed, roots)
+    overridden = frozenset((cls.qualname, name) for name in handed.overrides)
+    context = attrs.evolve(context, real_self=True, replaced=context.replaced | overridden)
     report = analyzer.analyze(
         cls,
         "__init__",

@@ -137,6 +137,10 @@ class MeetingMaker:
         made = Callee(ast.unparse(func), dotted_name(target, imports), stub_class, method)
         if made.dotted is None and method is None and isinstance(func, ast.Attribute):
             return self._on_instance(made, func, call, imports)
+        if made.dotted is None and isinstance(func, ast.Name) and target is func:
+            subclass = _test_subclass(self.scope.module.tree, func.id, imports)
+            if subclass is not None:
+                return attrs.evolve(made, dotted=subclass[0], overrides=subclass[1])
         return made
 
     def _on_instance(
@@ -273,3 +277,49 @@ class MeetingMaker:
                 found = current
             current = self.scope.parents.get(current)
         return found if found is not None and found.name.startswith("test") else None
+
+
+def _test_subclass(
+    tree: ast.Module, name: str, imports: dict
+) -> tuple[str, tuple[str, ...]] | None:
+    """``class <name>(Base)`` of the test module, its one binding there: the base's dotted
+    name and the methods the class defines, where calling it runs the base's constructor
+    with those methods in place of the base's.  Only a body of plain methods (and
+    annotations, a docstring, ``pass``): no constructor, no class attribute, decorator,
+    keyword or metaclass that would change what the base's code reads or decides."""
+    defs = [
+        node
+        for node in tree.body
+        if (isinstance(node, ast.ClassDef) and node.name == name)
+        or (
+            isinstance(node, (ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef))
+            and name in _bound_names(node)
+        )
+    ]
+    if len(defs) != 1 or not isinstance(defs[0], ast.ClassDef):
+        return None
+    cls = defs[0]
+    if len(cls.bases) != 1 or cls.keywords or cls.decorator_list:
+        return None
+    base = dotted_name(cls.bases[0], imports)
+    methods: list[str] = []
+    for node in cls.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.decorator_list:
+            if node.name in ("__init__", "__new__", "__init_subclass__", "__getattr__"):
+                return None
+            methods.append(node.name)
+        elif not (
+            isinstance(node, ast.Pass)
+            or (isinstance(node, ast.AnnAssign) and node.value is None)
+            or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+        ):
+            return None
+    return (base, tuple(methods)) if base is not None else None
+
+
+def _bound_names(node: ast.stmt) -> set[str]:
+    """The names a module-level statement binds."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}

@@ -65,7 +65,10 @@ class Callee:
     (``Cls(args).m(ns)``, ``x = Cls(args); x.m(ns)``, ``Cls.__new__(Cls)``): ``dotted`` names
     the method on that class (``vllm.x.Cls.m``), and ``self`` is that real object;
     ``instance_fields`` the attributes the test sets on it before the call (which shadow the
-    class's methods of those names)."""
+    class's methods of those names).  ``overrides``: the call builds a subclass the test
+    module defines (``_Test(ns)``, ``class _Test(Base)`` with no constructor of its own):
+    ``dotted`` names the base, whose constructor runs, and these are the methods the
+    subclass defines in its place."""
 
     text: str
     dotted: str | None = None
@@ -74,6 +77,7 @@ class Callee:
     self_arg: bool = False
     instance: bool = False
     instance_fields: tuple[str, ...] = ()
+    overrides: tuple[str, ...] = ()
 
 
 @attrs.frozen

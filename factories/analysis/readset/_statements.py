@@ -10,6 +10,7 @@ import ast
 
 from factories.analysis.classes import MemberKind
 from factories.analysis.readset._model import (
+    WRITTEN_MARK,
     AttributeAccess,
     ParamAccess,
     State,
@@ -267,6 +268,16 @@ class StatementHandlers:
                 return ()
         return ()
 
+    def restores(self, value: ast.expr | None, path: str) -> bool:
+        """``runner.field = saved`` where ``saved = runner.field`` was bound before any write
+        replaced that chain (``saved``): the stand-in's own object is back, so what is read
+        under it is the stand-in's again (a save-and-restore around a temporary value)."""
+        return (
+            isinstance(value, ast.Name)
+            and value.id in self.saved
+            and self.aliases.get(value.id) == path
+        )
+
     def store(
         self, target: ast.expr, state: frozenset[str], value: ast.expr | None
     ) -> frozenset[str]:
@@ -316,7 +327,11 @@ class StatementHandlers:
             path = self.held_path(value, state) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path
+                self.saved.discard(target.id)
+                if not replaced(state, path):
+                    self.saved.add(target.id)
             else:
+                self.saved.discard(target.id)
                 self.aliases.pop(target.id, None)
                 if target.id in self.params:
                     self.shadowed.add(target.id)
@@ -325,9 +340,19 @@ class StatementHandlers:
             path = self.param_path(target)
             if path is not None:
                 self.rec.params.append(ParamAccess(path, self.loc(target), write=True))
+                if self.restores(value, path):
+                    return state - {WRITTEN_MARK + path}
                 return self.chain_written(target, state)
             return self.chain_written(target, self.expr(target.value, state))
         if isinstance(target, ast.Subscript):
             state = self.expr(target.value, state)
             return self.expr(target.slice, state)
         return state
+
+
+def replaced(state: frozenset[str], path: str) -> bool:
+    """Whether the walk wrote ``path`` or a link above it on every path so far."""
+    parts = path.split(".")
+    return any(
+        WRITTEN_MARK + ".".join(parts[:length]) in state for length in range(2, len(parts) + 1)
+    )

@@ -84,6 +84,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.cls_name = positional[0].arg if self.klass is not None else None
         self.aliases: dict[str, str] = dict(aliases)
         self.shadowed: set[str] = set()
+        # Locals bound to a stand-in chain no write had replaced then (``saved =
+        # runner.field``): storing one back onto that chain puts the stand-in's object back.
+        self.saved: set[str] = set()
         # The analysed call itself: its parameters are the stand-ins the test hands in.
         # Below it, a parameter is a stand-in only through ``aliases``.
         self.entry = entry
