@@ -13,6 +13,9 @@ with attrs). One job per module:
 - ``values``: what a test states about a value (constructed objects, mocks, enum members,
   lengths) and how such values compare, so they can decide branches.
 - ``binding``: parameter lists from the AST and the binding of a call's shape to one.
+- ``_walk``: the hot tree walks (``ast.walk``'s nodes in its order without its generators,
+  parent links in one pass, statements only), shared by ``readset/``, ``extraction/`` and the
+  audit.
 - ``extraction/``: finds the stubs in a test module and follows each one through aliases,
   helpers, callers and parametrize cases.
 - ``audit``: ``StubAuditor``, from files to stubs to findings; ``class_audit``: one stub
