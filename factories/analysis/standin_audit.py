@@ -402,6 +402,25 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
         return []
     bound = kind is MemberKind.CLASSMETHOD
     klass = _callee_class(index, handed.dotted.rpartition(".")[0]) if bound else None
+    return _as_function(
+        index, analyzer, handed, table, function, owner, stated_shape(handed), bound, klass
+    )
+
+
+def _as_function(
+    index,
+    analyzer,
+    handed: HandedCall,
+    table: StubStandIns,
+    function: FunctionRef,
+    owner: str,
+    call: CallShape,
+    bound: bool,
+    klass: ClassInfo | None = None,
+) -> list[Finding]:
+    """A callee walked as a function handed the call's namespaces (a module function, a
+    static or class method: ``bound`` skips a class method's ``cls``, run on ``klass``), its
+    parameters bound through its signature; none where no namespace reaches a parameter."""
     roots = bind_passed(function.node, handed.passed, bound=bound)
     if not roots:
         return []
@@ -409,7 +428,7 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     report = analyzer.analyze_function(
         function,
         context,
-        call=stated_shape(handed),
+        call=call,
         bound=bound,
         provided_chains=held_chains(roots, {}),
         klass=klass,
@@ -562,19 +581,9 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
     if member is None or not isinstance(member.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return []
     if member.kind in (MemberKind.STATICMETHOD, MemberKind.CLASSMETHOD):
+        function = FunctionRef(member.owner.module, member.node)
         bound = member.kind is MemberKind.CLASSMETHOD
-        roots = bind_passed(member.node, handed.passed, bound=bound)
-        if not roots:
-            return []
-        context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
-        report = analyzer.analyze_function(
-            FunctionRef(member.owner.module, member.node),
-            context,
-            call=handed.shape,
-            bound=bound,
-            provided_chains=held_chains(roots, {}),
-        )
-        return list(missing_fields(report, roots, {}, table, cls.name, handed.event))
+        return _as_function(index, analyzer, handed, table, function, cls.name, handed.shape, bound)
     if member.kind is not MemberKind.METHOD:
         return []
     roots = bind_passed(member.node, handed.passed, bound=True)
