@@ -34,9 +34,11 @@ def walk_all(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
         yield current
 
 
-def link_parents(root: ast.AST, parents: dict[ast.AST, ast.AST]) -> None:
+def link_parents(root: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.AST]:
     """``parents[child] = parent`` for every node below ``root``, entered in the order of
-    ``for parent in ast.walk(root): for child in ast.iter_child_nodes(parent)``."""
+    ``for parent in ast.walk(root): for child in ast.iter_child_nodes(parent)``.  Returns the
+    nodes it met, ``root`` first: ``list(walk(root))`` (the same queue), which a caller that
+    walks ``root`` again can keep instead."""
     todo = [root]
     append = todo.append
     for current in todo:
@@ -50,6 +52,7 @@ def link_parents(root: ast.AST, parents: dict[ast.AST, ast.AST]) -> None:
             elif isinstance(value, ast.AST):
                 parents[value] = current
                 append(value)
+    return todo
 
 
 #: The nodes that hold statements: statements, ``except`` clauses and ``match`` cases.

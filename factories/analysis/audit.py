@@ -168,8 +168,10 @@ class StubAuditor:
         self._exports: dict[Path, tuple[str, list]] = {}
         # Files the stand-in trigger audited to decide (path, --standins) -> their audit.
         self._decided: dict[tuple[Path, bool], FileAudit] = {}
-        # The test file parsed last (``test_module``).
+        # The test file parsed last (``test_module``), and the reader of its cases that its
+        # extractions share (``test_reader``), once one is asked for.
         self._last_test: tuple[Path, ModuleInfo] | None = None
+        self._last_reader: extraction.CaseReader | None = None
 
     # -- test files ---------------------------------------------------------------------
 
@@ -182,11 +184,22 @@ class StubAuditor:
         if self._last_test is None or self._last_test[0] != path:
             module = self.tree.load(self.tree.module_name_for(path), path)
             self._last_test = (path, module)
+            self._last_reader = None
         return self._last_test[1]
+
+    def test_reader(self, path: Path) -> extraction.CaseReader:
+        """The reader of test file ``path``'s cases (with its ``ModuleScope``: parent links,
+        scopes, callers), one for every extraction of the file (its stubs, the stubs helpers
+        return into it, its stand-ins): what each finds out about the module is the module's,
+        whichever asks first, so it is found once.  Kept with ``test_module``'s file."""
+        module = self.test_module(path)
+        if self._last_reader is None:
+            self._last_reader = extraction.CaseReader(extraction.ModuleScope(module))
+        return self._last_reader
 
     def extract(self, path: Path) -> list[Stub]:
         module = self.test_module(path)
-        extractor = extraction.StubExtractor(module)  # loaded on first use
+        extractor = extraction.StubExtractor(module, self.test_reader(path))  # loaded on first use
         found = extractor.stubs()
         if extractor.exports:
             self._exports[path] = (module.name, extractor.exports)
@@ -217,7 +230,7 @@ class StubAuditor:
             module = self.test_module(path)
         except SourceError:
             return []  # reported where the file is audited
-        extractor = extraction.StubExtractor(module)  # loaded on first use
+        extractor = extraction.StubExtractor(module, self.test_reader(path))  # loaded on first use
         out: list[Stub] = []
         for exporter, source, found in exports:
             if exporter == path:
@@ -713,7 +726,7 @@ class StubAuditor:
             return None
         from factories.analysis.standin_audit import StandInTable  # --standins runs only
 
-        return StandInTable.of(self.test_module(path), found)
+        return StandInTable.of(self.test_module(path), found, self.test_reader(path).scope.walk)
 
     def standins_found(self, path: Path, has_stubs: bool) -> tuple[extraction.StandIn, ...]:
         """What the extractor finds in one test file (parsed once: ``test_module`` keeps the
@@ -727,7 +740,8 @@ class StubAuditor:
             module = self.test_module(path)
         except (OSError, SourceError):
             return ()
-        return tuple(extraction.StandInExtractor(module).standins())
+        reader = self.test_reader(path)
+        return tuple(extraction.StandInExtractor(module, reader.scope, reader).standins())
 
     def _handed_of(self, analysis: Analysis, path: str, table: StandInTable) -> Iterable[Finding]:
         """The findings of the namespaces one test file hands to a function or a static or

@@ -29,7 +29,7 @@ objects the test built (``stated_shape``), whose stated fields decide the callee
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
@@ -176,13 +176,20 @@ class StandInTable:
     handed: tuple[HandedCall, ...] = ()
 
     @classmethod
-    def of(cls, module: ModuleInfo, standins: Iterable[StandIn]) -> StandInTable:
+    def of(
+        cls,
+        module: ModuleInfo,
+        standins: Iterable[StandIn],
+        walk: Callable[[ast.AST], Iterable[ast.AST]] | None = None,
+    ) -> StandInTable:
+        """``walk``: the nodes of a statement of ``module`` in ``ast.walk`` order, where the
+        module's extraction has them at hand (``ModuleScope.walk``)."""
         sets: dict[tuple[Location, str], StandIn] = {}
         passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
         handed: dict[tuple, HandedCall] = {}
         selves: list[SelfCall] = []
         late: set[tuple[str, str]] = set()
-        calls = _CallIndex(module)
+        calls = _CallIndex(module, walk)
         for root in standins:
             for standin in root.walk():
                 if standin.kind not in NAMESPACE_KINDS:
@@ -1022,8 +1029,11 @@ class _CallIndex:
     and a breadth-first walk of those statements meets their nodes in the order a walk of
     the module does, so every answer is still the first match in ``ast.walk`` order)."""
 
-    def __init__(self, module: ModuleInfo) -> None:
+    def __init__(
+        self, module: ModuleInfo, walk: Callable[[ast.AST], Iterable[ast.AST]] | None = None
+    ) -> None:
         self.module = module
+        self._walk = walk
         self._spans = [(first_line(s), s.end_lineno or s.lineno, s) for s in module.tree.body]
         self._calls: dict[tuple[ast.stmt, ...], list[ast.Call]] = {}
         # Of the statements walked: the call each callee expression is called by, and what
@@ -1045,7 +1055,8 @@ class _CallIndex:
         roots = self._roots(line)
         if roots not in self._calls:
             calls = self._calls[roots] = []
-            for node in walk_all(roots):
+            nodes = self._walk(roots[0]) if self._walk and len(roots) == 1 else walk_all(roots)
+            for node in nodes:
                 if isinstance(node, ast.Call):
                     calls.append(node)
                     self._applied.setdefault(node.func, node)

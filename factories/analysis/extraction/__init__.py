@@ -56,11 +56,13 @@ from factories.analysis.extraction._syntax import str_literal
 if TYPE_CHECKING:
     from factories.analysis.extraction._cases import (
         Bindings,
+        CaseReader,
         ParamCase,
         parametrize_values,
         read_param_cases,
     )
     from factories.analysis.extraction._extractor import StubExtractor
+    from factories.analysis.extraction._scope import ModuleScope
     from factories.analysis.extraction._standin_model import (
         Callee,
         Meeting,
@@ -78,10 +80,12 @@ if TYPE_CHECKING:
 #: half (the stub audit, which every pre-commit run starts, needs none of it).
 _LAZY = {
     "Bindings": "_cases",
+    "CaseReader": "_cases",
     "ParamCase": "_cases",
     "parametrize_values": "_cases",
     "read_param_cases": "_cases",
     "StubExtractor": "_extractor",
+    "ModuleScope": "_scope",
     "Callee": "_standin_model",
     "Meeting": "_standin_model",
     "MeetingHow": "_standin_model",
@@ -106,12 +110,14 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "Bindings",
     "Callee",
+    "CaseReader",
     "ClassRef",
     "EventKind",
     "ExpressionClass",
     "LocalClass",
     "Meeting",
     "MeetingHow",
+    "ModuleScope",
     "NamedClass",
     "ParamCase",
     "RegistryClass",

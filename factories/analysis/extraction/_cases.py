@@ -8,7 +8,7 @@ case and which caller are in force travels down the calls as a ``Bindings`` valu
 from __future__ import annotations
 
 import ast
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
@@ -67,7 +67,7 @@ class CaseReader:
         if not isinstance(func, FUNCTION_DEFS):
             return []
         if id(func) not in self._cases_cache:
-            self._cases_cache[id(func)] = read_param_cases(func)
+            self._cases_cache[id(func)] = read_param_cases(func, self.scope.walk)
         return self._cases_cache[id(func)]
 
     def value_of(self, node: ast.expr | None, bindings: Bindings) -> tuple[object] | tuple[()]:
@@ -140,9 +140,13 @@ class CaseReader:
         return f"{name}[{case.id}]" if case is not None and case.id is not None else name
 
 
-def read_param_cases(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ParamCase]:
+def read_param_cases(
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    walk: Callable[[ast.AST], Iterable[ast.AST]] = walk,
+) -> list[ParamCase]:
     """The parametrize cases of ``func`` in pytest's order and with pytest's ids: the
-    decorator nearest the ``def`` varies slowest and its id part comes first."""
+    decorator nearest the ``def`` varies slowest and its id part comes first.  ``walk``: the
+    nodes of ``func`` (``ModuleScope.walk`` has those of an indexed test at hand)."""
     decorators = [
         d
         for d in func.decorator_list

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import attrs
 
-from factories.analysis._walk import walk
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._class_choice import ClassChoice, ClassChooser
 from factories.analysis.extraction._events import EventRecorder, Track
@@ -23,10 +22,12 @@ class StubExtractor:
     ``exports`` lists, after ``stubs()``, the stubs that module-level functions return, for
     callers in other test modules (``imported_uses`` of their extractors)."""
 
-    def __init__(self, module: ModuleInfo) -> None:
+    def __init__(self, module: ModuleInfo, reader: CaseReader | None = None) -> None:
+        """``reader``: the module's, shared with its other extractions (its ``scope`` is
+        this module's); else one of its own."""
         self.module = module
-        self.scope = ModuleScope(module)
-        reader = CaseReader(self.scope)
+        reader = reader or CaseReader(ModuleScope(module))
+        self.scope = reader.scope
         self.chooser = ClassChooser(self.scope, reader)
         self.follower = Follower(self.scope, reader, EventRecorder(self.scope, reader))
 
@@ -36,7 +37,7 @@ class StubExtractor:
 
     def stubs(self) -> list[Stub]:
         found: list[Stub] = []
-        sites = [n for stmt in self.scope.index("object.__new__(") for n in walk(stmt)]
+        sites = [n for stmt in self.scope.index("object.__new__(") for n in self.scope.walk(stmt)]
         for node in sites:
             if not is_object_new(node):
                 continue
@@ -75,7 +76,7 @@ class StubExtractor:
         route = Route(NO_BINDINGS)  # a helper returning it again is not exported a second time
         for name in local:
             for stmt in self.scope.index(name + "("):
-                for call in ast.walk(stmt):
+                for call in self.scope.walk(stmt):
                     if not (isinstance(call, ast.Call) and getattr(call.func, "id", None) == name):
                         continue
                     for cont in self.follower.follow_value(call, 1, route):

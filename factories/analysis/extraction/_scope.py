@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+from collections.abc import Callable, Iterable
 
 from factories.analysis._walk import link_parents, statements, walk
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
@@ -29,6 +30,10 @@ class ModuleScope:
         ]
         self.parents: dict[ast.AST, ast.AST] = {}
         self._indexed: set[int] = set()
+        # id of an indexed statement -> its nodes in walk order (the parent links' queue).
+        self._walked: dict[int, list[ast.AST]] = {}
+        # id of a def -> ``callers`` of it (the same walk of the same statements each time).
+        self._callers: dict[int, list[tuple[ast.Call, str | None]]] = {}
         self._nodes_cache: dict[int, list[ast.AST]] = {}
         self._keys_cache: dict[int, list[tuple[int, int]]] = {}
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
@@ -45,7 +50,7 @@ class ModuleScope:
                 continue
             self._indexed.add(id(stmt))
             self.parents[stmt] = self.module.tree
-            link_parents(stmt, self.parents)
+            self._walked[id(stmt)] = link_parents(stmt, self.parents)
         return hits
 
     def ensure_indexed(self, stmt: ast.AST) -> None:
@@ -54,7 +59,14 @@ class ModuleScope:
             return
         self._indexed.add(id(stmt))
         self.parents.setdefault(stmt, self.module.tree)
-        link_parents(stmt, self.parents)
+        self._walked[id(stmt)] = link_parents(stmt, self.parents)
+
+    def walk(self, node: ast.AST) -> Iterable[ast.AST]:
+        """``walk(node)``: for a statement indexed here, the nodes its parent links met (in
+        the same order), not a second walk; every part of the extraction asks about the same
+        few statements (the needles' hits) again and again."""
+        found = self._walked.get(id(node))
+        return found if found is not None else walk(node)
 
     def text_of_function(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
         """The source text of a definition, decorators included."""
@@ -67,7 +79,8 @@ class ModuleScope:
         """Nodes of ``scope`` in source order, nested defs included (closures may use the
         stub); at module scope, functions and classes are their own scopes."""
         if id(scope) not in self._nodes_cache:
-            self._nodes_cache[id(scope)] = _own_nodes(scope)
+            nodes, keys = _own_nodes(scope, self.walk)
+            self._nodes_cache[id(scope)], self._keys_cache[id(scope)] = nodes, keys
         return self._nodes_cache[id(scope)]
 
     def nodes_after(self, scope: ast.AST, key: tuple[int, int]) -> list[ast.AST]:
@@ -76,10 +89,6 @@ class ModuleScope:
         that key, so the ones left out are a prefix, found by bisection instead of a scan of
         the whole scope per followed name."""
         nodes = self.nodes(scope)
-        if id(scope) not in self._keys_cache:
-            self._keys_cache[id(scope)] = [
-                (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) for n in nodes
-            ]
         return nodes[bisect.bisect_right(self._keys_cache[id(scope)], key) :]
 
     def assigned_before(self, scope: ast.AST, name: ast.Name) -> ast.expr | None:
@@ -168,13 +177,21 @@ class ModuleScope:
         A module-level function is called by name.  A method of a module-level class ``C``
         (a classmethod building the stub, a test class's helper) is called as ``C.m()`` or
         ``Sub.m()`` for a same-module subclass ``Sub`` (named: the call's class), or as
-        ``self.m()``/``cls.m()`` inside ``C`` or such a subclass (the class is not named)."""
+        ``self.m()``/``cls.m()`` inside ``C`` or such a subclass (the class is not named).
+        Found once per ``func``: the answer depends on the module alone."""
+        if id(func) not in self._callers:
+            self._callers[id(func)] = self._find_callers(func)
+        return list(self._callers[id(func)])
+
+    def _find_callers(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> list[tuple[ast.Call, str | None]]:
         owner = self.parents.get(func)
         if isinstance(owner, ast.ClassDef) and self.parents.get(owner) is self.module.tree:
             family = self._subclasses(owner.name)
             out: list[tuple[ast.Call, str | None]] = []
             for stmt in self.index("." + func.name + "("):
-                for n in walk(stmt):
+                for n in self.walk(stmt):
                     if not (
                         isinstance(n, ast.Call)
                         and isinstance(n.func, ast.Attribute)
@@ -193,7 +210,7 @@ class ModuleScope:
         return [
             (n, None)
             for stmt in self.index(func.name + "(")
-            for n in walk(stmt)
+            for n in self.walk(stmt)
             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == func.name
         ]
 
@@ -213,12 +230,17 @@ class ModuleScope:
         return frozenset(family)
 
 
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
+def _own_nodes(
+    scope: ast.AST, walk: Callable[[ast.AST], Iterable[ast.AST]]
+) -> tuple[list[ast.AST], list[tuple[int, int]]]:
+    """The nodes of ``scope`` sorted by ``(lineno, col_offset)`` (stably: in walk order where
+    those are equal), and those keys, in the same order (``nodes_after`` bisects them)."""
     body = scope.body  # type: ignore[attr-defined]
     nodes: list[ast.AST] = []
     for stmt in body:
         if isinstance(scope, ast.Module) and isinstance(stmt, (*FUNCTION_DEFS, ast.ClassDef)):
             continue
         nodes.extend(walk(stmt))
-    nodes.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
-    return nodes
+    keys = [(getattr(n, "lineno", 0), getattr(n, "col_offset", 0)) for n in nodes]
+    order = sorted(range(len(nodes)), key=keys.__getitem__)
+    return [nodes[i] for i in order], [keys[i] for i in order]

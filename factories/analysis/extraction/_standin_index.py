@@ -39,7 +39,7 @@ class StandInSites:
         self._module_imports = {**loaded_modules(scope.module.tree), **scope.module.imports}
         statements = {id(s): s for needle in _STATEMENT_NEEDLES for s in scope.index(needle)}
         for stmt in statements.values():
-            for node in walk(stmt):
+            for node in scope.walk(stmt):
                 if not (isinstance(node, ast.Call) and callee(node.func) in CREATING_NAMES):
                     continue
                 site = standin_kind(node, self.imports(node))

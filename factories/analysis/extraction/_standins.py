@@ -98,10 +98,14 @@ class StandInExtractor:
     """Extracts the stand-ins of one parsed test module; each top-level stand-in once, nested
     ones as children of the stand-in they are a field of."""
 
-    def __init__(self, module: ModuleInfo, scope: ModuleScope | None = None) -> None:
+    def __init__(
+        self, module: ModuleInfo, scope: ModuleScope | None = None, reader: CaseReader | None = None
+    ) -> None:
+        """``scope`` and ``reader`` (of ``scope``): the module's, shared with its other
+        extractions; else its own."""
         self.module = module
         self.scope = scope or ModuleScope(module)
-        self.reader = CaseReader(self.scope)
+        self.reader = reader or CaseReader(self.scope)
         recorder = EventRecorder(self.scope, self.reader)
         self.sites = StandInSites(self.scope, self.reader)
         self.meet = MeetingMaker(self.scope, self.reader, recorder, self.sites)
