@@ -34,6 +34,21 @@ def walk_all(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
         yield current
 
 
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """``list(ast.iter_child_nodes(node))``, without its two generator frames: the read-set
+    walker asks it of every expression it has no handler for."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, list):
+            for item in value:
+                if isinstance(item, ast.AST):
+                    out.append(item)
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
+
+
 def link_parents(root: ast.AST, parents: dict[ast.AST, ast.AST]) -> list[ast.AST]:
     """``parents[child] = parent`` for every node below ``root``, entered in the order of
     ``for parent in ast.walk(root): for child in ast.iter_child_nodes(parent)``.  Returns the

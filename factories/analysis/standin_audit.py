@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
-from factories.analysis._walk import link_parents, walk_all
+from factories.analysis._walk import link_parents, walk, walk_all
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import ClassInfo, External, FunctionRef, MemberKind, ModuleRef
@@ -1109,12 +1109,12 @@ class _CallIndex:
         if binding in self._applied:
             return self._applied[binding]
         scope = self._enclosing_function(binding)
-        for stmt in ast.walk(scope) if scope is not None else ():
+        for stmt in walk(scope) if scope is not None else ():
             if isinstance(stmt, ast.Assign) and stmt.value is binding:
                 names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
                 later = [
                     node
-                    for node in ast.walk(scope)
+                    for node in walk(scope)
                     if isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Name)
                     and node.func.id in names

@@ -229,7 +229,7 @@ class Follower:
         name = _fixture_name(fixture)
         out: list[Track] = []
         for stmt in self.scope.index(name):
-            for func in ast.walk(stmt):
+            for func in walk(stmt):
                 if not isinstance(func, FUNCTION_DEFS) or func is fixture:
                     continue
                 args = func.args

@@ -11,6 +11,7 @@ import ast
 
 import attrs
 
+from factories.analysis._walk import walk
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._events import EventRecorder, _is_dict_of, _module_alias
 from factories.analysis.extraction._follow import MAX_FUNCTION_HOPS
@@ -213,7 +214,7 @@ class MeetingMaker:
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
-                    for sub in ast.walk(target):
+                    for sub in walk(target):
                         if is_attr_of(sub, {name}):
                             out[sub.attr] = None  # type: ignore[attr-defined]
             elif isinstance(node, ast.Call):
@@ -322,4 +323,4 @@ def _bound_names(node: ast.stmt) -> set[str]:
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return {node.name}
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
-    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}

@@ -79,7 +79,7 @@ class ReadSetAnalyzer:
         per loop."""
         key = id(loop)
         if key not in self._rebound:
-            nodes = [n for stmt in (*loop.body, *loop.orelse) for n in ast.walk(stmt)]
+            nodes = [n for stmt in (*loop.body, *loop.orelse) for n in walk(stmt)]
             self._rebound[key] = frozenset(
                 n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
             ) | frozenset(

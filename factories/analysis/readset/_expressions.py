@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from factories.analysis._walk import child_nodes
 from factories.analysis.classes import MemberKind
 from factories.analysis.readset._model import AttributeAccess, ParamAccess, State
 from factories.analysis.readset._syntax import handler
@@ -24,7 +25,7 @@ class ExpressionHandlers:
         return handler(type(self), "expr_", type(node))(self, node, state)
 
     def expr_other(self, node: ast.expr, state: frozenset[str]) -> frozenset[str]:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 state = self.expr(child, state)
             elif isinstance(child, ast.comprehension):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from factories.analysis._walk import child_nodes
 from factories.analysis.classes import MemberKind
 from factories.analysis.readset._model import (
     WRITTEN_MARK,
@@ -28,7 +29,7 @@ class StatementHandlers:
         return handler(type(self), "stmt_", type(node))(self, node, state)
 
     def stmt_other(self, node: ast.stmt, state: frozenset[str]) -> State:
-        for child in ast.iter_child_nodes(node):  # Expr, ...
+        for child in child_nodes(node):  # Expr, ...
             if isinstance(child, ast.expr):
                 state = self.expr(child, state)
         return state
@@ -165,7 +166,7 @@ class StatementHandlers:
         return None
 
     def stmt_Raise(self, node: ast.Raise, state: frozenset[str]) -> State:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             state = self.expr(child, state)
         self.raised = True
         if self.context.expect_raise:
