@@ -102,7 +102,20 @@ class ModuleInfo:
     functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = attrs.field(factory=dict)
     assigned: set[str] = attrs.field(factory=set)
     imports: dict[str, ImportTarget] = attrs.field(factory=dict)
-    lines: list[str] = attrs.field(factory=list, repr=False)
+    # The source ``tree`` was parsed from, split into ``lines`` on first use: a test module's
+    # audit reads its lines (its statements' texts, its ``# audit-stubs: ignore`` comments),
+    # while the vLLM modules a run parses (a thousand and more) never need theirs.
+    _source: str | bytes = attrs.field(default="", repr=False, eq=False)
+    _lines: list[str] | None = attrs.field(default=None, init=False, repr=False, eq=False)
+
+    @property
+    def lines(self) -> list[str]:
+        """The source's lines, decoded as Python decodes the file (``decode_source``)."""
+        if self._lines is None:
+            source = self._source
+            text = decode_source(source) if isinstance(source, bytes) else source
+            self._lines, self._source = text.splitlines(), ""
+        return self._lines
 
     @classmethod
     def from_source(
@@ -120,10 +133,7 @@ class ModuleInfo:
             raise SourceError(path, 1, f"syntax error: {exc}") from None
         except RecursionError:
             raise SourceError(path, 1, "syntax error: too deeply nested to parse") from None
-        if isinstance(source, bytes):
-            source = decode_source(source)
-        info = cls(name=name, path=path, tree=tree, is_package=is_package)
-        info.lines = source.splitlines()
+        info = cls(name=name, path=path, tree=tree, is_package=is_package, source=source)
         for node in shallow_statements(tree.body):
             if isinstance(node, ast.ClassDef):
                 info.classes.setdefault(node.name, node)
