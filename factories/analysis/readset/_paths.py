@@ -8,7 +8,7 @@ which walk met a block first does not change any result.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -45,7 +45,7 @@ class BlockIds:
 
 def provisioned(
     required: Sequence[AttributeAccess],
-    reads: Sequence[AttributeAccess],
+    reads: Iterable[AttributeAccess],
     provided: frozenset[str],
     siblings: Mapping[int, int],
     typed: Collection[int] = frozenset(),
@@ -83,12 +83,13 @@ def provisioned(
     ]
 
 
-def chain_links(chains: Iterable[ChainRead]) -> list[ChainRead]:
+def chain_links(chains: Iterable[ChainRead]) -> Iterator[ChainRead]:
     """Each chain read as a read of every object it passes (``self.cfg.on.x`` reads
     ``self.cfg``, ``self.cfg.on``, ``self.cfg.on.x`` there): the reads ``provisioned`` matches
     against the chains a test provided (a held link is read when a longer chain through it
-    is, ``metadata.prefill.shape``)."""
-    return [attrs.evolve(c, path=prefix) for c in chains for prefix in c.prefixes]
+    is, ``metadata.prefill.shape``).  Made as ``provisioned`` asks: not at all where the test
+    provided no chain (most calls)."""
+    return (attrs.evolve(c, path=prefix) for c in chains for prefix in c.prefixes)
 
 
 def first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ...]:
