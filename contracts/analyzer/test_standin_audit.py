@@ -529,6 +529,77 @@ class Drafter:
 
     def load(self, cfg):
         return cfg.spec.model_path
+
+
+class Engine:
+    kind = "engine"
+    size: int
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.count = 0
+
+    def run(self):
+        return 1
+
+    @property
+    def busy(self):
+        return False
+
+    def total(self):
+        return self.count, self.kind
+
+
+class Outside(External):
+    def __init__(self):
+        self.count = 0
+
+
+from dataclasses import field
+
+
+@dataclass
+class Conf:
+    needed: int
+    given: int = 0
+    built: list = field(default_factory=list)
+    chosen: int = field(default=1)
+
+
+def engine_count(engine):
+    return engine.count
+
+
+def engine_class_level(engine):
+    return engine.kind, engine.run(), engine.busy, engine.total
+
+
+def engine_guarded(engine):
+    return getattr(engine, "count", 0)
+
+
+def engine_size(engine):
+    return engine.size
+
+
+def engine_deep(engine):
+    return engine.kind.upper().missing
+
+
+def conf_needed(conf):
+    return conf.needed
+
+
+def conf_built(conf):
+    return conf.built
+
+
+def conf_defaults(conf):
+    return conf.given, conf.chosen
+
+
+def held_count(holder):
+    return holder.engine.count
 """
 
 
@@ -1651,6 +1722,228 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "spec-mock-read-of-an-attribute-init-sets-raises",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_count
+
+        def test_x():
+            engine_count(Mock(spec=Engine))
+        """,
+        frozenset({(ERROR, "engine.count")}),
+    ),
+    Case(
+        "spec-mock-spec-set-and-magicmock-raise-alike",
+        """
+        from unittest.mock import MagicMock, NonCallableMagicMock
+        from vllm.mod import Engine, engine_count
+
+        def test_x():
+            engine_count(MagicMock(spec_set=Engine))
+
+        def test_y():
+            engine_count(NonCallableMagicMock(Engine))
+        """,
+        frozenset({(ERROR, "engine.count")}),
+    ),
+    Case(
+        "spec-mock-a-name-only-annotated-raises",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_size
+
+        def test_x():
+            engine_size(Mock(spec=Engine))
+        """,
+        frozenset({(ERROR, "engine.size")}),
+    ),
+    Case(
+        "spec-mock-methods-properties-class-attributes-are-answered",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import Engine, engine_class_level
+
+        def test_x():
+            engine_class_level(MagicMock(spec=Engine))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-only-the-first-link-is-judged",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_deep
+
+        def test_x():
+            engine_deep(Mock(spec=Engine))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-an-attribute-the-test-sets",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_count
+
+        def test_x():
+            engine = Mock(spec=Engine)
+            engine.count = 1
+            engine_count(engine)
+
+        def test_y():
+            engine = Mock(spec=Engine, count=1)
+            engine_count(engine)
+
+        def test_z():
+            engine = Mock(spec=Engine)
+            engine.configure_mock(**{"count": 1})
+            engine_count(engine)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-a-name-the-test-itself-reads",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_count
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(Engine, "count", 0, raising=False)
+            engine = Mock(spec=Engine)
+            engine_count(engine)
+            engine.count.assert_not_called()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "plain-magicmock-never-raises",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import engine_count
+
+        def test_x():
+            engine_count(MagicMock())
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-getattr-with-a-default",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_guarded
+
+        def test_x():
+            engine_guarded(Mock(spec=Engine))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-made-self-its-methods-are-the-mock-s",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine
+
+        def test_x():
+            Engine.total(Mock(spec=Engine))
+        """,
+        frozenset({(ERROR, "self.count")}),
+    ),
+    Case(
+        "spec-mock-made-self-the-test-sets-the-attribute",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine
+
+        def test_x():
+            engine = Mock(spec=Engine)
+            engine.count = 2
+            Engine.total(engine)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-a-spec-with-a-base-outside-the-tree-is-not-judged",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Outside, engine_count
+
+        def test_x():
+            engine_count(Mock(spec=Outside))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-a-spec-given-as-an-instance-is-not-judged",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_count
+
+        def test_x():
+            engine_count(Mock(spec=Engine(None)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-a-list-spec-answers-its-names-alone",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import engine_count, engine_class_level
+
+        def test_x():
+            engine_count(Mock(spec=["count"]))
+            engine_class_level(Mock(spec=["count"]))
+        """,
+        frozenset(
+            {
+                (ERROR, "engine.kind"),
+                (ERROR, "engine.run"),
+                (ERROR, "engine.busy"),
+                (ERROR, "engine.total"),
+            }
+        ),
+    ),
+    Case(
+        "spec-mock-a-dataclass-field-without-a-class-level-default-raises",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Conf, conf_needed, conf_built, conf_defaults
+
+        def test_x():
+            conf_needed(Mock(spec=Conf))
+            conf_built(Mock(spec=Conf))
+            conf_defaults(Mock(spec=Conf))
+        """,
+        frozenset({(ERROR, "conf.needed"), (ERROR, "conf.built")}),
+    ),
+    Case(
+        "spec-mock-autospec-of-a-dataclass-lacks-a-field-before-python-3-14",
+        """
+        from unittest.mock import create_autospec
+        from vllm.mod import Conf, Engine, conf_needed, engine_count
+
+        def test_x():
+            conf_needed(create_autospec(Conf, instance=True))
+            engine_count(create_autospec(Engine, instance=True))
+        """,
+        frozenset({(NOTE, "conf.needed"), (ERROR, "engine.count")}),
+    ),
+    Case(
+        "spec-mock-held-by-a-namespace",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, held_count
+
+        def test_x():
+            held_count(SimpleNamespace(engine=Mock(spec=Engine)))
+
+        def test_y():
+            engine = Mock(spec=Engine)
+            engine.count = 1
+            held_count(SimpleNamespace(engine=engine))
+        """,
+        frozenset({(ERROR, "holder.engine.count")}),
+    ),
 ]
 
 
@@ -2002,7 +2295,9 @@ def test_standin_findings(tmp_path, case):
         (f.kind, f.name)
         for f in result.findings
         if f.kind in (ERROR, NOTE, SELF)
-        and ("stand" in f.message or "made self" in f.message or "SimpleNamespace" in f.message)
+        and any(
+            word in f.message for word in ("stand", "made self", "SimpleNamespace", "spec'd mock")
+        )
     }
     assert found == case.expected
 

@@ -23,7 +23,8 @@ with attrs). One job per module:
   order; ``allowlist``: known findings to silence; ``findings``: the frozen result values;
   ``standin_audit``: with ``--standins``, the links a ``SimpleNamespace`` stand-in lacks where
   the code reads them (on a stub's field, passed to a stub's method or to a function, static
-  or class method the test imports, or made ``self`` by any spelling).
+  or class method the test imports, or made ``self`` by any spelling); ``mock_specs``: what a
+  mock with a spec answers (``dir`` of its spec class), for the same audit.
 - ``file_audit``: one test file's part of an audit as plain values (its stubs' verdicts, its
   stand-ins' findings), before the run merges them; ``result_cache``: those values kept across
   runs, keyed by the content of the file, of every module its audit consulted and of this

@@ -14,8 +14,15 @@ its imports name (``HandedCall``): a module function (``build(common)``,
 call's analysis records the attribute chains read from those objects
 (``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a chain that the
 namespace (or a namespace nested in it) does not hold is a missing field.  A chain stops at a
-field whose value is not a namespace: what is read beyond it belongs to a real object.  Only
-namespaces are judged: an ``object.__new__`` stub or a spec'd mock finds names in its class.
+field whose value is not a namespace: what is read beyond it belongs to a real object.
+
+A mock with a spec (``Mock(spec=Cls)``, ``create_autospec(Cls, instance=True)``) is judged
+where its spec is a class of the tree the text settles (``mock_specs.MockSpec``): a name it
+neither answers from its spec nor was given by the test (``m.x = ...``, ``configure_mock``,
+a name the test itself reads on it) raises where the code reads it, as an attribute
+``__init__`` sets does.  Only the first link: what a mock answers is a plain ``Mock``, unless
+the test set a stand-in there.  Made ``self`` of a method (``Cls.m(mock)``), the method is
+walked as a function of it: what it calls on ``self`` is the mock's, not the class's code.
 
 ``StandInTable`` is what one test module builds, ``StubStandIns`` the part of it one stub
 meets, ``missing_fields`` the check of one call's report, ``SelfCall`` the ``Stub`` values
@@ -36,7 +43,14 @@ import attrs
 from factories.analysis._walk import link_parents, walk_all
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
-from factories.analysis.classes import ClassInfo, External, FunctionRef, MemberKind, ModuleRef
+from factories.analysis.classes import (
+    ClassIndex,
+    ClassInfo,
+    External,
+    FunctionRef,
+    MemberKind,
+    ModuleRef,
+)
 from factories.analysis.extraction import (
     EventKind,
     Meeting,
@@ -50,12 +64,15 @@ from factories.analysis.extraction import (
 )
 from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import Obj, Truth
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
+# The kinds the audit judges: namespaces, and mocks whose spec it settles (``MockSpec``).
+AUDITED_KINDS = NAMESPACE_KINDS | {StandInKind.SPEC_MOCK}
 
 _OBJECT_NAMES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
 
@@ -80,6 +97,8 @@ class StubStandIns:
     # ``(link, field)`` of each namespace the test sets through a chain after building its
     # owner (``model.config.text_config = SimpleNamespace(...)``: ``("config", "text_config")``).
     late: frozenset[tuple[str, str]] = frozenset()
+    # What each spec'd mock the audit judges lacks, by where the test builds it.
+    specs: Mapping[Location, MockSpec] = attrs.field(factory=dict)
 
     def joined(self, other: StubStandIns) -> StubStandIns:
         """These and ``other``'s, as one test file's stubs meet them: a stub a shared
@@ -87,7 +106,10 @@ class StubStandIns:
         sets on it and hands its calls into the test file that calls the helper.  Keys name
         their file, so the two never collide."""
         return StubStandIns(
-            {**other.sets, **self.sets}, {**other.passed, **self.passed}, self.late | other.late
+            {**other.sets, **self.sets},
+            {**other.passed, **self.passed},
+            self.late | other.late,
+            {**other.specs, **self.specs},
         )
 
     def set_by(self, event: StubEvent) -> StandIn | None:
@@ -176,7 +198,13 @@ class StandInTable:
     handed: tuple[HandedCall, ...] = ()
 
     @classmethod
-    def of(cls, module: ModuleInfo, standins: Iterable[StandIn]) -> StandInTable:
+    def of(
+        cls, module: ModuleInfo, standins: Iterable[StandIn], index: ClassIndex | None = None
+    ) -> StandInTable:
+        """``index``: the tree's classes, which settle what a spec'd mock lacks; without it
+        only the namespaces are judged."""
+        standins = tuple(standins)
+        specs = _specs(index, module, standins)
         sets: dict[tuple[Location, str], StandIn] = {}
         passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
         handed: dict[tuple, HandedCall] = {}
@@ -185,23 +213,48 @@ class StandInTable:
         calls = _CallIndex(module)
         for root in standins:
             for standin in root.walk():
-                if standin.kind not in NAMESPACE_KINDS:
+                if standin.kind not in NAMESPACE_KINDS and standin.location not in specs:
                     continue
                 for meeting in standin.meetings:
                     _file(meeting, standin, sets, passed)
                     _hand(calls, meeting, standin, handed)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
-                selves.extend(_self_calls(calls, standin))
+                if standin.kind in NAMESPACE_KINDS:
+                    selves.extend(_self_calls(calls, standin))
         for root in standins:
             for standin in root.walk():
                 for field in standin.fields:
-                    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+                    if len(field.children) == 1 and _judgeable(field.children[0], specs):
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
         return cls(
-            StubStandIns(sets, passed_by, frozenset(late)), tuple(selves), tuple(handed.values())
+            StubStandIns(sets, passed_by, frozenset(late), specs),
+            tuple(selves),
+            tuple(handed.values()),
         )
+
+
+def _specs(
+    index: ClassIndex | None, module: ModuleInfo, standins: Iterable[StandIn]
+) -> dict[Location, MockSpec]:
+    """What each spec'd mock of a test module lacks (``mock_specs.mock_spec``), for those
+    whose spec the tree settles."""
+    out: dict[Location, MockSpec] = {}
+    if index is None:
+        return out
+    for root in standins:
+        for standin in root.walk():
+            if standin.kind is StandInKind.SPEC_MOCK and standin.location not in out:
+                spec = mock_spec(index, module, standin)
+                if spec is not None:
+                    out[standin.location] = spec
+    return out
+
+
+def _judgeable(standin: StandIn, specs: Mapping[Location, MockSpec]) -> bool:
+    """A namespace, or a spec'd mock whose spec the audit settles."""
+    return standin.kind in NAMESPACE_KINDS or standin.location in specs
 
 
 def _on_stub_field(meeting: Meeting) -> bool:
@@ -328,8 +381,13 @@ def _hand(
         merged = _merged(holders[0], given.standin) if holders else given.standin
         handed[key] = attrs.evolve(known, self_holders=(merged,))
         return
-    # A holder made ``self`` is not replayed: the method is walked as a function of it.
-    given_self = (meeting.how is MeetingHow.SELF and not meeting.via) or callee.self_arg
+    # A holder made ``self`` is not replayed: the method is walked as a function of it; so is
+    # a mock, whose methods are its own (``self.m()`` runs no code of the class).
+    given_self = (
+        meeting.how is MeetingHow.SELF
+        and not meeting.via
+        and standin.kind is not StandInKind.SPEC_MOCK
+    ) or callee.self_arg
     passed = list(known.passed)
     _add(passed, given)
     handed[key] = attrs.evolve(
@@ -505,6 +563,8 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
     namespace's fields are not all it holds at the call (``_judged``: other code met it
     first and may have changed them).  A holder (an object built some other way that the
     test hands on with namespaces set on it) is known only by those namespaces."""
+    if standin.kind is StandInKind.SPEC_MOCK:
+        return None  # a mock answers more than its fields: none decides a branch
     if standin.kind is StandInKind.HOLDER:
         held = [
             (f.name, stated_obj(f.children[0], event))
@@ -757,7 +817,7 @@ def missing_fields(
             if key not in found or (
                 chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
             ):
-                found[key] = _missing(chain, standin, walked, class_name, event)
+                found[key] = _missing(chain, standin, walked, class_name, event, table)
     return list(found.values())
 
 
@@ -774,7 +834,7 @@ def held_chains(
     out: set[str] = set()
     while starts:
         standin, walked = starts.pop()
-        if standin.kind not in NAMESPACE_KINDS and standin.kind is not StandInKind.HOLDER:
+        if standin.kind not in AUDITED_KINDS and standin.kind is not StandInKind.HOLDER:
             continue
         for field in standin.fields:
             if field.name in standin.dropped:
@@ -806,6 +866,11 @@ def _first_missing(
             continue
         if not _judged(standin, event):
             return None
+        if field is None and standin.kind is StandInKind.SPEC_MOCK:
+            # A mock answers what its spec holds, and what the test showed it answers.
+            spec = table.specs.get(standin.location)
+            if spec is None or name in standin.read or spec.missing(name) is None:
+                return None
         if field is None:
             if (walked[-1], name) in table.late:
                 return None  # ``x.config.text_config = ...``: set after it was built
@@ -835,7 +900,7 @@ def _judged(standin: StandIn, event: StubEvent) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
     fills the metadata it is given)."""
-    if standin.kind not in NAMESPACE_KINDS or standin.opaque:
+    if standin.kind not in AUDITED_KINDS or standin.opaque:
         return False
     return not any(
         runs_code(meeting)
@@ -845,7 +910,11 @@ def _judged(standin: StandIn, event: StubEvent) -> bool:
     )
 
 
-def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event) -> Finding:
+def _missing(
+    chain, standin: StandIn, walked: tuple[str, ...], class_name, event, table: StubStandIns
+) -> Finding:
+    if standin.kind is StandInKind.SPEC_MOCK:
+        return _missing_on_mock(chain, standin, walked, class_name, event, table)
     certain = chain.certain and not standin.possible
     text = ".".join(walked)
     where = "" if certain else " on a path the test may not take"
@@ -859,6 +928,50 @@ def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event
         vllm_location=chain.location,
         stub_location=standin.location,
         stub_side=f"{standin.kind.value}(" + ", ".join(sorted(standin.field_names)) + ")",
+        vllm_side=f"reads {text}",
+        tests=(event.test,) if event.test else (),
+    )
+
+
+def _missing_on_mock(
+    chain, standin: StandIn, walked: tuple[str, ...], class_name, event, table: StubStandIns
+) -> Finding:
+    """A link a spec'd mock lacks: its spec class sets it on ``self`` (``__init__``, a
+    dataclass field without a class-level default) or its list of names leaves it out, and
+    the test never gives it.  Raising before Python 3.14 only (``MockSpec.newer``) is a note,
+    as a read on a path the test may not take is."""
+    spec = table.specs[standin.location]
+    name = walked[-1]
+    always = spec.missing(name) is True
+    certain = chain.certain and not standin.possible and always
+    text = ".".join(walked)
+    where = "" if chain.certain and not standin.possible else " on a path the test may not take"
+    set_at = spec.set_at(name)
+    if spec.exact is not None:
+        why = f"its spec lists {', '.join(sorted(spec.exact)) or 'no name'}"
+    elif set_at is not None and set_at[1] == "field":
+        why = f"a field of the dataclass {spec.spec} with no class-level default ({set_at[0]})"
+    elif set_at is not None and set_at[1] == "annotation":
+        why = f"{spec.spec} only annotates it ({set_at[0]}), with no class-level value"
+    elif set_at is not None:
+        why = f"{spec.spec} sets it in {set_at[1]} ({set_at[0]}), not at class level"
+    else:
+        why = f"{spec.spec} does not define it at class level"
+    if not always:
+        why += "; create_autospec adds a dataclass's fields from Python 3.14 on"
+    built = "create_autospec" if standin.autospec else "Mock"
+    return Finding(
+        kind=FindingKind.MISSING_FIELD if certain else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+        class_name=class_name,
+        method=event.name,
+        name=text,
+        message=f"{class_name}.{event.name}() reads {text}{where} but the "
+        f"{standin.kind.value} the test builds at {standin.location} (spec {spec.spec}) "
+        f"raises AttributeError for {name!r}: {why}, and the test never sets it",
+        vllm_location=chain.location,
+        stub_location=standin.location,
+        stub_side=f"{built}(spec={spec.spec})"
+        + (" setting " + ", ".join(sorted(standin.field_names)) if standin.fields else ""),
         vllm_side=f"reads {text}",
         tests=(event.test,) if event.test else (),
     )

@@ -27,7 +27,7 @@ Stand-ins in general (``object.__new__`` stubs, ``types.SimpleNamespace``,
 ``_standin_index`` (a module's creation calls, which one a name holds, which are nested),
 ``_standin_meetings`` (a ``Meeting`` with what the test states around it), ``_standins``
 (``StandInExtractor``: following them, with the pieces above).  ``audit-stubs --standins``
-audits the namespaces among them (``factories.analysis.standin_audit``).
+audits the namespaces and the spec'd mocks among them (``factories.analysis.standin_audit``).
 """
 
 from __future__ import annotations

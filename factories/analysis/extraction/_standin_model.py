@@ -141,7 +141,14 @@ class StandIn:
     (``del ns.f``, ``delattr(ns, "f")``), perhaps on some of its cases only: ``fields`` less
     these is what the stand-in holds on every run.  ``possible``: built as one alternative of
     a conditional expression the test's values do not decide (``None if c else ns``), so the
-    object holding it may hold the other: what it lacks is a note, never an error."""
+    object holding it may hold the other: what it lacks is a note, never an error.
+
+    Of a spec'd mock only: ``spec_names``, its spec given as a list of names
+    (``Mock(spec=["a", "b"])``: the mock answers exactly those); ``autospec``, built by
+    ``create_autospec(Cls, instance=True)`` (whose spec holds a dataclass's fields from Python
+    3.14 on); ``read``, the names the test itself loads from it (``m.x.return_value = 1``,
+    ``m.x.assert_called_once()``) outside ``pytest.raises``: a test that passes shows the mock
+    answers those."""
 
     kind: StandInKind
     location: Location
@@ -151,6 +158,9 @@ class StandIn:
     meetings: tuple[Meeting, ...] = ()
     dropped: frozenset[str] = frozenset()
     possible: bool = False
+    spec_names: tuple[str, ...] | None = None
+    autospec: bool = False
+    read: frozenset[str] = frozenset()
 
     @property
     def field_names(self) -> frozenset[str]:

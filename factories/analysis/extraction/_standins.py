@@ -40,14 +40,18 @@ from factories.analysis.extraction._standin_model import (
     MeetingHow,
     StandIn,
     StandInField,
+    StandInKind,
 )
 from factories.analysis.extraction._standin_sites import (
     creation_fields,
     dotted_name,
+    is_autospec,
     literal_dict_items,
+    spec_names,
 )
 from factories.analysis.extraction._syntax import (
     FUNCTION_DEFS,
+    callee,
     is_attr_of,
     is_name_in,
     is_parameter,
@@ -92,6 +96,8 @@ class _Found:
     # ``ns.cfg.n = v`` where ``ns`` is built: ``(("cfg",), field)`` for each field set
     # through a field's value.
     deep: list[tuple[tuple[str, ...], StandInField]] = attrs.field(factory=list)
+    # The names the test loads from the object itself (``StandIn.read``).
+    read: set[str] = attrs.field(factory=set)
 
 
 class StandInExtractor:
@@ -123,6 +129,7 @@ class StandInExtractor:
 
     def _build(self, call: ast.Call, route: _Route) -> StandIn:
         kind, ref = self.sites.kind_of(call)  # type: ignore[misc]
+        mock = kind is StandInKind.SPEC_MOCK
         route = attrs.evolve(route, building=route.building | {id(call)})
         found = _Found()
         named, found.opaque = creation_fields(call, kind)
@@ -142,6 +149,9 @@ class StandInExtractor:
             meetings=tuple(dict.fromkeys(found.meetings)),
             dropped=frozenset(found.dropped),
             possible=route.possible,
+            spec_names=spec_names(call) if mock else None,
+            autospec=mock and is_autospec(call),
+            read=frozenset(found.read) if mock else frozenset(),
         )
 
     def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
@@ -341,10 +351,23 @@ class StandInExtractor:
         ``ns.__dict__.update(...)``: fields, or opaque where the names are computed."""
         func = call.func
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if fname == "delattr" and len(call.args) == 2 and is_name_in(call.args[0], names):
+        if isinstance(func, ast.Attribute) and is_name_in(func.value, names):
+            self._mock_sets(call, fname, found, route)
+        elif fname == "delattr" and len(call.args) == 2 and is_name_in(call.args[0], names):
             name = _str(call.args[1])
             if name is not None:
                 found.dropped.add(name)
+        elif (
+            fname == "object" and _is_patch(func) and call.args and is_name_in(call.args[0], names)
+        ):
+            # ``patch.object(m, "f", ...)`` reads ``m.f`` first: the object holds ``f``.
+            name = _str(call.args[1]) if len(call.args) > 1 else None
+            if name is None:
+                found.opaque = True
+            elif len(call.args) > 2:
+                found.fields.append(self._field(name, call.args[2], call, route))
+            else:
+                found.fields.append(StandInField(name, self.scope.loc(call)))
         elif fname in ("setattr", "__setattr__") and call.args and is_name_in(call.args[0], names):
             name = _str(call.args[1]) if len(call.args) > 1 else None
             if name is None or len(call.args) < 3:
@@ -365,6 +388,33 @@ class StandInExtractor:
                     found.opaque = True
                 for key, value in items or ():
                     found.fields.append(self._field(key, value, value, route))
+
+    def _mock_sets(self, call: ast.Call, fname: str, found: _Found, route: _Route) -> None:
+        """A mock's own methods that set attributes on it: ``m.configure_mock(a=1)`` (a
+        dotted key, ``**{"a.b": 1}``, sets ``a``'s child, which ``a`` then holds) and
+        ``m.attach_mock(child, "a")``; ``m.mock_add_spec(...)`` changes what it answers:
+        opaque, as a computed name is."""
+        if fname == "configure_mock":
+            items: list[tuple[str, ast.expr, ast.AST]] = []
+            for kw in call.keywords:
+                named = [(kw.arg, kw.value)] if kw.arg is not None else literal_dict_items(kw.value)
+                if named is None:
+                    found.opaque = True
+                items.extend((key, value, kw) for key, value in named or ())
+            for key, value, where in items:
+                head, dot, _ = key.partition(".")
+                if dot:  # ``a.return_value``: ``a`` is what it was, with a child set
+                    found.read.add(head)
+                else:
+                    found.fields.append(self._field(key, value, where, route))
+        elif fname == "attach_mock" and len(call.args) == 2:
+            name = _str(call.args[1])
+            if name is None:
+                found.opaque = True
+            else:
+                found.fields.append(self._field(name, call.args[0], call, route))
+        elif fname == "mock_add_spec":
+            found.opaque = True
 
     def _name_use(self, node: ast.Name, scope: ast.AST, found: _Found, route: _Route) -> None:
         parent = self.scope.parents.get(node)
@@ -391,6 +441,12 @@ class StandInExtractor:
                 self._argument(call, node, found, route)
         elif isinstance(parent, ast.Attribute) and not route.fields:
             self._method_of_holder(parent, found, route)
+        elif (
+            isinstance(parent, ast.Attribute)
+            and isinstance(parent.ctx, ast.Load)
+            and not self.meet.recorder.expects_raise(parent)
+        ):
+            found.read.add(parent.attr)
 
     def _method_of_holder(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
         """``holder.m(...)``, ``holder`` an object the test built by calling its class
@@ -554,6 +610,12 @@ class StandInExtractor:
             if value is not None:
                 named.setdefault(ast.unparse(value), value)
         return list(named.values()) or [func]
+
+
+def _is_patch(func: ast.expr) -> bool:
+    """``patch.object`` (``mock.patch.object``): sets the attribute its second argument names
+    on its first while it is in force."""
+    return isinstance(func, ast.Attribute) and callee(func.value) == "patch"
 
 
 def _path_from(expr: ast.expr, names: set[str]) -> tuple[str, ...]:
