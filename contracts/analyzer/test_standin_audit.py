@@ -1783,7 +1783,7 @@ CASES = [
     Case(
         "spec-mock-an-attribute-the-test-sets",
         """
-        from unittest.mock import Mock
+        from unittest.mock import Mock, PropertyMock
         from vllm.mod import Engine, engine_count
 
         def test_x():
@@ -1798,6 +1798,11 @@ CASES = [
         def test_z():
             engine = Mock(spec=Engine)
             engine.configure_mock(**{"count": 1})
+            engine_count(engine)
+
+        def test_w():
+            engine = Mock(spec=Engine)
+            type(engine).count = PropertyMock(return_value=1)
             engine_count(engine)
         """,
         frozenset(),

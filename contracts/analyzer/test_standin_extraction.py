@@ -43,6 +43,12 @@ def render(standins: list[StandIn]) -> str:
             head += " opaque"
         if standin.dropped:
             head += " dropped=" + ",".join(sorted(standin.dropped))
+        if standin.spec_names is not None:
+            head += f" spec={list(standin.spec_names)}"
+        if standin.autospec:
+            head += " autospec"
+        if standin.read:
+            head += " read=" + ",".join(sorted(standin.read))
         fields = " ".join(
             f"{f.name}={f.value!r}" if f.has_value else f.name for f in standin.fields
         )
@@ -299,14 +305,43 @@ CASES = [
             run(args)
         """,
         """
-        SPEC_MOCK L8 class=Worker {rank=0 device='cpu'}
+        SPEC_MOCK L8 class=vllm.x.Worker {rank=0 device='cpu'}
           @ self UNBOUND_CALL Worker.start =vllm.x.Worker.start [0] L10 in test_mocks
-        SPEC_MOCK L11 class=Worker {}
+        SPEC_MOCK L11 class=vllm.x.Worker autospec {}
           @ argument run =vllm.x.run [0] L12 in test_mocks
-        SPEC_MOCK L14 class=Worker {}
+        SPEC_MOCK L14 class=vllm.x.Worker {}
           @ argument run =vllm.x.run [0] L15 in test_mocks
         ARGPARSE_NAMESPACE L16 {model='m' tp=2}
           @ argument run =vllm.x.run [0] L17 in test_mocks
+        """,
+    ),
+    Case(
+        "a mock's own setters, patch.object, the names the test reads, a list spec",
+        """
+        from unittest.mock import Mock, patch
+        from vllm.x import Worker, run
+
+        def test_mocks(other):
+            m = Mock(spec=Worker)
+            m.configure_mock(r=1, **{"d.i": 0})
+            m.attach_mock(other, "c")
+            with patch.object(m, "p", 8):
+                run(m)
+            m.s.assert_called_once()
+            names = Mock(spec=["a", "b"])
+            run(names)
+            grown = Mock(spec=Worker)
+            grown.mock_add_spec(["x"])
+            run(grown)
+        """,
+        """
+        SPEC_MOCK L6 class=vllm.x.Worker read=attach_mock,configure_mock,d,s {r=1 c p=8}
+          @ argument patch.object =unittest.mock.patch.object [0] L9 in test_mocks patched=m.p
+          @ argument run =vllm.x.run [0] L10 in test_mocks patched=m.p
+        SPEC_MOCK L12 spec=['a', 'b'] {}
+          @ argument run =vllm.x.run [0] L13 in test_mocks patched=m.p
+        SPEC_MOCK L14 class=vllm.x.Worker opaque read=mock_add_spec {}
+          @ argument run =vllm.x.run [0] L16 in test_mocks patched=m.p
         """,
     ),
     Case(

@@ -331,7 +331,10 @@ class StandInExtractor:
 
     def _assignment(self, node: ast.Assign, names: set[str], found: _Found, route: _Route) -> None:
         for target in node.targets:
-            if is_attr_of(target, names):
+            if is_attr_of(target, names) or (
+                isinstance(target, ast.Attribute) and _type_of(target.value, names)
+            ):
+                # ``type(m).x = PropertyMock(...)``: its class answers ``x`` from now on.
                 found.fields.append(self._field(target.attr, node.value, node, route))  # type: ignore[attr-defined]
             elif isinstance(target, ast.Attribute) and route.depth == 0:
                 # Only where it is built: a caller or test that sets more on a namespace a
@@ -610,6 +613,17 @@ class StandInExtractor:
             if value is not None:
                 named.setdefault(ast.unparse(value), value)
         return list(named.values()) or [func]
+
+
+def _type_of(expr: ast.expr, names: set[str]) -> bool:
+    """Whether ``expr`` is ``type(x)``, ``x`` one of ``names``."""
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "type"
+        and len(expr.args) == 1
+        and is_name_in(expr.args[0], names)
+    )
 
 
 def _is_patch(func: ast.expr) -> bool:
