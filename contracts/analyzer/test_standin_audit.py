@@ -529,6 +529,39 @@ class Drafter:
 
     def load(self, cfg):
         return cfg.spec.model_path
+
+
+class Heads:
+    def pad(self, q):
+        if isinstance(q, tuple):
+            return self.specs
+        return self.head_size
+
+    def route(self):
+        group = self.group
+        if isinstance(group, Heads):
+            return 0
+        return self.fresh
+
+    def route_proto(self):
+        if isinstance(self.group, Shaped):
+            return 0
+        return self.fresh
+
+    def cached(self, n):
+        cache = None
+        if n:
+            cache = n
+        if cache is not None:
+            return 0
+        return self.fresh
+
+
+import typing
+
+
+class Shaped(typing.Protocol):
+    size: int
 """
 
 
@@ -1650,6 +1683,116 @@ CASES = [
             _Test(SimpleNamespace(spec=SimpleNamespace(other=1)))
         """,
         frozenset(),
+    ),
+    Case(
+        "made-self-an-early-return-a-local-bound-to-the-result-rules-out-is-not-its-path",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            n = Gate.clip(SimpleNamespace(block_size=16), s, 8)
+            assert n == 24
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-an-assertion-on-a-local-rebound-after-the-call-says-nothing-of-it",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            n = Gate.clip(SimpleNamespace(block_size=16), s, 8)
+            n = n * 3
+            assert n == 24
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-arithmetic-over-names-bound-once-states-the-argument-and-the-result",
+        """
+        from vllm.mod import Gate
+        SIZE = 4
+        def test_x(s):
+            blocks = 2
+            assert Gate.clip(SimpleNamespace(block_size=16), s, blocks * SIZE) == 3 * SIZE
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-arithmetic-equal-to-the-early-return-may-be-its-path",
+        """
+        from vllm.mod import Gate
+        SIZE = 4
+        def test_x(s):
+            blocks = 2
+            assert Gate.clip(SimpleNamespace(block_size=16), s, blocks * SIZE) == 2 * SIZE
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-a-name-bound-twice-states-no-asserted-value",
+        """
+        from vllm.mod import Gate
+        def test_x(s, flag):
+            size = 4
+            if flag:
+                size = 2
+            assert Gate.clip(SimpleNamespace(block_size=16), s, 8) == 3 * size
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-isinstance-of-an-array-the-test-builds-is-decided",
+        """
+        import torch
+        from vllm.mod import Heads
+        def test_x():
+            Heads.pad(SimpleNamespace(other=1), torch.zeros(2, 3))
+        """,
+        frozenset({(SELF, "head_size")}),
+    ),
+    Case(
+        "made-self-isinstance-of-a-helper-s-result-stays-undecided",
+        """
+        from vllm.mod import Heads
+        def test_x(zeros):
+            Heads.pad(SimpleNamespace(other=1), zeros(2, 3))
+        """,
+        frozenset({(NOTE, "head_size"), (NOTE, "specs")}),
+    ),
+    Case(
+        "made-self-none-is-no-instance-of-a-class-of-the-tree",
+        """
+        from vllm.mod import Heads
+        def test_x():
+            Heads.route(SimpleNamespace(group=None))
+        """,
+        frozenset({(SELF, "fresh")}),
+    ),
+    Case(
+        "made-self-none-may-satisfy-a-protocol",
+        """
+        from vllm.mod import Heads
+        def test_x():
+            Heads.route_proto(SimpleNamespace(group=None))
+        """,
+        frozenset({(NOTE, "fresh")}),
+    ),
+    Case(
+        "made-self-a-local-bound-to-a-literal-decides-a-later-branch",
+        """
+        from vllm.mod import Heads
+        def test_x():
+            Heads.cached(SimpleNamespace(other=1), 0)
+        """,
+        frozenset({(SELF, "fresh")}),
+    ),
+    Case(
+        "made-self-a-literal-local-an-undecided-arm-rebinds-is-unknown",
+        """
+        from vllm.mod import Heads
+        def test_x(n):
+            Heads.cached(SimpleNamespace(other=1), n)
+        """,
+        frozenset({(NOTE, "fresh")}),
     ),
 ]
 

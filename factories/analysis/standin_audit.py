@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from factories.analysis._walk import link_parents, walk_all
+from factories.analysis.asserted import TestNames, assert_states, result_asserts, stated
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import ClassInfo, External, FunctionRef, MemberKind, ModuleRef
@@ -52,7 +53,7 @@ from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext
 from factories.analysis.source_tree import ModuleInfo
-from factories.analysis.values import Obj, Truth
+from factories.analysis.values import Obj
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
@@ -313,7 +314,7 @@ def _hand(
             meeting.location,
             callee.dotted,
             (),
-            meeting.shape or CallShape.of(call),
+            calls.with_stated(meeting.shape or CallShape.of(call), call),
             calls.module,
             meeting.test,
             meeting.expect_raise,
@@ -965,12 +966,12 @@ def _self_call_shape(calls: _CallIndex, meeting: Meeting) -> CallShape | None:
         call = calls.call_at(line, text)
         if call is None:
             return None
-        return _without_first(meeting.shape or CallShape.of(call))
+        return _without_first(calls.with_stated(meeting.shape or CallShape.of(call), call))
     if shape is SelfShape.SELF_KEYWORD:
         call = calls.call_at(line, callee.text)
         if call is None:
             return None
-        whole = meeting.shape or CallShape.of(call)
+        whole = calls.with_stated(meeting.shape or CallShape.of(call), call)
         return attrs.evolve(
             whole,
             keywords=tuple(k for k in whole.keywords if k != "self"),
@@ -1032,6 +1033,7 @@ class _CallIndex:
         self._states: dict[ast.AST, tuple[object]] = {}
         self._texts: dict[ast.AST, str] = {}
         self._at: dict[tuple[int, str], ast.Call | None] = {}
+        self.names = TestNames(module.tree)
 
     def _text(self, node: ast.AST) -> str:
         """``ast.unparse(node)``, once per node."""
@@ -1044,14 +1046,18 @@ class _CallIndex:
         """The calls whose lines include ``line``, in ``ast.walk(module)`` order."""
         roots = self._roots(line)
         if roots not in self._calls:
+            self.names.link(roots)
             calls = self._calls[roots] = []
             for node in walk_all(roots):
                 if isinstance(node, ast.Call):
                     calls.append(node)
                     self._applied.setdefault(node.func, node)
                 elif isinstance(node, ast.Assert):
-                    for asserted, value in _assert_states(node):
+                    for asserted, value in assert_states(node, self.names):
                         self._states.setdefault(asserted, value)
+                for block in _blocks(node):
+                    for call, value in result_asserts(block, self.names):
+                        self._states.setdefault(call, value)
         return (
             node
             for node in self._calls[roots]
@@ -1071,12 +1077,35 @@ class _CallIndex:
             )
         return self._at[key]
 
+    def with_stated(self, shape: CallShape, call: ast.Call) -> CallShape:
+        """``shape`` with the arguments of ``call`` it does not know that the test's text
+        settles (``asserted.stated``: arithmetic over names bound once, ``split(ns, r, 3 *
+        block_size)``), as the replay of the call binds them."""
+        if shape.star_args:
+            return shape
+        self.names.link(self._roots(call.lineno))
+        positional = list(shape.positional_literals)
+        for i, arg in enumerate(call.args[: len(positional)]):
+            if not positional[i]:
+                positional[i] = stated(arg, self.names)
+        keywords = dict(shape.keyword_literals)
+        for kw in call.keywords:
+            if kw.arg is not None and kw.arg not in keywords:
+                value = stated(kw.value, self.names)
+                if value:
+                    keywords[kw.arg] = value[0]
+        return attrs.evolve(
+            shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
+        )
+
     def asserted(self, call: ast.Call | None) -> tuple[object] | tuple[()]:
-        """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
-        call == 1536`` (either side), ``assert call is None``; a ``Truth`` where it asserts
-        only that (``assert call``, ``assert not call``).  Only the ``assert`` whose test is
-        the call, or holds it as an operand, can say so: it lies in the statement the call
-        was found in."""
+        """``(value,)`` where the test asserts ``call`` returns a plain value: ``assert
+        call == 1536`` (either side; also arithmetic over names bound once, ``2 *
+        block_size``), ``assert call is None``; a ``Truth`` where it asserts only that
+        (``assert call``, ``assert not call``).  The ``assert`` whose test is the call, or
+        holds it as an operand, says so (it lies in the statement the call was found in), and
+        one on the local the call is bound to that runs whenever the call does
+        (``asserted.result_asserts``)."""
         if call is None:
             return ()
         return self._states.get(call, ())
@@ -1126,23 +1155,9 @@ class _CallIndex:
         return current
 
 
-def _assert_states(node: ast.Assert) -> Iterable[tuple[ast.AST, tuple[object]]]:
-    """``(expression, (value,))`` for what one ``assert`` states an expression is: itself
-    true, ``not`` it false, one side of ``==``/``is`` the plain literal on the other."""
-    test = node.test
-    yield test, (Truth(True),)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        yield test.operand, (Truth(False),)
-    if not isinstance(test, ast.Compare):
-        return
-    if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
-        return
-    sides = (test.left, test.comparators[0])
-    for side, other in (sides, sides[::-1]):
-        if not isinstance(other, ast.Constant) or not isinstance(
-            other.value, (int, str, type(None))
-        ):
-            continue
-        if isinstance(test.ops[0], ast.Is) and other.value is not None:
-            continue
-        yield side, (other.value,)
+def _blocks(node: ast.AST) -> Iterable[list[ast.stmt]]:
+    """The statement lists ``node`` holds (a body, an ``else``, a ``finally``)."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from factories.analysis.classes import ClassInfo
 from factories.analysis.readset._syntax import getattr_probe, literal_name, sized
 from factories.analysis.values import (
     Obj,
@@ -16,6 +17,7 @@ from factories.analysis.values import (
     length_of,
     truthy,
 )
+from factories.errors import SourceError
 
 _NO_GUARDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
@@ -145,7 +147,57 @@ class Decisions:
         ):
             return None
         known = self.known(call.args[0])
-        return instance_of(known[0], names) if known else None
+        if not known:
+            return None
+        verdict = instance_of(known[0], names)
+        if verdict is None and self.no_tree_instance(known[0], names):
+            return False
+        return verdict
+
+    def no_tree_instance(self, value: object, names: tuple[str, ...]) -> bool:
+        """Whether a literal ``value`` (``None``, a number, a string) is an instance of none
+        of ``names``: builtin types it is not, and classes of the tree whose ``isinstance``
+        is plain (``plain_class``).  ``isinstance(index_group, HiSparseGroup)`` with the
+        test's ``index_group=None`` is false."""
+        if value is not None and type(value) not in (int, float, str, bool):
+            return False
+        for name in names:
+            if name in dir(builtins):
+                kind = getattr(builtins, name)
+                if not isinstance(kind, type) or isinstance(value, kind):
+                    return False
+                continue
+            try:
+                target = self.index.resolve(self.module, name, self.local_imports)
+            except SourceError:
+                return False
+            if not isinstance(target, ClassInfo) or not self.plain_class(target):
+                return False
+        return True
+
+    def plain_class(self, cls: ClassInfo) -> bool:
+        """Whether instances of ``cls`` are only what its constructor builds: every class of
+        its MRO is in the tree, none a ``Protocol`` (which a literal may satisfy), none with a
+        metaclass other than ``ABCMeta`` or a hook that widens ``isinstance``."""
+        chain, external = self.index.mro(cls)
+        if external:
+            return False
+        for klass in chain:
+            node = klass.node
+            if any("Protocol" in ast.unparse(base) for base in node.bases):
+                return False
+            if any(
+                kw.arg != "metaclass" or ast.unparse(kw.value) not in ("ABCMeta", "abc.ABCMeta")
+                for kw in node.keywords
+            ):
+                return False
+            hooks = ("__subclasshook__", "__instancecheck__")
+            if any(
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in hooks
+                for stmt in node.body
+            ):
+                return False
+        return True
 
     def branch(
         self, test: ast.expr, state: frozenset[str]
