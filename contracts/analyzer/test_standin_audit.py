@@ -562,6 +562,19 @@ import typing
 
 class Shaped(typing.Protocol):
     size: int
+
+
+def is_decode(meta):
+    # a pure decode batch
+    return meta is not None and meta.num_decode == meta.num_actual
+
+
+class Handle:
+    def prepare(self, meta):
+        self.decode = is_decode(meta)
+        if self.decode or self.runtime.width:
+            return 0
+        return 1
 """
 
 
@@ -1793,6 +1806,35 @@ CASES = [
             Heads.cached(SimpleNamespace(other=1), n)
         """,
         frozenset({(NOTE, "fresh")}),
+    ),
+    Case(
+        "made-self-a-field-set-to-what-a-predicate-returns-decides-an-or",
+        """
+        from vllm.mod import Handle
+        def test_x():
+            meta = SimpleNamespace(num_decode=1, num_actual=2)
+            Handle.prepare(SimpleNamespace(runtime=SimpleNamespace(other=1)), meta)
+        """,
+        frozenset({(ERROR, "self.runtime.width")}),
+    ),
+    Case(
+        "made-self-a-predicate-true-for-the-test-s-values-skips-the-or-s-operand",
+        """
+        from vllm.mod import Handle
+        def test_x():
+            meta = SimpleNamespace(num_decode=2, num_actual=2)
+            Handle.prepare(SimpleNamespace(runtime=SimpleNamespace(other=1)), meta)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-predicate-of-values-the-test-does-not-state-stays-undecided",
+        """
+        from vllm.mod import Handle
+        def test_x(meta):
+            Handle.prepare(SimpleNamespace(runtime=SimpleNamespace(other=1)), meta)
+        """,
+        frozenset({(NOTE, "self.runtime.width")}),
     ),
 ]
 

@@ -213,7 +213,9 @@ class CallContext:
     beyond a branch's own condition: a local bound to a condition over them holds its verdict,
     ``isinstance`` of a value the test built is decided (an array torch or numpy builds is an
     instance of no builtin type; a literal of no plain class of the tree), a local bound to a
-    literal or to a known field of ``self`` on the straight line keeps it, a loop over items
+    literal or to a known field of ``self`` on the straight line keeps it (as a field of
+    ``self`` set there does, and a call of a predicate of the tree whose arguments decide it:
+    ``Decisions.call_value``), a loop over items
     the test states runs its body, a loop forgets the locals it rebinds, and a nested def's
     ``return`` ends only the def.
     ``returns``: ``(value,)`` where the test asserts that the call returns that value

@@ -237,10 +237,12 @@ class StatementHandlers:
 
     def stored_value(self, name: str, value: ast.expr) -> None:
         """``self.<name> = value`` on the real object a constructor builds
-        (``CallContext.real_self``), on every run: a value the test states (a literal, a
-        field of an object it built, the object itself), or the verdict of a condition over
-        such values (``self.off = self.mode == "off"``), is what the field holds from here
-        on, and decides the branches that test it as a stub's literal field does."""
+        (``CallContext.real_self``), or where the test's values are followed
+        (``CallContext.stated_locals``: a namespace made ``self``), on every run: a value the
+        test states (a literal, a field of an object it built, the object itself, what a
+        predicate returns for them), or the verdict of a condition over such values
+        (``self.off = self.mode == "off"``), is what the field holds from here on, and
+        decides the branches that test it as a stub's literal field does."""
         known = self.known(value)
         if known:
             self.consts[name] = known[0]
@@ -306,7 +308,11 @@ class StatementHandlers:
                 return state
             self.rec.writes.append(AttributeAccess(name, self.loc(target), self.qualname))
             self.consts.pop(name, None)
-            if self.context.real_self and self.certain and value is not None:
+            if (
+                (self.context.real_self or self.context.stated_locals)
+                and self.certain
+                and value is not None
+            ):
                 self.stored_value(name, value)
             return self.field_stored(target, value, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -329,13 +335,17 @@ class StatementHandlers:
                     or sized(value) is not None
                     or (
                         self.context.stated_locals
-                        and (self.stated_field(value) or self.bound_literal(value))
+                        and (
+                            self.stated_field(value)
+                            or self.bound_literal(value)
+                            or isinstance(value, ast.Call)
+                        )
                     )
                 )
             ):
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
                 # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built,
-                # ``cache = None`` on the straight line
+                # ``cache = None`` on the straight line, ``d = is_decode(metadata)`` it decides
                 self.name_consts[target.id] = value_known[0]
             elif (
                 (self.context.stated_locals or self.context.chains)
