@@ -1836,6 +1836,46 @@ CASES = [
         """,
         frozenset({(NOTE, "self.runtime.width")}),
     ),
+    Case(
+        "made-self-in-a-helper-the-assertion-on-the-helper-s-result-rules-out-an-early-return",
+        """
+        from vllm.mod import Gate
+        def _clip(s, n):
+            ns = SimpleNamespace(block_size=16)
+            return Gate.clip(ns, s, n)
+
+        def test_x(s):
+            assert _clip(s, 8) == 24
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-in-a-helper-an-asserted-result-equal-to-the-early-return-may-be-its-path",
+        """
+        from vllm.mod import Gate
+        def _clip(s, n):
+            ns = SimpleNamespace(block_size=16)
+            return Gate.clip(ns, s, n)
+
+        def test_x(s):
+            assert _clip(s, 8) == 8
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-in-a-helper-that-changes-the-argument-states-nothing-of-it",
+        """
+        from vllm.mod import Gate
+        def _clip(s, n):
+            ns = SimpleNamespace(block_size=16)
+            n = n * 3
+            return Gate.clip(ns, s, n)
+
+        def test_x(s):
+            assert _clip(s, 8) == 24
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
 ]
 
 

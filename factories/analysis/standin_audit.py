@@ -884,7 +884,7 @@ def _self_calls(calls_at: _CallIndex, standin: StandIn) -> list[SelfCall]:
             calls.setdefault(replay[0], []).append(replay[1])
             first.setdefault(replay[0], i)
             replayed.add(i)
-    out = []
+    out: list[SelfCall] = []
     for head, events in calls.items():
         filled = any(
             (i not in replayed and runs_code(meetings[i]))
@@ -908,6 +908,12 @@ def _self_calls(calls_at: _CallIndex, standin: StandIn) -> list[SelfCall]:
             raising=tuple(sorted(t for t, raises in patches.items() if raises)),
         )
         out.append(SelfCall(stub, standin.kind, filled))
+        if len(events) == 1:
+            # One call, in a helper that returns its result: once more for each call of the
+            # helper whose result the test asserts, a fresh namespace each time.
+            for event in calls_at.through_helper(meetings[first[head]], events[0]):
+                site = attrs.evolve(stub, events=(*_sets(standin), event))
+                out.append(SelfCall(site, standin.kind, filled))
     return out
 
 
@@ -1098,6 +1104,105 @@ class _CallIndex:
             shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
         )
 
+    def through_helper(self, meeting: Meeting, event: StubEvent) -> list[StubEvent]:
+        """``event``, the replayed call of ``meeting``, as each call of the helper it is
+        returned from states it (``def _split(request, n): ns = SimpleNamespace(...); return
+        Cls.split(ns, request, n)``, then ``assert _split(r, 1618) == 1216``): the helper's
+        result is the call's, so the test's assertion on it is one on the call
+        (``StubEvent.returns``), and a parameter the helper hands on unchanged is what that
+        call of the helper passes (``asserted.stated``).  Only the helper's calls whose
+        result the test asserts, outside ``pytest.raises`` (where the test may pass without
+        the call returning); a module-level helper bound once."""
+        callee = meeting.callee
+        if callee is None or meeting.self_shape not in (
+            SelfShape.UNBOUND_CALL,
+            SelfShape.SELF_KEYWORD,
+        ):
+            return []
+        call = self.call_at(meeting.location.line, callee.text)
+        if call is None or not isinstance(self.names.parent(call), ast.Return):
+            return []
+        helper = self.names.scope_of(call)
+        tree = self.module.tree
+        if (
+            not isinstance(helper, ast.FunctionDef)
+            or self.names.scope_of(helper) is not tree
+            or self.names.bindings(tree).get(helper.name) != [helper]
+        ):
+            return []
+        offset = 1 if meeting.self_shape is SelfShape.UNBOUND_CALL else 0
+        handed = [
+            (j - offset, None, arg.id)
+            for j, arg in enumerate(call.args)
+            if j >= offset and isinstance(arg, ast.Name)
+        ] + [
+            (None, kw.arg, kw.value.id)
+            for kw in call.keywords
+            if kw.arg not in (None, "self") and isinstance(kw.value, ast.Name)
+        ]
+        local = self.names.bindings(helper)
+        handed = [
+            (j, k, name)
+            for j, k, name in handed
+            if len(local.get(name, ())) == 1 and isinstance(local[name][0], ast.arg)
+        ]
+        out = []
+        for site in self._helper_calls(helper.name):
+            self._spanning(site.lineno)
+            value = self.asserted(site)
+            if not value or self._under_raises(site):
+                continue
+            shape = event.shape
+            assert shape is not None
+            positional = list(shape.positional_literals)
+            keywords = dict(shape.keyword_literals)
+            for j, keyword, name in handed:
+                known = _argument(helper, site, name, self.names)
+                if not known:
+                    continue
+                if j is not None and j < len(positional):
+                    positional[j] = known
+                elif keyword is not None:
+                    keywords[keyword] = known[0]
+            shape = attrs.evolve(
+                shape,
+                positional_literals=tuple(positional),
+                keyword_literals=tuple(keywords.items()),
+            )
+            out.append(attrs.evolve(event, shape=shape, returns=value, test=self._test_of(site)))
+        return out
+
+    def _helper_calls(self, name: str) -> list[ast.Call]:
+        """The calls of the module's function ``name`` by that name, in the module's order."""
+        return [
+            node
+            for node in walk_all(self.module.tree.body)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == name
+        ]
+
+    def _under_raises(self, node: ast.AST) -> bool:
+        """Whether ``node`` runs inside ``with pytest.raises(...)``."""
+        current = self.names.parent(node)
+        while current is not None:
+            if isinstance(current, (ast.With, ast.AsyncWith)) and any(
+                isinstance(item.context_expr, ast.Call)
+                and getattr(item.context_expr.func, "attr", "") in ("raises", "assertRaises")
+                for item in current.items
+            ):
+                return True
+            current = self.names.parent(current)
+        return False
+
+    def _test_of(self, node: ast.AST) -> str | None:
+        """The test function ``node`` runs in (``Cls::test_x``), or None."""
+        scope = self.names.scope_of(node)
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        owner = self.names.scope_of(scope)
+        return f"{owner.name}::{scope.name}" if isinstance(owner, ast.ClassDef) else scope.name
+
     def asserted(self, call: ast.Call | None) -> tuple[object] | tuple[()]:
         """``(value,)`` where the test asserts ``call`` returns a plain value: ``assert
         call == 1536`` (either side; also arithmetic over names bound once, ``2 *
@@ -1161,3 +1266,24 @@ def _blocks(node: ast.AST) -> Iterable[list[ast.stmt]]:
         block = getattr(node, name, None)
         if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
             yield block
+
+
+def _argument(
+    helper: ast.FunctionDef, site: ast.Call, name: str, names: TestNames
+) -> tuple[object] | tuple[()]:
+    """The plain value one call of ``helper`` gives its parameter ``name``: the argument in
+    its place, else the parameter's default."""
+    if any(isinstance(a, ast.Starred) for a in site.args) or any(
+        kw.arg is None for kw in site.keywords
+    ):
+        return ()
+    args = helper.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if name in positional and positional.index(name) < len(site.args):
+        return stated(site.args[positional.index(name)], names)
+    for kw in site.keywords:
+        if kw.arg == name:
+            return stated(kw.value, names)
+    defaults = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return stated(defaults[name], names) if name in defaults else ()
