@@ -1876,6 +1876,17 @@ CASES = [
         """,
         frozenset({(NOTE, "new_flag")}),
     ),
+    Case(
+        "handed-an-assertion-inside-pytest-raises-rules-out-nothing",
+        """
+        import pytest
+        import vllm.mod as mod
+        def test_x(s):
+            with pytest.raises(ValueError):
+                assert mod.clip_fn(SimpleNamespace(size=1), s, 8) == 9
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
 ]
 
 

@@ -1150,7 +1150,7 @@ class _CallIndex:
         for site in self._helper_calls(helper.name):
             self._spanning(site.lineno)
             value = self.asserted(site)
-            if not value or self._under_raises(site):
+            if not value:
                 continue
             shape = event.shape
             assert shape is not None
@@ -1210,8 +1210,9 @@ class _CallIndex:
         (``assert call``, ``assert not call``).  The ``assert`` whose test is the call, or
         holds it as an operand, says so (it lies in the statement the call was found in), and
         one on the local the call is bound to that runs whenever the call does
-        (``asserted.result_asserts``)."""
-        if call is None:
+        (``asserted.result_asserts``).  Not inside ``pytest.raises``: there the test passes
+        when the call raises, and the ``assert`` never runs."""
+        if call is None or self._under_raises(call):
             return ()
         return self._states.get(call, ())
 
