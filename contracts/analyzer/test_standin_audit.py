@@ -600,6 +600,52 @@ def conf_defaults(conf):
 
 def held_count(holder):
     return holder.engine.count
+
+
+class Heads:
+    def pad(self, q):
+        if isinstance(q, tuple):
+            return self.specs
+        return self.head_size
+
+    def route(self):
+        group = self.group
+        if isinstance(group, Heads):
+            return 0
+        return self.fresh
+
+    def route_proto(self):
+        if isinstance(self.group, Shaped):
+            return 0
+        return self.fresh
+
+    def cached(self, n):
+        cache = None
+        if n:
+            cache = n
+        if cache is not None:
+            return 0
+        return self.fresh
+
+
+import typing
+
+
+class Shaped(typing.Protocol):
+    size: int
+
+
+def is_decode(meta):
+    # a pure decode batch
+    return meta is not None and meta.num_decode == meta.num_actual
+
+
+class Handle:
+    def prepare(self, meta):
+        self.decode = is_decode(meta)
+        if self.decode or self.runtime.width:
+            return 0
+        return 1
 """
 
 
@@ -1948,6 +1994,196 @@ CASES = [
             held_count(SimpleNamespace(engine=engine))
         """,
         frozenset({(ERROR, "holder.engine.count")}),
+    ),
+    Case(
+        "made-self-an-early-return-a-local-bound-to-the-result-rules-out-is-not-its-path",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            n = Gate.clip(SimpleNamespace(block_size=16), s, 8)
+            assert n == 24
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-an-assertion-on-a-local-rebound-after-the-call-says-nothing-of-it",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            n = Gate.clip(SimpleNamespace(block_size=16), s, 8)
+            n = n * 3
+            assert n == 24
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-arithmetic-over-names-bound-once-states-the-argument-and-the-result",
+        """
+        from vllm.mod import Gate
+        SIZE = 4
+        def test_x(s):
+            blocks = 2
+            assert Gate.clip(SimpleNamespace(block_size=16), s, blocks * SIZE) == 3 * SIZE
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-arithmetic-equal-to-the-early-return-may-be-its-path",
+        """
+        from vllm.mod import Gate
+        SIZE = 4
+        def test_x(s):
+            blocks = 2
+            assert Gate.clip(SimpleNamespace(block_size=16), s, blocks * SIZE) == 2 * SIZE
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-a-name-bound-twice-states-no-asserted-value",
+        """
+        from vllm.mod import Gate
+        def test_x(s, flag):
+            size = 4
+            if flag:
+                size = 2
+            assert Gate.clip(SimpleNamespace(block_size=16), s, 8) == 3 * size
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-isinstance-of-an-array-the-test-builds-is-decided",
+        """
+        import torch
+        from vllm.mod import Heads
+        def test_x():
+            Heads.pad(SimpleNamespace(other=1), torch.zeros(2, 3))
+        """,
+        frozenset({(SELF, "head_size")}),
+    ),
+    Case(
+        "made-self-isinstance-of-a-helper-s-result-stays-undecided",
+        """
+        from vllm.mod import Heads
+        def test_x(zeros):
+            Heads.pad(SimpleNamespace(other=1), zeros(2, 3))
+        """,
+        frozenset({(NOTE, "head_size"), (NOTE, "specs")}),
+    ),
+    Case(
+        "made-self-none-is-no-instance-of-a-class-of-the-tree",
+        """
+        from vllm.mod import Heads
+        def test_x():
+            Heads.route(SimpleNamespace(group=None))
+        """,
+        frozenset({(SELF, "fresh")}),
+    ),
+    Case(
+        "made-self-none-may-satisfy-a-protocol",
+        """
+        from vllm.mod import Heads
+        def test_x():
+            Heads.route_proto(SimpleNamespace(group=None))
+        """,
+        frozenset({(NOTE, "fresh")}),
+    ),
+    Case(
+        "made-self-a-local-bound-to-a-literal-decides-a-later-branch",
+        """
+        from vllm.mod import Heads
+        def test_x():
+            Heads.cached(SimpleNamespace(other=1), 0)
+        """,
+        frozenset({(SELF, "fresh")}),
+    ),
+    Case(
+        "made-self-a-literal-local-an-undecided-arm-rebinds-is-unknown",
+        """
+        from vllm.mod import Heads
+        def test_x(n):
+            Heads.cached(SimpleNamespace(other=1), n)
+        """,
+        frozenset({(NOTE, "fresh")}),
+    ),
+    Case(
+        "made-self-a-field-set-to-what-a-predicate-returns-decides-an-or",
+        """
+        from vllm.mod import Handle
+        def test_x():
+            meta = SimpleNamespace(num_decode=1, num_actual=2)
+            Handle.prepare(SimpleNamespace(runtime=SimpleNamespace(other=1)), meta)
+        """,
+        frozenset({(ERROR, "self.runtime.width")}),
+    ),
+    Case(
+        "made-self-a-predicate-true-for-the-test-s-values-skips-the-or-s-operand",
+        """
+        from vllm.mod import Handle
+        def test_x():
+            meta = SimpleNamespace(num_decode=2, num_actual=2)
+            Handle.prepare(SimpleNamespace(runtime=SimpleNamespace(other=1)), meta)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-predicate-of-values-the-test-does-not-state-stays-undecided",
+        """
+        from vllm.mod import Handle
+        def test_x(meta):
+            Handle.prepare(SimpleNamespace(runtime=SimpleNamespace(other=1)), meta)
+        """,
+        frozenset({(NOTE, "self.runtime.width")}),
+    ),
+    Case(
+        "made-self-in-a-helper-the-assertion-on-the-helper-s-result-rules-out-an-early-return",
+        """
+        from vllm.mod import Gate
+        def _clip(s, n):
+            ns = SimpleNamespace(block_size=16)
+            return Gate.clip(ns, s, n)
+
+        def test_x(s):
+            assert _clip(s, 8) == 24
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-in-a-helper-an-asserted-result-equal-to-the-early-return-may-be-its-path",
+        """
+        from vllm.mod import Gate
+        def _clip(s, n):
+            ns = SimpleNamespace(block_size=16)
+            return Gate.clip(ns, s, n)
+
+        def test_x(s):
+            assert _clip(s, 8) == 8
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-in-a-helper-that-changes-the-argument-states-nothing-of-it",
+        """
+        from vllm.mod import Gate
+        def _clip(s, n):
+            ns = SimpleNamespace(block_size=16)
+            n = n * 3
+            return Gate.clip(ns, s, n)
+
+        def test_x(s):
+            assert _clip(s, 8) == 24
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "handed-an-assertion-inside-pytest-raises-rules-out-nothing",
+        """
+        import pytest
+        import vllm.mod as mod
+        def test_x(s):
+            with pytest.raises(ValueError):
+                assert mod.clip_fn(SimpleNamespace(size=1), s, 8) == 9
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
     ),
 ]
 

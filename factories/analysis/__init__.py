@@ -11,7 +11,10 @@ with attrs). One job per module:
   ``self.m()``, ``super().m()`` and properties through the MRO, under the ``CallContext`` the
   test states (patches, ``pytest.raises``, detached tasks).
 - ``values``: what a test states about a value (constructed objects, mocks, enum members,
-  lengths) and how such values compare, so they can decide branches.
+  lengths, arrays) and how such values compare, so they can decide branches; ``asserted``: what
+  a test module states about a call's result and arguments for the stand-in audit (an
+  ``assert`` on the call or on the local bound to its result, arithmetic over names bound
+  once).
 - ``binding``: parameter lists from the AST and the binding of a call's shape to one.
 - ``_walk``: the hot tree walks (``ast.walk``'s nodes in its order without its generators,
   parent links in one pass, statements only), shared by ``readset/``, ``extraction/`` and the

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from factories.analysis._walk import link_parents, walk_all
+from factories.analysis.asserted import TestNames, assert_states, result_asserts, stated
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import (
@@ -67,7 +68,7 @@ from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext
 from factories.analysis.source_tree import ModuleInfo
-from factories.analysis.values import Obj, Truth
+from factories.analysis.values import Obj
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
@@ -366,7 +367,7 @@ def _hand(
             meeting.location,
             callee.dotted,
             (),
-            meeting.shape or CallShape.of(call),
+            calls.with_stated(meeting.shape or CallShape.of(call), call),
             calls.module,
             meeting.test,
             meeting.expect_raise,
@@ -996,7 +997,7 @@ def _self_calls(calls_at: _CallIndex, standin: StandIn) -> list[SelfCall]:
             calls.setdefault(replay[0], []).append(replay[1])
             first.setdefault(replay[0], i)
             replayed.add(i)
-    out = []
+    out: list[SelfCall] = []
     for head, events in calls.items():
         filled = any(
             (i not in replayed and runs_code(meetings[i]))
@@ -1020,6 +1021,12 @@ def _self_calls(calls_at: _CallIndex, standin: StandIn) -> list[SelfCall]:
             raising=tuple(sorted(t for t, raises in patches.items() if raises)),
         )
         out.append(SelfCall(stub, standin.kind, filled))
+        if len(events) == 1:
+            # One call, in a helper that returns its result: once more for each call of the
+            # helper whose result the test asserts, a fresh namespace each time.
+            for event in calls_at.through_helper(meetings[first[head]], events[0]):
+                site = attrs.evolve(stub, events=(*_sets(standin), event))
+                out.append(SelfCall(site, standin.kind, filled))
     return out
 
 
@@ -1078,12 +1085,12 @@ def _self_call_shape(calls: _CallIndex, meeting: Meeting) -> CallShape | None:
         call = calls.call_at(line, text)
         if call is None:
             return None
-        return _without_first(meeting.shape or CallShape.of(call))
+        return _without_first(calls.with_stated(meeting.shape or CallShape.of(call), call))
     if shape is SelfShape.SELF_KEYWORD:
         call = calls.call_at(line, callee.text)
         if call is None:
             return None
-        whole = meeting.shape or CallShape.of(call)
+        whole = calls.with_stated(meeting.shape or CallShape.of(call), call)
         return attrs.evolve(
             whole,
             keywords=tuple(k for k in whole.keywords if k != "self"),
@@ -1145,6 +1152,7 @@ class _CallIndex:
         self._states: dict[ast.AST, tuple[object]] = {}
         self._texts: dict[ast.AST, str] = {}
         self._at: dict[tuple[int, str], ast.Call | None] = {}
+        self.names = TestNames(module.tree)
 
     def _text(self, node: ast.AST) -> str:
         """``ast.unparse(node)``, once per node."""
@@ -1157,14 +1165,18 @@ class _CallIndex:
         """The calls whose lines include ``line``, in ``ast.walk(module)`` order."""
         roots = self._roots(line)
         if roots not in self._calls:
+            self.names.link(roots)
             calls = self._calls[roots] = []
             for node in walk_all(roots):
                 if isinstance(node, ast.Call):
                     calls.append(node)
                     self._applied.setdefault(node.func, node)
                 elif isinstance(node, ast.Assert):
-                    for asserted, value in _assert_states(node):
+                    for asserted, value in assert_states(node, self.names):
                         self._states.setdefault(asserted, value)
+                for block in _blocks(node):
+                    for call, value in result_asserts(block, self.names):
+                        self._states.setdefault(call, value)
         return (
             node
             for node in self._calls[roots]
@@ -1184,13 +1196,136 @@ class _CallIndex:
             )
         return self._at[key]
 
+    def with_stated(self, shape: CallShape, call: ast.Call) -> CallShape:
+        """``shape`` with the arguments of ``call`` it does not know that the test's text
+        settles (``asserted.stated``: arithmetic over names bound once, ``split(ns, r, 3 *
+        block_size)``), as the replay of the call binds them."""
+        if shape.star_args:
+            return shape
+        self.names.link(self._roots(call.lineno))
+        positional = list(shape.positional_literals)
+        for i, arg in enumerate(call.args[: len(positional)]):
+            if not positional[i]:
+                positional[i] = stated(arg, self.names)
+        keywords = dict(shape.keyword_literals)
+        for kw in call.keywords:
+            if kw.arg is not None and kw.arg not in keywords:
+                value = stated(kw.value, self.names)
+                if value:
+                    keywords[kw.arg] = value[0]
+        return attrs.evolve(
+            shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
+        )
+
+    def through_helper(self, meeting: Meeting, event: StubEvent) -> list[StubEvent]:
+        """``event``, the replayed call of ``meeting``, as each call of the helper it is
+        returned from states it (``def _split(request, n): ns = SimpleNamespace(...); return
+        Cls.split(ns, request, n)``, then ``assert _split(r, 1618) == 1216``): the helper's
+        result is the call's, so the test's assertion on it is one on the call
+        (``StubEvent.returns``), and a parameter the helper hands on unchanged is what that
+        call of the helper passes (``asserted.stated``).  Only the helper's calls whose
+        result the test asserts, outside ``pytest.raises`` (where the test may pass without
+        the call returning); a module-level helper bound once."""
+        callee = meeting.callee
+        if callee is None or meeting.self_shape not in (
+            SelfShape.UNBOUND_CALL,
+            SelfShape.SELF_KEYWORD,
+        ):
+            return []
+        call = self.call_at(meeting.location.line, callee.text)
+        if call is None or not isinstance(self.names.parent(call), ast.Return):
+            return []
+        helper = self.names.scope_of(call)
+        tree = self.module.tree
+        if (
+            not isinstance(helper, ast.FunctionDef)
+            or self.names.scope_of(helper) is not tree
+            or self.names.bindings(tree).get(helper.name) != [helper]
+        ):
+            return []
+        offset = 1 if meeting.self_shape is SelfShape.UNBOUND_CALL else 0
+        handed = [
+            (j - offset, None, arg.id)
+            for j, arg in enumerate(call.args)
+            if j >= offset and isinstance(arg, ast.Name)
+        ] + [
+            (None, kw.arg, kw.value.id)
+            for kw in call.keywords
+            if kw.arg not in (None, "self") and isinstance(kw.value, ast.Name)
+        ]
+        local = self.names.bindings(helper)
+        handed = [
+            (j, k, name)
+            for j, k, name in handed
+            if len(local.get(name, ())) == 1 and isinstance(local[name][0], ast.arg)
+        ]
+        out = []
+        for site in self._helper_calls(helper.name):
+            self._spanning(site.lineno)
+            value = self.asserted(site)
+            if not value:
+                continue
+            shape = event.shape
+            assert shape is not None
+            positional = list(shape.positional_literals)
+            keywords = dict(shape.keyword_literals)
+            for j, keyword, name in handed:
+                known = _argument(helper, site, name, self.names)
+                if not known:
+                    continue
+                if j is not None and j < len(positional):
+                    positional[j] = known
+                elif keyword is not None:
+                    keywords[keyword] = known[0]
+            shape = attrs.evolve(
+                shape,
+                positional_literals=tuple(positional),
+                keyword_literals=tuple(keywords.items()),
+            )
+            out.append(attrs.evolve(event, shape=shape, returns=value, test=self._test_of(site)))
+        return out
+
+    def _helper_calls(self, name: str) -> list[ast.Call]:
+        """The calls of the module's function ``name`` by that name, in the module's order."""
+        return [
+            node
+            for node in walk_all(self.module.tree.body)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == name
+        ]
+
+    def _under_raises(self, node: ast.AST) -> bool:
+        """Whether ``node`` runs inside ``with pytest.raises(...)``."""
+        current = self.names.parent(node)
+        while current is not None:
+            if isinstance(current, (ast.With, ast.AsyncWith)) and any(
+                isinstance(item.context_expr, ast.Call)
+                and getattr(item.context_expr.func, "attr", "") in ("raises", "assertRaises")
+                for item in current.items
+            ):
+                return True
+            current = self.names.parent(current)
+        return False
+
+    def _test_of(self, node: ast.AST) -> str | None:
+        """The test function ``node`` runs in (``Cls::test_x``), or None."""
+        scope = self.names.scope_of(node)
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        owner = self.names.scope_of(scope)
+        return f"{owner.name}::{scope.name}" if isinstance(owner, ast.ClassDef) else scope.name
+
     def asserted(self, call: ast.Call | None) -> tuple[object] | tuple[()]:
-        """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
-        call == 1536`` (either side), ``assert call is None``; a ``Truth`` where it asserts
-        only that (``assert call``, ``assert not call``).  Only the ``assert`` whose test is
-        the call, or holds it as an operand, can say so: it lies in the statement the call
-        was found in."""
-        if call is None:
+        """``(value,)`` where the test asserts ``call`` returns a plain value: ``assert
+        call == 1536`` (either side; also arithmetic over names bound once, ``2 *
+        block_size``), ``assert call is None``; a ``Truth`` where it asserts only that
+        (``assert call``, ``assert not call``).  The ``assert`` whose test is the call, or
+        holds it as an operand, says so (it lies in the statement the call was found in), and
+        one on the local the call is bound to that runs whenever the call does
+        (``asserted.result_asserts``).  Not inside ``pytest.raises``: there the test passes
+        when the call raises, and the ``assert`` never runs."""
+        if call is None or self._under_raises(call):
             return ()
         return self._states.get(call, ())
 
@@ -1239,23 +1374,30 @@ class _CallIndex:
         return current
 
 
-def _assert_states(node: ast.Assert) -> Iterable[tuple[ast.AST, tuple[object]]]:
-    """``(expression, (value,))`` for what one ``assert`` states an expression is: itself
-    true, ``not`` it false, one side of ``==``/``is`` the plain literal on the other."""
-    test = node.test
-    yield test, (Truth(True),)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        yield test.operand, (Truth(False),)
-    if not isinstance(test, ast.Compare):
-        return
-    if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
-        return
-    sides = (test.left, test.comparators[0])
-    for side, other in (sides, sides[::-1]):
-        if not isinstance(other, ast.Constant) or not isinstance(
-            other.value, (int, str, type(None))
-        ):
-            continue
-        if isinstance(test.ops[0], ast.Is) and other.value is not None:
-            continue
-        yield side, (other.value,)
+def _blocks(node: ast.AST) -> Iterable[list[ast.stmt]]:
+    """The statement lists ``node`` holds (a body, an ``else``, a ``finally``)."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+
+
+def _argument(
+    helper: ast.FunctionDef, site: ast.Call, name: str, names: TestNames
+) -> tuple[object] | tuple[()]:
+    """The plain value one call of ``helper`` gives its parameter ``name``: the argument in
+    its place, else the parameter's default."""
+    if any(isinstance(a, ast.Starred) for a in site.args) or any(
+        kw.arg is None for kw in site.keywords
+    ):
+        return ()
+    args = helper.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if name in positional and positional.index(name) < len(site.args):
+        return stated(site.args[positional.index(name)], names)
+    for kw in site.keywords:
+        if kw.arg == name:
+            return stated(kw.value, names)
+    defaults = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return stated(defaults[name], names) if name in defaults else ()

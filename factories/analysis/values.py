@@ -62,8 +62,8 @@ class Obj:
     raises: bool = False
     length: int | None = None  # the first dimension, where the test's text states it
     # The type the test's text makes it: "dict" of ``{...}``, "list" of ``[...]``,
-    # "SimpleNamespace" of ``SimpleNamespace(...)``, the class name of ``Cls(...)``; None
-    # where the text does not say.
+    # "SimpleNamespace" of ``SimpleNamespace(...)``, the class name of ``Cls(...)``,
+    # ``ARRAY`` of ``torch.zeros(2)``; None where the text does not say.
     kind: str | None = None
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
@@ -184,11 +184,21 @@ def test_value(
             return (Obj(tuple(fields), True, raises_when_called(node, resolve), kind=kind),)
         length = _array_length(name, node, resolve, depth)
         if length is not None:
-            return (Obj(length=length),)
+            return (Obj(length=length, kind=ARRAY if _array_module(node.func) else None),)
         if name[:1].isupper() and not is_exception_name(name):
             # a constructed object: not None, truth unknown, an instance of the class named
             return (Obj(tuple(fields), kind=name),)
     return ()
+
+
+def _array_module(func: ast.expr) -> bool:
+    """Whether ``func`` is spelled on torch or numpy (``torch.zeros``, ``np.array``): what
+    it builds is an array, not a list a test helper of that name might return."""
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id in ("torch", "np", "numpy")
+    )
 
 
 def _array_length(
@@ -222,6 +232,10 @@ def length_of(value: object) -> tuple[int] | tuple[()]:
     return ()
 
 
+#: ``Obj.kind`` of an array torch or numpy builds (``torch.zeros(2, 3)``): an instance of no
+#: builtin type but ``object``.
+ARRAY = "array"
+
 # The types ``Obj.kind`` names, as Python has them.
 _KINDS: dict[str, type] = {
     "dict": dict,
@@ -250,6 +264,11 @@ def instance_of(value: object, names: tuple[str, ...]) -> bool | None:
     if isinstance(value, Obj):
         if value.kind is None:
             return None
+        if value.kind == ARRAY:
+            builtin_names = [n for n in names if n in _BUILTIN_TYPES]
+            if "object" in builtin_names:
+                return True
+            return False if len(builtin_names) == len(names) else None
         if value.kind not in _KINDS:  # ``SamplingParams(...)``: an instance of that class
             return True if value.kind in names else None
         concrete: type = _KINDS[value.kind]

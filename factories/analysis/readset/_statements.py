@@ -18,7 +18,7 @@ from factories.analysis.readset._model import (
     unaliased,
 )
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
-from factories.analysis.values import Obj, Truth, compare, truthy
+from factories.analysis.values import Obj, Truth, compare, enum_member, truthy
 
 
 class StatementHandlers:
@@ -215,17 +215,34 @@ class StatementHandlers:
     def stated_field(self, value: ast.expr | None) -> bool:
         """Whether ``value`` is a field of an object the test built and states
         (``metadata.num_prefills`` of ``Metadata(num_prefills=0)``): a value the test gave,
-        not a local that later code may change as a literal ``n = 0`` counter is."""
+        not a local that later code may change as a literal ``n = 0`` counter is; also a
+        field of ``self`` whose value the walk knows (``index_group = self.index_group`` of a
+        stand-in's ``index_group=None``)."""
+        if self.is_self_attr(value):
+            return value.attr in self.consts  # type: ignore[union-attr]
         return isinstance(value, ast.Attribute) and bool(
             (owner := self.known(value.value)) and isinstance(owner[0], Obj)
         )
 
+    def bound_literal(self, value: ast.expr | None) -> bool:
+        """Whether ``value`` is a literal (``cache = None``, ``n = 0``) or an enum member
+        (``route = Route.PLAIN``) the code binds a local to.  Where the test's values are
+        followed (``CallContext.stated_locals``), a loop forgets the locals it rebinds and a
+        branch those either arm rebinds, so one bound on the call's straight line holds it
+        until the code binds it again, and decides the branches it guards
+        (``if cache is not None:`` after ``cache = None``)."""
+        return isinstance(value, ast.Constant) or (
+            isinstance(value, ast.Attribute) and enum_member(value) is not None
+        )
+
     def stored_value(self, name: str, value: ast.expr) -> None:
         """``self.<name> = value`` on the real object a constructor builds
-        (``CallContext.real_self``), on every run: a value the test states (a literal, a
-        field of an object it built, the object itself), or the verdict of a condition over
-        such values (``self.off = self.mode == "off"``), is what the field holds from here
-        on, and decides the branches that test it as a stub's literal field does."""
+        (``CallContext.real_self``), or where the test's values are followed
+        (``CallContext.stated_locals``: a namespace made ``self``), on every run: a value the
+        test states (a literal, a field of an object it built, the object itself, what a
+        predicate returns for them), or the verdict of a condition over such values
+        (``self.off = self.mode == "off"``), is what the field holds from here on, and
+        decides the branches that test it as a stub's literal field does."""
         known = self.known(value)
         if known:
             self.consts[name] = known[0]
@@ -291,7 +308,11 @@ class StatementHandlers:
                 return state
             self.rec.writes.append(AttributeAccess(name, self.loc(target), self.qualname))
             self.consts.pop(name, None)
-            if self.context.real_self and self.certain and value is not None:
+            if (
+                (self.context.real_self or self.context.stated_locals)
+                and self.certain
+                and value is not None
+            ):
                 self.stored_value(name, value)
             return self.field_stored(target, value, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -312,11 +333,19 @@ class StatementHandlers:
                 and (
                     isinstance(value_known[0], Obj)
                     or sized(value) is not None
-                    or (self.context.stated_locals and self.stated_field(value))
+                    or (
+                        self.context.stated_locals
+                        and (
+                            self.stated_field(value)
+                            or self.bound_literal(value)
+                            or isinstance(value, ast.Call)
+                        )
+                    )
                 )
             ):
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
-                # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built
+                # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built,
+                # ``cache = None`` on the straight line, ``d = is_decode(metadata)`` it decides
                 self.name_consts[target.id] = value_known[0]
             elif (
                 (self.context.stated_locals or self.context.chains)
