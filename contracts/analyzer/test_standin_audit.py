@@ -529,6 +529,15 @@ class Drafter:
 
     def load(self, cfg):
         return cfg.spec.model_path
+
+
+def _steps(runner):
+    return None
+
+
+def stepped_budget(runner):
+    _steps(runner)
+    return runner.budget
 """
 
 
@@ -1650,6 +1659,51 @@ CASES = [
             _Test(SimpleNamespace(spec=SimpleNamespace(other=1)))
         """,
         frozenset(),
+    ),
+    Case(
+        "a-call-in-the-other-arm-of-the-test-s-if-does-not-run-before",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("fail", [False, True])
+        def test_x(monkeypatch, fail):
+            runner = SimpleNamespace(other=1)
+
+            def steps(r):
+                if fail:
+                    raise RuntimeError("stop")
+
+            monkeypatch.setattr(mod, "_steps", steps)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    mod.stepped_budget(runner)
+            else:
+                mod.stepped_budget(runner)
+        """,
+        frozenset({(ERROR, "runner.budget")}),
+    ),
+    Case(
+        "a-call-in-a-loop-may-follow-the-other-arm-s",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            runner = SimpleNamespace(other=1)
+            for fail in (True, False):
+                def steps(r):
+                    if fail:
+                        raise RuntimeError("stop")
+
+                monkeypatch.setattr(mod, "_steps", steps)
+                if fail:
+                    with pytest.raises(RuntimeError):
+                        mod.stepped_budget(runner)
+                else:
+                    mod.stepped_budget(runner)
+        """,
+        frozenset({(NOTE, "runner.budget")}),
     ),
 ]
 

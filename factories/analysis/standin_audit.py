@@ -47,6 +47,7 @@ from factories.analysis.extraction import (
     StandInKind,
     Stub,
     StubEvent,
+    arms_exclusive,
 )
 from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
@@ -157,12 +158,16 @@ class HandedCall:
     # Holders of namespaces that are that real object, ``self`` of the method
     # (``x = Cls(args); x.cfg = ns; x.m()``: a holder whose ``cfg`` is ``ns``).
     self_holders: tuple[StandIn, ...] = ()
+    # ``Meeting.arms`` of the call.
+    arms: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def event(self) -> StubEvent:
         """The call as a stub's call event (where and in which test a finding places it)."""
         name = self.dotted.rpartition(".")[2]
-        return StubEvent(EventKind.CALL, name, self.location, shape=self.shape, test=self.test)
+        return StubEvent(
+            EventKind.CALL, name, self.location, shape=self.shape, test=self.test, arms=self.arms
+        )
 
 
 @attrs.frozen
@@ -322,6 +327,7 @@ def _hand(
             instance=callee.instance,
             instance_fields=callee.instance_fields,
             overrides=callee.overrides,
+            arms=meeting.arms,
         )
     if held_self:
         holders = known.self_holders
@@ -834,13 +840,16 @@ def runs_code(meeting: Meeting) -> bool:
 def _judged(standin: StandIn, event: StubEvent) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
-    fills the metadata it is given)."""
+    fills the metadata it is given).  A hand-over in the other arm of an ``if`` of the test
+    function than the call's (``if fail: with pytest.raises(...): f(ns)`` / ``else: f(ns)``)
+    never runs before it (``arms_exclusive``)."""
     if standin.kind not in NAMESPACE_KINDS or standin.opaque:
         return False
     return not any(
         runs_code(meeting)
         and meeting.location.path == event.location.path
         and meeting.location.line < event.location.line
+        and not arms_exclusive(meeting.arms, event.arms)
         for meeting in standin.meetings
     )
 
@@ -949,6 +958,7 @@ def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | N
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
         returns=calls.asserted(calls.call_at(meeting.location.line, callee.text)),
+        arms=meeting.arms,
     )
     return head, event
 

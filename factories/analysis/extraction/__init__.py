@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         StandIn,
         StandInField,
         StandInKind,
+        arms_exclusive,
     )
     from factories.analysis.extraction._standin_sites import might_hold_standins
     from factories.analysis.extraction._standins import StandInExtractor
@@ -89,6 +90,7 @@ _LAZY = {
     "StandIn": "_standin_model",
     "StandInField": "_standin_model",
     "StandInKind": "_standin_model",
+    "arms_exclusive": "_standin_model",
     "might_hold_standins": "_standin_sites",
     "StandInExtractor": "_standins",
 }
@@ -124,6 +126,7 @@ __all__ = [
     "StubEvent",
     "StubExtractor",
     "UnsettledClass",
+    "arms_exclusive",
     "has_object_new",
     "is_object_new",
     "might_hold_standins",

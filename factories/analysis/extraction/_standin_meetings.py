@@ -39,6 +39,17 @@ _SELF_SHAPES_BY_ATTR = {
     "fdel": SelfShape.PROPERTY_FGET,
 }
 
+#: Statements and expressions that may run their body more than once.
+_LOOPS = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
 #: Calls that set an attribute named by their second argument on their first.
 _SETTERS = frozenset({"setattr", "__setattr__", "object"})
 
@@ -267,7 +278,29 @@ class MeetingMaker:
             test=self.reader.test_of(node, NO_BINDINGS),
             cases=cases,
             expect_raise=self.recorder.expects_raise(node),
+            arms=self._arms(node),
         )
+
+    def _arms(self, node: ast.AST) -> tuple[tuple[int, int, int], ...]:
+        """``Meeting.arms`` of a place written in a test function itself (not in a helper, a
+        nested function or a lambda, which may run more than once): each ``if`` around it
+        there, with the arm it lies in, but none inside a loop of the test (where both arms
+        may run, one per iteration)."""
+        test = self._test_function(node)
+        if test is None or self.scope.enclosing_scope(node) is not test:
+            return ()
+        out: list[tuple[int, int, int]] = []
+        child, current = node, self.scope.parents.get(node)
+        while current is not None and current is not test:
+            if isinstance(current, ast.Lambda):
+                return ()
+            if isinstance(current, _LOOPS):
+                out.clear()  # the ``if``s met so far may take either arm on each iteration
+            elif isinstance(current, ast.If) and child is not current.test:
+                arm = 0 if any(child is stmt for stmt in current.body) else 1
+                out.append((current.lineno, current.col_offset, arm))
+            child, current = current, self.scope.parents.get(current)
+        return tuple(out)
 
     def _test_function(self, node: ast.AST) -> ast.AST | None:
         found = None

@@ -116,6 +116,19 @@ class Meeting:
     # ``SELF``/``ARGUMENT`` of an object the stand-in was put on, not of the stand-in itself:
     # the fields from that object to the stand-in (``runner.cfg = ns; f(runner)``: ``("cfg",)``).
     via: tuple[str, ...] = ()
+    # ``(line, column, arm)`` of each ``if`` of its test function the place lies in (0: the
+    # body, 1: the ``else``), outside any loop of that function: a test function runs once
+    # per case, so two places in different arms of one such ``if`` never both run, and
+    # neither runs before the other (``arms_exclusive``).
+    arms: tuple[tuple[int, int, int], ...] = ()
+
+
+def arms_exclusive(
+    first: tuple[tuple[int, int, int], ...], second: tuple[tuple[int, int, int], ...]
+) -> bool:
+    """Whether two places (their ``Meeting.arms``) lie in different arms of one ``if``."""
+    taken = {(line, col): arm for line, col, arm in first}
+    return any(taken.get((line, col), arm) != arm for line, col, arm in second)
 
 
 @attrs.frozen
