@@ -538,6 +538,37 @@ def _steps(runner):
 def stepped_budget(runner):
     _steps(runner)
     return runner.budget
+
+
+def spec_reason(config):
+    spec = config.spec
+    if spec is not None:
+        return spec.reason
+    return None
+
+
+def extra_of(config):
+    return config.extra
+
+
+def fill_extra(config):
+    config.extra = 1
+
+
+class Engine:
+    def __init__(self, config):
+        self.width = config.width
+
+
+def make_engine(config):
+    return Engine(config)
+
+
+def drafts(runner):
+    spec = runner.spec
+    if spec is not None:
+        return runner.max_reqs
+    return 0
 """
 
 
@@ -1704,6 +1735,199 @@ CASES = [
                     mod.stepped_budget(runner)
         """,
         frozenset({(NOTE, "runner.budget")}),
+    ),
+    Case(
+        "a-call-after-an-if-whose-arm-returns-follows-the-other-arm",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("fail", [False, True])
+        def test_x(monkeypatch, fail):
+            runner = SimpleNamespace(other=1)
+
+            def steps(r):
+                if fail:
+                    raise RuntimeError("stop")
+
+            monkeypatch.setattr(mod, "_steps", steps)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    mod.stepped_budget(runner)
+                return
+            mod.stepped_budget(runner)
+        """,
+        frozenset({(ERROR, "runner.budget")}),
+    ),
+    Case(
+        "a-call-after-an-if-whose-arm-goes-on-may-follow-it",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("fail", [False, True])
+        def test_x(monkeypatch, fail):
+            runner = SimpleNamespace(other=1)
+
+            def steps(r):
+                if fail:
+                    raise RuntimeError("stop")
+
+            monkeypatch.setattr(mod, "_steps", steps)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    mod.stepped_budget(runner)
+            mod.stepped_budget(runner)
+        """,
+        frozenset({(NOTE, "runner.budget")}),
+    ),
+    Case(
+        "a-caller-s-own-set-on-a-helper-s-namespace-wins-over-the-helper-s",
+        """
+        from vllm.mod import spec_reason
+
+        def _make():
+            return SimpleNamespace(spec=None)
+
+        def test_x():
+            config = _make()
+            config.spec = SimpleNamespace(other=1)
+            spec_reason(config)
+        """,
+        frozenset({(ERROR, "config.spec.reason")}),
+    ),
+    Case(
+        "a-caller-s-set-in-a-branch-leaves-the-field-unsettled",
+        """
+        from vllm.mod import spec_reason
+
+        def _make():
+            return SimpleNamespace(spec=None)
+
+        def test_x(flag):
+            config = _make()
+            if flag:
+                config.spec = SimpleNamespace(other=1)
+            spec_reason(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-caller-s-deep-set-on-a-helper-s-namespace-decides-its-call",
+        """
+        from vllm.mod import spec_reason
+
+        def _make():
+            return SimpleNamespace(spec=SimpleNamespace(other=1))
+
+        def test_x():
+            config = _make()
+            config.spec.reason = 1
+            spec_reason(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "another-test-s-set-and-call-do-not-reach-a-helper-s-new-namespace",
+        """
+        from vllm.mod import extra_of
+
+        def _make():
+            return SimpleNamespace(other=1)
+
+        def test_a():
+            config = _make()
+            config.extra = 1
+            extra_of(config)
+
+        def test_b():
+            config = _make()
+            extra_of(config)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-module-scoped-fixture-s-namespace-is-every-test-s",
+        """
+        import pytest
+        from vllm.mod import extra_of
+
+        from vllm.mod import fill_extra
+
+        @pytest.fixture(scope="module")
+        def config():
+            return SimpleNamespace(other=1)
+
+        def test_a(config):
+            fill_extra(config)
+
+        def test_b(config):
+            extra_of(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-function-scoped-fixture-s-namespace-is-each-test-s-own",
+        """
+        import pytest
+        from vllm.mod import extra_of
+
+        from vllm.mod import fill_extra
+
+        @pytest.fixture
+        def config():
+            return SimpleNamespace(other=1)
+
+        def test_a(config):
+            fill_extra(config)
+
+        def test_b(config):
+            extra_of(config)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-constructor-the-callee-runs-is-walked",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            mod.make_engine(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "config.width")}),
+    ),
+    Case(
+        "a-patch-of-a-name-the-test-computes-may-replace-what-the-callee-runs",
+        """
+        import pytest
+        from unittest.mock import patch
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("name", ["Engine"])
+        def test_x(name):
+            with patch.object(mod, name):
+                mod.make_engine(SimpleNamespace(other=1))
+        """,
+        frozenset({(NOTE, "config.width")}),
+    ),
+    Case(
+        "another-test-s-fields-prepare-no-block-of-this-test-s-call",
+        """
+        from vllm.mod import drafts
+
+        def _make(spec):
+            return SimpleNamespace(spec=spec)
+
+        def test_a():
+            runner = _make(None)
+            runner.spec = SimpleNamespace(n=1)
+            runner.max_reqs = 1
+            drafts(runner)
+
+        def test_b(spec):
+            drafts(_make(spec))
+        """,
+        frozenset({(NOTE, "runner.max_reqs")}),
     ),
 ]
 

@@ -106,6 +106,8 @@ class SelfCall:
     kind: StandInKind
     # Other code met the namespace before the first replayed call, and may have filled it in.
     filled: bool = False
+    # A replayed call's test patches a target it does not name (``Meeting.unnamed_patch``).
+    unnamed_patch: bool = False
 
     def restated(self, finding: Finding) -> Finding:
         """A finding of the replay, worded for what the test built.  The replay does not see
@@ -115,8 +117,10 @@ class SelfCall:
         ``self`` or a link of a namespace on one)."""
         kind = finding.kind
         raising = {call.test for call in self.stub.calls if call.expect_raise}
-        uncertain = self.filled or (
-            set(finding.tests) <= raising if finding.tests else bool(raising)
+        uncertain = (
+            self.filled
+            or self.unnamed_patch
+            or (set(finding.tests) <= raising if finding.tests else bool(raising))
         )
         if uncertain and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
@@ -160,6 +164,8 @@ class HandedCall:
     self_holders: tuple[StandIn, ...] = ()
     # ``Meeting.arms`` of the call.
     arms: tuple[tuple[int, int, int], ...] = ()
+    # ``Meeting.unnamed_patch``: what the test replaced is not known, nor the path.
+    unnamed_patch: bool = False
 
     @property
     def event(self) -> StubEvent:
@@ -328,6 +334,7 @@ def _hand(
             instance_fields=callee.instance_fields,
             overrides=callee.overrides,
             arms=meeting.arms,
+            unnamed_patch=meeting.unnamed_patch,
         )
     if held_self:
         holders = known.self_holders
@@ -394,7 +401,27 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     callee walked as a function handed them (``ReadSetAnalyzer.analyze_function``), its
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
-    audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
+    audit replays (judged there), nor a call whose stand-ins a ``*args`` takes.  Where the
+    test patches a target it does not name (``HandedCall.unnamed_patch``), the walk may
+    follow code that does not run: its findings are notes."""
+    found = _handed_findings(index, analyzer, handed, table)
+    return [uncertain(f) for f in found] if handed.unnamed_patch else found
+
+
+def uncertain(finding: Finding) -> Finding:
+    """A missing-field finding as a note: a read on a path the test may not take."""
+    if finding.kind is not FindingKind.MISSING_FIELD:
+        return finding
+    return attrs.evolve(
+        finding,
+        kind=FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+        message=finding.message.replace(
+            " but the ", " on a path the test may not take but the ", 1
+        ),
+    )
+
+
+def _handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
     if handed.instance:
         return _on_instance(index, analyzer, handed, table)
     built = _callee_class(index, handed.dotted)
@@ -436,7 +463,7 @@ def _as_function(
         context,
         call=call,
         bound=bound,
-        provided_chains=held_chains(roots, {}),
+        provided_chains=held_chains(roots, {}, handed.test),
         klass=klass,
     )
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
@@ -486,6 +513,20 @@ def stated_shape(handed: HandedCall) -> CallShape:
     )
 
 
+def field_at(standin: StandIn, name: str, event: StubEvent) -> StandInField | None:
+    """The field ``name`` of ``standin`` that ``event``'s call finds, where one set settles
+    it: the last of those its own test sets in its body before the call, on the object a
+    helper built and returned to it (``config = make(); config.spec = SimpleNamespace()``:
+    the helper's own ``spec`` came first); else the one set the call may find (none of
+    another test's own).  None where several other sets may give it (one of several
+    callers', a set again by a helper)."""
+    fields = [f for f in standin.fields if f.name == name and f.visible_to(event.test)]
+    own = [f for f in fields if f.test is not None and not _later(f, event)]
+    if own:
+        return max(own, key=lambda f: f.location.line)
+    return fields[0] if len(fields) == 1 else None
+
+
 def _later(field: StandInField, event: StubEvent) -> bool:
     """Whether the test may set ``field`` only after the call: further down its file."""
     return field.location.path == event.location.path and field.location.line > event.location.line
@@ -520,12 +561,10 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
         return Obj(tuple((name, obj) for name, obj in held if obj is not None))
     if not _judged(standin, event):
         return None
-    counts: dict[str, int] = {}
-    for field in standin.fields:
-        counts[field.name] = counts.get(field.name, 0) + 1
     known: list[tuple[str, object]] = []
-    for field in standin.fields:
-        if counts[field.name] != 1 or field.name in standin.dropped or _later(field, event):
+    for name in dict.fromkeys(f.name for f in standin.fields):
+        field = field_at(standin, name, event)
+        if field is None or name in standin.dropped or _later(field, event):
             continue
         if field.has_value:
             known.append((field.name, field.value))
@@ -564,7 +603,7 @@ def _constructed(
         "__init__",
         call=stated_shape(handed),
         context=context,
-        provided_chains=held_chains(roots, {}),
+        provided_chains=held_chains(roots, {}, handed.test),
     )
     event = attrs.evolve(handed.event, name="__init__")
     return list(missing_fields(report, roots, {}, table, cls.name, event))
@@ -768,13 +807,16 @@ def missing_fields(
 
 
 def held_chains(
-    roots: Mapping[str, tuple[StandIn, ...]], nested: Mapping[str, StandIn]
+    roots: Mapping[str, tuple[StandIn, ...]],
+    nested: Mapping[str, StandIn],
+    test: str | None = None,
 ) -> frozenset[str]:
     """The chains the call's namespaces hold (``metadata.prefill``, ``self.mla_dims.v``):
     what the test provided for each link, which alone prepares a block for the chain reads
     in it (``ReadSetAnalyzer.analyze``'s ``provided_chains``).  Setting a stub's field to a
     namespace provides that namespace's fields, not every link read below the field; a field
-    the test deletes again (``StandIn.dropped``) it may not hold on the run judged."""
+    the test deletes again (``StandIn.dropped``) it may not hold on the run judged, nor one
+    another test sets on its own object (``StandInField.visible_to``: the call's ``test``)."""
     starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
     starts += [(standin, ("self", field)) for field, standin in nested.items()]
     out: set[str] = set()
@@ -783,7 +825,7 @@ def held_chains(
         if standin.kind not in NAMESPACE_KINDS and standin.kind is not StandInKind.HOLDER:
             continue
         for field in standin.fields:
-            if field.name in standin.dropped:
+            if field.name in standin.dropped or not field.visible_to(test):
                 continue
             path = (*walked, field.name)
             out.add(".".join(path))
@@ -803,7 +845,8 @@ def _first_missing(
     for name in rest:
         if name in _OBJECT_NAMES:
             return None
-        field = next((f for f in standin.fields if f.name == name), None)
+        fields = [f for f in standin.fields if f.name == name and f.visible_to(event.test)]
+        field = field_at(standin, name, event) or next(iter(fields), None)
         if standin.kind is StandInKind.HOLDER:
             # What the holder holds besides its stand-ins is not known: only they are judged.
             if field is None or len(field.children) != 1:
@@ -840,7 +883,8 @@ def runs_code(meeting: Meeting) -> bool:
 def _judged(standin: StandIn, event: StubEvent) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
-    fills the metadata it is given).  A hand-over in the other arm of an ``if`` of the test
+    fills the metadata it is given).  Another test's hand-over never meets an object each
+    test builds anew (``StandIn.per_test``).  A hand-over in the other arm of an ``if`` of the test
     function than the call's (``if fail: with pytest.raises(...): f(ns)`` / ``else: f(ns)``)
     never runs before it (``arms_exclusive``)."""
     if standin.kind not in NAMESPACE_KINDS or standin.opaque:
@@ -850,8 +894,16 @@ def _judged(standin: StandIn, event: StubEvent) -> bool:
         and meeting.location.path == event.location.path
         and meeting.location.line < event.location.line
         and not arms_exclusive(meeting.arms, event.arms)
+        and not (standin.per_test and _other_tests(meeting.test, event.test))
         for meeting in standin.meetings
     )
+
+
+def _other_tests(first: str | None, second: str | None) -> bool:
+    """Whether two places lie in two different tests (their parametrize cases aside)."""
+    if first is None or second is None:
+        return False
+    return first.partition("[")[0] != second.partition("[")[0]
 
 
 def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event) -> Finding:
@@ -915,7 +967,8 @@ def _self_calls(calls_at: _CallIndex, standin: StandIn) -> list[SelfCall]:
             patched=tuple(sorted(patches)),
             raising=tuple(sorted(t for t, raises in patches.items() if raises)),
         )
-        out.append(SelfCall(stub, standin.kind, filled))
+        unnamed = any(meetings[i].unnamed_patch for i in replayed if _head(meetings[i]) == head)
+        out.append(SelfCall(stub, standin.kind, filled, unnamed))
     return out
 
 

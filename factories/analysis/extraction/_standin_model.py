@@ -121,6 +121,9 @@ class Meeting:
     # per case, so two places in different arms of one such ``if`` never both run, and
     # neither runs before the other (``arms_exclusive``).
     arms: tuple[tuple[int, int, int], ...] = ()
+    # For a call: the function making it (or its test) patches something by a name it
+    # computes (``patch.object(mod, cls_name)``), which may be what the callee runs.
+    unnamed_patch: bool = False
 
 
 def arms_exclusive(
@@ -134,13 +137,24 @@ def arms_exclusive(
 @attrs.frozen
 class StandInField:
     """A field the test gives the stand-in; ``value`` where the test states a plain literal,
-    ``children`` for stand-ins built as (or inside) its value."""
+    ``children`` for stand-ins built as (or inside) its value; ``test`` for a set one caller
+    of the helper building it makes (``visible_to``)."""
 
     name: str
     location: Location
     value: object = None
     has_value: bool = False
     children: tuple[StandIn, ...] = ()
+    # The test that sets it, where that is a statement of its own body on the object a helper
+    # built and returned to it (``config = _make_config(); config.spec = SimpleNamespace()``):
+    # a set that only that test's calls see, each call of the helper building another one.
+    test: str | None = None
+
+    def visible_to(self, test: str | None) -> bool:
+        """Whether a call in ``test`` (``test_x[case]`` or ``test_x``; None: not known) may
+        find this field: a set of one caller's own (``test``) is not on the object another
+        test's call of the helper builds."""
+        return self.test is None or test is None or test.partition("[")[0] == self.test
 
 
 @attrs.frozen
@@ -154,7 +168,8 @@ class StandIn:
     (``del ns.f``, ``delattr(ns, "f")``), perhaps on some of its cases only: ``fields`` less
     these is what the stand-in holds on every run.  ``possible``: built as one alternative of
     a conditional expression the test's values do not decide (``None if c else ns``), so the
-    object holding it may hold the other: what it lacks is a note, never an error."""
+    object holding it may hold the other: what it lacks is a note, never an error.
+    ``per_test``: no other test meets the object one test builds."""
 
     kind: StandInKind
     location: Location
@@ -164,6 +179,9 @@ class StandIn:
     meetings: tuple[Meeting, ...] = ()
     dropped: frozenset[str] = frozenset()
     possible: bool = False
+    # Built anew on each run of a test (in a test, a plain helper or a function-scoped
+    # fixture): another test's hand-overs never meet the object a test's call is handed.
+    per_test: bool = False
 
     @property
     def field_names(self) -> frozenset[str]:

@@ -76,6 +76,10 @@ class _Route:
     # Whether the stand-ins built here are one alternative the test may not take
     # (``StandIn.possible``).
     possible: bool = False
+    # Whether the followed object came back from a call of the helper that built it (each
+    # call builds another one): what a caller sets on it is that caller's
+    # (``StandInField.test``).
+    returned: bool = False
 
     def hop(self, follow_returns: bool = True) -> _Route:
         return attrs.evolve(self, depth=self.depth + 1, follow_returns=follow_returns)
@@ -142,7 +146,28 @@ class StandInExtractor:
             meetings=tuple(dict.fromkeys(found.meetings)),
             dropped=frozenset(found.dropped),
             possible=route.possible,
+            per_test=self._per_test(call),
         )
+
+    def _per_test(self, node: ast.AST) -> bool:
+        """Whether every run of a test builds its own object at ``node``: it lies in a
+        function, and each function around it is a plain one or a fixture of the default
+        (function) scope, none decorated otherwise (a cache would hand out one object)."""
+        scope = self.scope.enclosing_scope(node)
+        if not isinstance(scope, FUNCTION_DEFS):
+            return False
+        while isinstance(scope, FUNCTION_DEFS):
+            for deco in scope.decorator_list:
+                target = deco.func if isinstance(deco, ast.Call) else deco
+                name = getattr(target, "attr", None) or getattr(target, "id", None)
+                if name == "fixture" and isinstance(deco, ast.Call):
+                    scoped = next((k.value for k in deco.keywords if k.arg == "scope"), None)
+                    if scoped is not None and _str(scoped) != "function":
+                        return False
+                elif name != "fixture" and "mark" not in ast.unparse(target).split("."):
+                    return False
+            scope = self.scope.enclosing_scope(scope)
+        return True
 
     def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
         known = self.reader.value_of(value, NO_BINDINGS)
@@ -153,7 +178,18 @@ class StandInExtractor:
             value=known[0] if literal else None,
             has_value=literal,
             children=tuple(self._children(value, route)),
+            test=self._caller_set(where) if route.returned else None,
         )
+
+    def _caller_set(self, where: ast.AST) -> str | None:
+        """The test whose own body's statement ``where`` is (a plain statement of the test
+        function, run once on every run of it), else None."""
+        parent = self.scope.parents.get(where)
+        if not (isinstance(parent, FUNCTION_DEFS) and any(where is s for s in parent.body)):
+            return None
+        if not isinstance(self.scope.parents.get(parent), (ast.Module, ast.ClassDef)):
+            return None  # a function nested in the test runs when (and as often as) called
+        return self.reader.test_of(where, NO_BINDINGS)
 
     def _children(self, value: ast.expr, route: _Route) -> list[StandIn]:
         """Stand-ins built as ``value`` or inside it (a list of them), or named by it."""
@@ -323,9 +359,10 @@ class StandInExtractor:
         for target in node.targets:
             if is_attr_of(target, names):
                 found.fields.append(self._field(target.attr, node.value, node, route))  # type: ignore[attr-defined]
-            elif isinstance(target, ast.Attribute) and route.depth == 0:
-                # Only where it is built: a caller or test that sets more on a namespace a
-                # helper built (``cfg = make(); cfg.cache.n = 1``) does so on its own path.
+            elif isinstance(target, ast.Attribute) and (route.depth == 0 or route.returned):
+                # Where it is built, or by a caller of the helper that built it
+                # (``cfg = make(); cfg.cache.n = 1``), whose own statement's set only its own
+                # calls find (``StandInField.test``); not by a helper it is passed to.
                 path = _path_from(target.value, names)
                 if path:
                     field = self._field(target.attr, node.value, node, route)
@@ -454,9 +491,10 @@ class StandInExtractor:
                         if param.arg == name:
                             self.scope.ensure_indexed(stmt)
                             self._follow_names(func, {name}, param, found, route.hop())
+        returned = attrs.evolve(route, returned=True)
         for call, _ in self.scope.callers(scope):
             if position is None:
-                self._where(call, found, route.hop())
+                self._where(call, found, returned.hop())
                 continue
             parent = self.scope.parents.get(call)
             if not (isinstance(parent, ast.Assign) and parent.value is call):
@@ -466,7 +504,7 @@ class StandInExtractor:
                     elt = target.elts[position]
                     if isinstance(elt, ast.Name) and elt.id != "_":
                         caller_scope = self.scope.enclosing_scope(call)
-                        self._follow_names(caller_scope, {elt.id}, parent, found, route.hop())
+                        self._follow_names(caller_scope, {elt.id}, parent, found, returned.hop())
 
     def _parametrized(self, value: ast.expr, found: _Found, route: _Route) -> None:
         """A stand-in written as a parametrize value reaches the test under that case."""
