@@ -569,6 +569,25 @@ def drafts(runner):
     if spec is not None:
         return runner.max_reqs
     return 0
+
+
+def cache_row(layer):
+    if layer.dtype == "packed":
+        return layer.impl
+    return 0
+
+
+def auto_of(cfg):
+    if cfg.numa:
+        return cfg.auto
+    return None
+
+
+class Capturer:
+    def capture(self):
+        if self.manager.needs():
+            return self.manager.stream
+        return None
 """
 
 
@@ -1928,6 +1947,142 @@ CASES = [
             drafts(_make(spec))
         """,
         frozenset({(NOTE, "runner.max_reqs")}),
+    ),
+    Case(
+        "a-parametrize-value-in-a-field-decides-each-case-s-path",
+        """
+        import pytest
+        from vllm.mod import cache_row
+
+        @pytest.mark.parametrize("dtype", ["auto", "packed"])
+        def test_x(dtype):
+            cache_row(SimpleNamespace(dtype=dtype))
+        """,
+        frozenset({(ERROR, "layer.impl")}),
+    ),
+    Case(
+        "no-parametrize-value-in-a-field-takes-the-read-s-path",
+        """
+        import pytest
+        from vllm.mod import cache_row
+
+        @pytest.mark.parametrize("dtype", ["auto", "fp8"])
+        def test_x(dtype):
+            cache_row(SimpleNamespace(dtype=dtype))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-helper-s-kwargs-merged-into-its-defaults-are-each-caller-s-fields",
+        """
+        from vllm.mod import auto_of
+
+        def _make(**kwargs):
+            defaults = dict(numa=False)
+            defaults.update(kwargs)
+            return SimpleNamespace(**defaults)
+
+        def test_off():
+            auto_of(_make())
+
+        def test_on():
+            auto_of(_make(numa=True))
+        """,
+        frozenset({(ERROR, "cfg.auto")}),
+    ),
+    Case(
+        "a-helper-s-kwargs-that-give-the-field-leave-nothing-missing",
+        """
+        from vllm.mod import auto_of
+
+        def _make(**kwargs):
+            defaults = dict(numa=False)
+            defaults.update(kwargs)
+            return SimpleNamespace(**defaults)
+
+        def test_on():
+            auto_of(_make(numa=True, auto=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-handed-on-as-another-s-field-is-met-there",
+        """
+        from vllm.mod import extra_of
+
+        def test_x():
+            cfg = SimpleNamespace(inner=SimpleNamespace(other=1))
+            extra_of(cfg.inner)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-field-handed-on-that-holds-a-real-object-is-not-judged",
+        """
+        from vllm.mod import extra_of
+
+        def test_x(obj):
+            cfg = SimpleNamespace(inner=obj)
+            extra_of(cfg.inner)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-partial-binding-a-namespace-runs-nothing-before-the-call",
+        """
+        import functools
+        from vllm.mod import extra_of, fill_extra
+
+        def test_x():
+            cfg = SimpleNamespace(other=1)
+            cfg.fill = functools.partial(fill_extra, cfg)
+            extra_of(cfg)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-call-handed-the-namespace-before-may-fill-it",
+        """
+        from vllm.mod import extra_of, fill_extra
+
+        def test_x():
+            cfg = SimpleNamespace(other=1)
+            fill_extra(cfg)
+            extra_of(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-lambda-s-stated-value-decides-the-path-of-the-object-holding-it",
+        """
+        from vllm.mod import Capturer
+
+        def _make(needed):
+            c = Capturer.__new__(Capturer)
+            c.manager = SimpleNamespace(needs=lambda: needed)
+            return c
+
+        def test_on():
+            c = _make(True)
+            c.capture()
+        """,
+        frozenset({(ERROR, "self.manager.stream")}),
+    ),
+    Case(
+        "a-lambda-stating-false-keeps-the-read-off-the-path",
+        """
+        from vllm.mod import Capturer
+
+        def _make(needed):
+            c = Capturer.__new__(Capturer)
+            c.manager = SimpleNamespace(needs=lambda: needed)
+            return c
+
+        def test_off():
+            c = _make(False)
+            c.capture()
+        """,
+        frozenset(),
     ),
 ]
 

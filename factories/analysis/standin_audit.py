@@ -59,6 +59,8 @@ from factories.analysis.values import Obj, Truth
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
 
 _OBJECT_NAMES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+# Callables that only bind their arguments into a callable run later.
+_BINDERS = frozenset({"functools.partial"})
 
 
 @attrs.frozen
@@ -643,10 +645,15 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
     context = attrs.evolve(
         _handed_context(index, handed, roots), real_self=True, returns=handed.returns
     )
+    # The namespaces the test set on the object, as it built them (``stated_obj``): their
+    # stated fields decide the method's branches (``self.manager.needs_capture()`` of a
+    # ``lambda: True``).
+    stated = {name: stated_obj(child, handed.event) for name, child in nested.items()}
     report = analyzer.analyze(
         cls,
         name,
         initial=handed.instance_fields,
+        constants={name: obj for name, obj in stated.items() if obj is not None},
         call=handed.shape,
         context=context,
         provided_chains=(),
@@ -868,9 +875,11 @@ def _first_missing(
 def runs_code(meeting: Meeting) -> bool:
     """Whether the meeting runs code with the stand-in (which may write on it): a call it is
     an argument or ``self`` of (a property's ``fget`` too); not a bound method made of it
-    (``types.MethodType``, ``__get__``), which runs only when called, nor a place it is put."""
+    (``types.MethodType``, ``__get__``, ``functools.partial``), which runs only when called,
+    nor a place it is put."""
     if meeting.how is MeetingHow.ARGUMENT:
-        return True
+        # ``functools.partial(f, ns)`` binds ``ns``, as ``types.MethodType`` does
+        return meeting.callee is None or meeting.callee.dotted not in _BINDERS
     if meeting.how is MeetingHow.SELF and meeting.callee is not None and meeting.callee.instance:
         return True  # ``holder.m()`` on the real object that holds it
     return meeting.how is MeetingHow.SELF and meeting.self_shape in (

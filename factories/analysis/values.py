@@ -12,6 +12,7 @@ the other shapes tests use to select a path, each known only as far as the test'
   called; its ``length`` (``len(x)``, ``x.shape[0]``, ``x.size(0)``) is known for container
   displays and for arrays built from one or with a literal size (``torch.tensor([3, 5])``,
   ``torch.zeros(4, 8)``, ``np.arange(3)``), so ``if not idx.shape[0]: return`` is decided.
+  A lambda whose body the test states ``returns`` that value when called.
 - ``EnumMember``: ``AttentionType.DECODER``, compared by its ``Class.MEMBER`` text, since the
   test and the vLLM module may import the class under different paths.
 
@@ -65,6 +66,9 @@ class Obj:
     # "SimpleNamespace" of ``SimpleNamespace(...)``, the class name of ``Cls(...)``; None
     # where the text does not say.
     kind: str | None = None
+    # ``(value,)`` of what calling it returns, where the test states that: a lambda whose
+    # body is a value the test states (``lambda: captured``, ``lambda *a: None``).
+    returns: tuple[object] | tuple[()] = ()
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
         for key, value in self.fields:
@@ -168,7 +172,9 @@ def test_value(
         if None in node.keys:
             return (Obj(kind="dict"),)
         return (Obj(truthy=bool(node.keys), length=len(node.keys), kind="dict"),)
-    if isinstance(node, (ast.Lambda, ast.JoinedStr)):
+    if isinstance(node, ast.Lambda):
+        return (Obj(truthy=True, returns=_lambda_returns(node, resolve, depth)),)
+    if isinstance(node, ast.JoinedStr):
         return (Obj(truthy=True),)
     if isinstance(node, ast.Call):
         name = _callee_name(node.func)
@@ -189,6 +195,20 @@ def test_value(
             # a constructed object: not None, truth unknown, an instance of the class named
             return (Obj(tuple(fields), kind=name),)
     return ()
+
+
+def _lambda_returns(
+    node: ast.Lambda, resolve: Callable[[ast.Name], ast.expr | None], depth: int
+) -> tuple[object] | tuple[()]:
+    """What a lambda returns on every call, where its body states it without its own
+    parameters (``lambda: captured``, ``lambda *args: None``): a name in the body is the
+    enclosing function's, which ``resolve`` knows."""
+    args = node.args
+    own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    own |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    if any(isinstance(n, ast.Name) and n.id in own for n in ast.walk(node.body)):
+        return ()
+    return test_value(node.body, resolve, depth + 1)
 
 
 def _array_length(

@@ -25,7 +25,9 @@ Stand-ins in general (``object.__new__`` stubs, ``types.SimpleNamespace``,
 ``_standin_model`` (the ``StandIn``, ``StandInField``, ``Meeting`` and ``Callee`` values),
 ``_standin_sites`` (which calls build one, the text pre-filter, callees through imports),
 ``_standin_index`` (a module's creation calls, which one a name holds, which are nested),
-``_standin_meetings`` (a ``Meeting`` with what the test states around it), ``_standins``
+``_standin_meetings`` (a ``Meeting`` with what the test states around it),
+``_standin_variants`` (the fields a creation states on each run: one stand-in per distinct
+set, under a parametrize case's or a helper call's values), ``_standins``
 (``StandInExtractor``: following them, with the pieces above).  ``audit-stubs --standins``
 audits the namespaces among them (``factories.analysis.standin_audit``).
 """

@@ -40,12 +40,13 @@ from factories.analysis.extraction._standin_model import (
     MeetingHow,
     StandIn,
     StandInField,
+    StandInKind,
 )
 from factories.analysis.extraction._standin_sites import (
-    creation_fields,
     dotted_name,
     literal_dict_items,
 )
+from factories.analysis.extraction._standin_variants import Variant, VariantFinder, stated
 from factories.analysis.extraction._syntax import (
     FUNCTION_DEFS,
     is_attr_of,
@@ -55,8 +56,6 @@ from factories.analysis.extraction._syntax import (
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import compare, truthy
-
-_LITERALS = (int, float, complex, str, bytes, bool, type(None))
 
 
 @attrs.frozen
@@ -80,6 +79,9 @@ class _Route:
     # call builds another one): what a caller sets on it is that caller's
     # (``StandInField.test``).
     returned: bool = False
+    # The runs the stand-in stands for (``Variant``): the values to read its fields under,
+    # the calls of its helper it returns to, the test its meetings are in.
+    variant: Variant = attrs.field(factory=Variant)
 
     def hop(self, follow_returns: bool = True) -> _Route:
         return attrs.evolve(self, depth=self.depth + 1, follow_returns=follow_returns)
@@ -96,6 +98,8 @@ class _Found:
     # ``ns.cfg.n = v`` where ``ns`` is built: ``(("cfg",), field)`` for each field set
     # through a field's value.
     deep: list[tuple[tuple[str, ...], StandInField]] = attrs.field(factory=list)
+    # ``f(ns.cfg)``: ``(("cfg",), meeting)``, a meeting of the stand-in that field holds.
+    through: list[tuple[tuple[str, ...], Meeting]] = attrs.field(factory=list)
 
 
 class StandInExtractor:
@@ -109,17 +113,21 @@ class StandInExtractor:
         recorder = EventRecorder(self.scope, self.reader)
         self.sites = StandInSites(self.scope, self.reader)
         self.meet = MeetingMaker(self.scope, self.reader, recorder, self.sites)
+        self.variants = VariantFinder(self.scope, self.reader, self.sites)
         self._as_child: set[int] = set()
 
     def standins(self) -> list[StandIn]:
+        """Each top-level creation's stand-in, or one per ``Variant`` where its runs state
+        other fields (``VariantFinder.variants``)."""
         nested = self.sites.nested()
         # Creations that following showed to be a field of another stand-in (``setattr(stub,
         # "cfg", cfg)``) are children there, not stand-ins of their own.
         self._as_child.clear()
         built = [
-            (call, self._build(call, _Route()))
+            (call, self._build(call, _Route(variant=variant)))
             for call in self.sites.calls
             if id(call) not in nested
+            for variant in self.variants.variants(call) or [Variant()]
         ]
         return [standin for call, standin in built if id(call) not in self._as_child]
 
@@ -129,13 +137,15 @@ class StandInExtractor:
         kind, ref = self.sites.kind_of(call)  # type: ignore[misc]
         route = attrs.evolve(route, building=route.building | {id(call)})
         found = _Found()
-        named, found.opaque = creation_fields(call, kind)
+        named, found.opaque = self.variants.creation_fields(call, kind, route.variant.bindings)
         for name, value, where in named:
-            found.fields.append(self._field(name, value, where, route))
+            found.fields.append(self._field(name, value, where, route, created=True))
         self._where(call, found, route)
         fields = found.fields
         for path, field in found.deep:
             fields = _set_through(fields, path, field)
+        for path, meeting in found.through:
+            fields = _met_through(fields, path, _in_variant(meeting, route.variant))
         return StandIn(
             kind=kind,
             location=self.scope.loc(call),
@@ -143,7 +153,7 @@ class StandInExtractor:
             class_ref=ref,
             opaque=found.opaque,
             # A helper several calls share reaches the same place once per call.
-            meetings=tuple(dict.fromkeys(found.meetings)),
+            meetings=tuple(dict.fromkeys(_in_variant(m, route.variant) for m in found.meetings)),
             dropped=frozenset(found.dropped),
             possible=route.possible,
             per_test=self._per_test(call),
@@ -169,15 +179,23 @@ class StandInExtractor:
             scope = self.scope.enclosing_scope(scope)
         return True
 
-    def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
-        known = self.reader.value_of(value, NO_BINDINGS)
-        literal = bool(known) and isinstance(known[0], _LITERALS)
+    def _field(
+        self, name: str, value: ast.expr, where: ast.AST, route: _Route, created: bool = False
+    ) -> StandInField:
+        """A field set to ``value``: its stated value (``stated``: a literal, an object the
+        test built) under the variant's bindings, which every run of the variant shares for
+        the creation's own fields and, where it stands for one run, for later sets too."""
+        variant = route.variant
+        bindings = variant.bindings if created or variant.exact else NO_BINDINGS
+        known = self.reader.value_of(value, bindings)
+        children = tuple(self._children(value, route))
+        kept = bool(known) and not children and stated(known[0])
         return StandInField(
             name,
             self.scope.loc(where),
-            value=known[0] if literal else None,
-            has_value=literal,
-            children=tuple(self._children(value, route)),
+            value=known[0] if kept else None,
+            has_value=kept,
+            children=children,
             test=self._caller_set(where) if route.returned else None,
         )
 
@@ -428,6 +446,34 @@ class StandInExtractor:
                 self._argument(call, node, found, route)
         elif isinstance(parent, ast.Attribute) and not route.fields:
             self._method_of_holder(parent, found, route)
+        elif isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
+            self._field_handed(parent, found, route)
+
+    def _field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
+        """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``: a field's value handed to code the test's
+        imports name (not a helper of the module, which would follow it as the stand-in):
+        a meeting of the stand-in that field holds, where it holds one (``_met_through``)."""
+        path: list[str] = [attr.attr]
+        top: ast.expr = attr
+        parent = self.scope.parents.get(attr)
+        while isinstance(parent, ast.Attribute) and parent.value is top:
+            path.append(parent.attr)
+            top, parent = parent, self.scope.parents.get(parent)
+        call = self.scope.parents.get(parent) if isinstance(parent, ast.keyword) else parent
+        if not isinstance(call, ast.Call) or call.func is top:
+            return
+        if not (top in call.args or isinstance(parent, ast.keyword)):
+            return
+        func = call.func
+        if isinstance(func, ast.Name) and self.scope.local_def(func) is not None:
+            return
+        if self.meet.self_shape(call, top)[0] is not None or self.sites.kind_of(call) is not None:
+            return
+        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr", "setattr"):
+            return
+        meeting = self.meet.call(MeetingHow.ARGUMENT, call, top, route.cases, func)
+        found.through.append((tuple(path), meeting))
 
     def _method_of_holder(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
         """``holder.m(...)``, ``holder`` an object the test built by calling its class
@@ -492,7 +538,10 @@ class StandInExtractor:
                             self.scope.ensure_indexed(stmt)
                             self._follow_names(func, {name}, param, found, route.hop())
         returned = attrs.evolve(route, returned=True)
+        only = route.variant.only
         for call, _ in self.scope.callers(scope):
+            if only is not None and only[0] == id(scope) and id(call) not in only[1]:
+                continue  # a variant returns to the calls that give it its fields
             if position is None:
                 self._where(call, found, returned.hop())
                 continue
@@ -592,6 +641,48 @@ class StandInExtractor:
             if value is not None:
                 named.setdefault(ast.unparse(value), value)
         return list(named.values()) or [func]
+
+
+def _in_variant(meeting: Meeting, variant: Variant) -> Meeting:
+    """A meeting of a variant's stand-in, in the test the variant is built for: a meeting
+    no test holds (in the helper building it) is that test's, and one in that test is in its
+    case, where the variant stands for one."""
+    test = variant.test
+    if test is None or (meeting.test is not None and meeting.test != test.partition("[")[0]):
+        return meeting
+    return attrs.evolve(meeting, test=test)
+
+
+def _met_through(
+    fields: list[StandInField], path: tuple[str, ...], meeting: Meeting
+) -> list[StandInField]:
+    """``fields`` with ``meeting`` added to the stand-in at ``path`` below them (``f(ns.cfg)``
+    meets the namespace ``ns.cfg`` holds); unchanged where ``path`` does not end at the one
+    namespace the field holds at the meeting (``field_at``'s rule: the meeting's test's own
+    last set before it, else the one set it may find)."""
+    named = [i for i, f in enumerate(fields) if f.name == path[0] and f.visible_to(meeting.test)]
+    own = [i for i in named if fields[i].test is not None]
+    own = [i for i in own if fields[i].location.line <= meeting.location.line]
+    if own:
+        at = own[-1]
+    elif len(named) == 1:
+        at = named[0]
+    else:
+        return fields
+    if len(fields[at].children) != 1:
+        return fields
+    child = fields[at].children[0]
+    if child.kind not in (StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE):
+        return fields
+    if len(path) == 1:
+        child = attrs.evolve(child, meetings=(*child.meetings, meeting))
+    else:
+        child = attrs.evolve(
+            child, fields=tuple(_met_through(list(child.fields), path[1:], meeting))
+        )
+    out = list(fields)
+    out[at] = attrs.evolve(fields[at], children=(child,))
+    return out
 
 
 def _path_from(expr: ast.expr, names: set[str]) -> tuple[str, ...]:

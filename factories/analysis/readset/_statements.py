@@ -313,6 +313,7 @@ class StatementHandlers:
                     isinstance(value_known[0], Obj)
                     or sized(value) is not None
                     or (self.context.stated_locals and self.stated_field(value))
+                    or isinstance(value, ast.Call)  # a stated lambda's value (``Obj.returns``)
                 )
             ):
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
