@@ -400,7 +400,10 @@ _UNKNOWN = object()
 
 
 def _key(value: object) -> object:
-    """A value as a signature holds it: itself where hashable, its text else."""
+    """A value as a signature holds it: itself where hashable (a lambda's with what it
+    returns, which its equality leaves out), its text else."""
+    if isinstance(value, Obj):
+        return (value, tuple(_key(v) for v in value.returns))
     try:
         hash(value)
     except TypeError:
