@@ -588,6 +588,20 @@ class Capturer:
         if self.manager.needs():
             return self.manager.stream
         return None
+
+
+def get_layers(config):
+    return {}
+
+
+def layer_specs(config):
+    layers = get_layers(config)
+    out = {}
+    for name, layer in layers.items():
+        if layer.shared_with:
+            continue
+        out[name] = layer.spec
+    return out
 """
 
 
@@ -2067,6 +2081,56 @@ CASES = [
             c.capture()
         """,
         frozenset({(ERROR, "self.manager.stream")}),
+    ),
+    Case(
+        "namespaces-a-replaced-function-returns-in-a-dict-meet-the-loop-over-its-items",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {name: SimpleNamespace(spec=1) for name in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(ERROR, "get_layers().shared_with")}),
+    ),
+    Case(
+        "namespaces-put-in-a-dict-in-a-loop-over-stated-items-are-returned-too",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {}
+            for name in ("a", "b"):
+                layers[name] = SimpleNamespace(spec=1)
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(ERROR, "get_layers().shared_with")}),
+    ),
+    Case(
+        "a-returned-dict-the-test-may-leave-empty-makes-the-loop-s-reads-notes",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch, names):
+            layers = {name: SimpleNamespace(spec=1) for name in names}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(NOTE, "get_layers().shared_with")}),
+    ),
+    Case(
+        "returned-namespaces-holding-the-fields-read-leave-nothing-missing",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {n: SimpleNamespace(spec=1, shared_with=None) for n in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset(),
     ),
     Case(
         "a-lambda-stating-false-keeps-the-read-off-the-path",

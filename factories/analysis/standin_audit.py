@@ -168,6 +168,9 @@ class HandedCall:
     arms: tuple[tuple[int, int, int], ...] = ()
     # ``Meeting.unnamed_patch``: what the test replaced is not known, nor the path.
     unnamed_patch: bool = False
+    # ``(dotted function, namespaces, items)`` of each function the test replaced with one
+    # returning a container of namespaces before the call (``_with_returned``).
+    returned: tuple[tuple[str, tuple[StandIn, ...], int], ...] = ()
 
     @property
     def event(self) -> StubEvent:
@@ -212,9 +215,47 @@ class StandInTable:
                     if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
-        return cls(
-            StubStandIns(sets, passed_by, frozenset(late)), tuple(selves), tuple(handed.values())
-        )
+        calls_made = _with_returned(tuple(handed.values()), standins)
+        return cls(StubStandIns(sets, passed_by, frozenset(late)), tuple(selves), calls_made)
+
+
+def _with_returned(
+    handed: tuple[HandedCall, ...], standins: Iterable[StandIn]
+) -> tuple[HandedCall, ...]:
+    """Each call with the namespaces its test's patches return in containers before it
+    (``MeetingHow.RETURNED``: ``monkeypatch.setattr(mod, "f", lambda *_: layers)`` in the
+    same test, on an earlier line): the code it runs meets them where it calls ``f``."""
+    returned = [
+        (standin, meeting)
+        for root in standins
+        for standin in root.walk()
+        if standin.kind in NAMESPACE_KINDS
+        for meeting in standin.meetings
+        if meeting.how is MeetingHow.RETURNED and meeting.callee is not None
+    ]
+    if not returned:
+        return handed
+    out = []
+    for call in handed:
+        items: dict[str, tuple[tuple[StandIn, ...], int]] = {}
+        for standin, meeting in returned:
+            if (
+                meeting.location.path != call.location.path
+                or meeting.location.line >= call.location.line
+                or call.test is None
+                or _other_tests(meeting.test, call.test)
+                or meeting.test is None
+            ):
+                continue
+            dotted = meeting.callee.dotted  # type: ignore[union-attr]
+            known, count = items.get(dotted, ((), meeting.count))  # type: ignore[arg-type]
+            if standin not in known:
+                items[dotted] = ((*known, standin), min(count, meeting.count))  # type: ignore[index]
+        if items:
+            given = tuple((dotted, found, count) for dotted, (found, count) in items.items())
+            call = attrs.evolve(call, returned=given)
+        out.append(call)
+    return tuple(out)
 
 
 def _on_stub_field(meeting: Meeting) -> bool:
@@ -456,7 +497,8 @@ def _as_function(
     """A callee walked as a function handed the call's namespaces (a module function, a
     static or class method: ``bound`` skips a class method's ``cls``, run on ``klass``), its
     parameters bound through its signature; none where no namespace reaches a parameter."""
-    roots = bind_passed(function.node, handed.passed, bound=bound)
+    roots = {**bind_passed(function.node, handed.passed, bound=bound)}
+    roots.update(returned_roots(index, handed))
     if not roots:
         return []
     context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
@@ -471,11 +513,34 @@ def _as_function(
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
 
 
+def returned_roots(index, handed: HandedCall) -> dict[str, tuple[StandIn, ...]]:
+    """The chain roots of the namespaces a replaced function returns in a container
+    (``HandedCall.returned``): ``f()`` for an item of what ``f`` returns, with the namespaces
+    it may be (``missing_fields``'s alternatives)."""
+    out: dict[str, tuple[StandIn, ...]] = {}
+    for dotted, found, _ in handed.returned:
+        if _returned_key(index, handed.module, dotted) is not None:
+            out[f"{dotted.rpartition('.')[2]}()"] = found
+    return out
+
+
+def _returned_key(index, module: ModuleInfo, dotted: str) -> str | None:
+    """The key of a replaced function as ``CallContext.patched_functions`` holds it."""
+    _, functions, _ = _patches(index, module, [(dotted, False)])
+    return next(iter(functions), None)
+
+
 def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> CallContext:
     """What one ``HandedCall`` states around its callee's walk: the test's patches (resolved
     through its module's names), ``pytest.raises``, and the parameters handed stand-ins, whose
-    chains are recorded."""
+    chains are recorded; a replaced function returning namespaces in a container
+    (``CallContext.returned``)."""
     methods, functions, raising = _patches(index, handed.module, handed.patched)
+    returned = frozenset(
+        (key, f"{dotted.rpartition('.')[2]}()", count)
+        for dotted, _, count in handed.returned
+        if (key := _returned_key(index, handed.module, dotted)) is not None
+    )
     return CallContext(
         replaced=methods,
         patched_functions=functions,
@@ -484,6 +549,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         standins=frozenset(roots),
         chains=True,
         stated_locals=True,
+        returned=returned,
     )
 
 
@@ -594,7 +660,8 @@ def _constructed(
     member = index.constructor(cls)
     if member is None:
         return []
-    roots = bind_passed(member.node, handed.passed, bound=True)
+    roots = {**bind_passed(member.node, handed.passed, bound=True)}
+    roots.update(returned_roots(index, handed))
     if not roots:
         return []
     context = _handed_context(index, handed, roots)
@@ -633,7 +700,8 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
         return _as_function(index, analyzer, handed, table, function, cls.name, handed.shape, bound)
     if member.kind is not MemberKind.METHOD:
         return []
-    roots = bind_passed(member.node, handed.passed, bound=True)
+    roots = {**bind_passed(member.node, handed.passed, bound=True)}
+    roots.update(returned_roots(index, handed))
     nested = {
         field.name: field.children[0]
         for holder in handed.self_holders

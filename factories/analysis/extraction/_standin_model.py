@@ -38,6 +38,9 @@ class MeetingHow(enum.Enum):
     SELF = "self"  # the stand-in is ``self`` of a method
     ARGUMENT = "argument"  # an argument of a call
     ATTRIBUTE = "attribute"  # put on a stub or on another stand-in
+    # an item of the container the test's replacement of a function returns
+    # (``monkeypatch.setattr(mod, "get_layers", lambda *_: layers)``)
+    RETURNED = "returned"
 
 
 class SelfShape(enum.Enum):
@@ -124,6 +127,9 @@ class Meeting:
     # For a call: the function making it (or its test) patches something by a name it
     # computes (``patch.object(mod, cls_name)``), which may be what the callee runs.
     unnamed_patch: bool = False
+    # ``RETURNED``: how many items the container surely holds (0: not known); ``callee``
+    # names the function replaced, ``location`` is the patch's.
+    count: int = 0
 
 
 def arms_exclusive(

@@ -36,11 +36,15 @@ from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import StandInSites
 from factories.analysis.extraction._standin_meetings import MeetingMaker
 from factories.analysis.extraction._standin_model import (
+    Callee,
     Meeting,
     MeetingHow,
     StandIn,
     StandInField,
     StandInKind,
+)
+from factories.analysis.extraction._standin_sites import (
+    MOCK_CLASSES as _MOCKS,
 )
 from factories.analysis.extraction._standin_sites import (
     dotted_name,
@@ -49,6 +53,7 @@ from factories.analysis.extraction._standin_sites import (
 from factories.analysis.extraction._standin_variants import Variant, VariantFinder, stated
 from factories.analysis.extraction._syntax import (
     FUNCTION_DEFS,
+    callee,
     is_attr_of,
     is_name_in,
     is_parameter,
@@ -320,6 +325,18 @@ class StandInExtractor:
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             if names:
                 self._follow_names(scope, names, parent, found, route)
+            for target in targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    self._contained(target.value.id, parent, scope, found, route)
+        elif (
+            isinstance(parent, (ast.DictComp, ast.ListComp))
+            and value is (parent.value if isinstance(parent, ast.DictComp) else parent.elt)
+            and isinstance(stmt := self.scope.parents.get(parent), ast.Assign)
+            and stmt.value is parent
+        ):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    self._contained(target.id, stmt, scope, found, route)
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -334,6 +351,123 @@ class StandInExtractor:
                 self._argument(call, value, found, route)
         elif isinstance(parent, (ast.List, ast.Tuple)):
             self._parametrized(value, found, route)
+
+    def _contained(
+        self, name: str, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
+    ) -> None:
+        """The stand-in is an item of the local container ``name`` (``layers[k] = ns``,
+        ``layers = {k: ns for k in ...}``): where the test then replaces a function with one
+        returning that container (``monkeypatch.setattr(mod, "f", lambda *_: layers)``,
+        ``patch.object(mod, "f", return_value=layers)``), vLLM code that calls the function
+        meets it (``MeetingHow.RETURNED``), with how many items the container surely holds."""
+        if not isinstance(scope, FUNCTION_DEFS) or route.depth >= MAX_FUNCTION_HOPS:
+            return
+        count = self._items_built(stmt, scope)
+        for node in self.scope.nodes_after(scope, (stmt.lineno, stmt.col_offset)):
+            if not (isinstance(node, ast.Name) and node.id == name):
+                continue
+            if isinstance(node.ctx, ast.Store):
+                return  # rebound: a later patch returns another object
+            patch = self._returned_by(node)
+            if patch is None:
+                continue
+            call, target = patch
+            meeting = self.meet.attribute(call, None, call, route.cases)
+            callee = Callee(ast.unparse(call.func), target)
+            found.meetings.append(
+                attrs.evolve(
+                    meeting,
+                    how=MeetingHow.RETURNED,
+                    owner=None,
+                    owner_kind=None,
+                    owner_class=None,
+                    callee=callee,
+                    count=count,
+                )
+            )
+
+    def _returned_by(self, use: ast.Name) -> tuple[ast.Call, str] | None:
+        """The patch whose replacement returns ``use`` and the dotted function it replaces:
+        ``lambda ...: use`` as the replacement of ``monkeypatch.setattr(obj, "f", ...)``/
+        ``("pkg.mod.f", ...)`` or ``patch.object(obj, "f", ...)``, or ``return_value=use`` of
+        such a patch (of ``patch("pkg.mod.f", ...)`` too, or of a mock it installs)."""
+        parent = self.scope.parents.get(use)
+        replacement: ast.AST | None = None
+        if isinstance(parent, ast.Lambda) and parent.body is use:
+            replacement = parent
+            call = self.scope.parents.get(parent)
+        elif isinstance(parent, ast.keyword) and parent.arg == "return_value":
+            call = self.scope.parents.get(parent)
+            outer = self.scope.parents.get(call) if isinstance(call, ast.Call) else None
+            if (
+                isinstance(call, ast.Call)
+                and callee(call.func) in _MOCKS
+                and isinstance(outer, ast.Call)
+            ):
+                replacement, call = call, outer
+        else:
+            return None
+        if not isinstance(call, ast.Call):
+            return None
+        name = callee(call.func)
+        imports = self.sites.imports(call)
+        args = call.args
+        if replacement is not None and replacement not in args:
+            return None
+        if name in ("setattr", "object") and len(args) >= 2 and _str(args[1]) is not None:
+            owner = dotted_name(args[0], imports)
+            return (call, f"{owner}.{_str(args[1])}") if owner else None
+        if name in ("setattr", "patch") and args and _str(args[0]) and "." in _str(args[0]):
+            return call, _str(args[0])  # type: ignore[return-value]
+        return None
+
+    def _items_built(self, stmt: ast.stmt, scope: ast.AST) -> int:
+        """How many items the container surely holds once ``stmt`` ran: a comprehension
+        over a display the test writes out (``{k: ns for k in ("a", "b")}``: 2), one
+        ``d[k] = ns`` of the function's own body (1), or one in the body of a loop of it over
+        items the test states (``for name in zip(specs, sizes)``); 0 where not known."""
+        value = stmt.value if isinstance(stmt, ast.Assign) else None
+        if isinstance(value, (ast.DictComp, ast.ListComp)):
+            gens = value.generators
+            if len(gens) == 1 and not gens[0].ifs:
+                return self._count(gens[0].iter)
+            return 0
+        parent = self.scope.parents.get(stmt)
+        if parent is scope:
+            return 1
+        if (
+            isinstance(parent, ast.For)
+            and any(stmt is s for s in parent.body)
+            and self.scope.parents.get(parent) is scope
+        ):
+            return 1 if self._count(parent.iter) else 0
+        return 0
+
+    def _count(self, node: ast.expr, depth: int = 0) -> int:
+        """How many items iterating ``node`` yields, where the test writes them out: a
+        display, a local bound to one, ``zip``/``enumerate``/``list``/``tuple`` of such, a
+        dict's ``items()``/``keys()``/``values()``; 0 where not known."""
+        if depth > 4:
+            return 0
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            starred = any(isinstance(e, ast.Starred) for e in node.elts)
+            return 0 if starred else len(node.elts)
+        if isinstance(node, ast.Dict):
+            return 0 if None in node.keys else len(node.keys)
+        if isinstance(node, ast.Name):
+            bound = self.reader.resolve_local(node, NO_BINDINGS)
+            return self._count(bound, depth + 1) if bound is not None else 0
+        if not isinstance(node, ast.Call) or node.keywords:
+            return 0
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("items", "keys", "values"):
+            return 0 if node.args else self._count(func.value, depth + 1)
+        if isinstance(func, ast.Name) and self.scope.local_def(func) is None:
+            if func.id == "zip" and node.args:
+                return min(self._count(a, depth + 1) for a in node.args)
+            if func.id in ("enumerate", "list", "tuple") and len(node.args) == 1:
+                return self._count(node.args[0], depth + 1)
+        return 0
 
     def _cast(self, call: ast.Call, value: ast.expr) -> bool:
         """Whether ``call`` is ``typing.cast(T, value)``, which hands back ``value`` itself."""
