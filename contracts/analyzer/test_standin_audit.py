@@ -646,6 +646,79 @@ class Handle:
         if self.decode or self.runtime.width:
             return 0
         return 1
+
+
+def _steps(runner):
+    return None
+
+
+def stepped_budget(runner):
+    _steps(runner)
+    return runner.budget
+
+
+def spec_reason(config):
+    spec = config.spec
+    if spec is not None:
+        return spec.reason
+    return None
+
+
+def extra_of(config):
+    return config.extra
+
+
+def fill_extra(config):
+    config.extra = 1
+
+
+class WidthEngine:
+    def __init__(self, config):
+        self.width = config.width
+
+
+def make_engine(config):
+    return WidthEngine(config)
+
+
+def drafts(runner):
+    spec = runner.spec
+    if spec is not None:
+        return runner.max_reqs
+    return 0
+
+
+def cache_row(layer):
+    if layer.dtype == "packed":
+        return layer.impl
+    return 0
+
+
+def auto_of(cfg):
+    if cfg.numa:
+        return cfg.auto
+    return None
+
+
+class Capturer:
+    def capture(self):
+        if self.manager.needs():
+            return self.manager.stream
+        return None
+
+
+def get_layers(config):
+    return {}
+
+
+def layer_specs(config):
+    layers = get_layers(config)
+    out = {}
+    for name, layer in layers.items():
+        if layer.shared_with:
+            continue
+        out[name] = layer.spec
+    return out
 """
 
 
@@ -2184,6 +2257,430 @@ CASES = [
                 assert mod.clip_fn(SimpleNamespace(size=1), s, 8) == 9
         """,
         frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "a-call-in-the-other-arm-of-the-test-s-if-does-not-run-before",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("fail", [False, True])
+        def test_x(monkeypatch, fail):
+            runner = SimpleNamespace(other=1)
+
+            def steps(r):
+                if fail:
+                    raise RuntimeError("stop")
+
+            monkeypatch.setattr(mod, "_steps", steps)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    mod.stepped_budget(runner)
+            else:
+                mod.stepped_budget(runner)
+        """,
+        frozenset({(ERROR, "runner.budget")}),
+    ),
+    Case(
+        "a-call-in-a-loop-may-follow-the-other-arm-s",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            runner = SimpleNamespace(other=1)
+            for fail in (True, False):
+                def steps(r):
+                    if fail:
+                        raise RuntimeError("stop")
+
+                monkeypatch.setattr(mod, "_steps", steps)
+                if fail:
+                    with pytest.raises(RuntimeError):
+                        mod.stepped_budget(runner)
+                else:
+                    mod.stepped_budget(runner)
+        """,
+        frozenset({(NOTE, "runner.budget")}),
+    ),
+    Case(
+        "a-call-after-an-if-whose-arm-returns-follows-the-other-arm",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("fail", [False, True])
+        def test_x(monkeypatch, fail):
+            runner = SimpleNamespace(other=1)
+
+            def steps(r):
+                if fail:
+                    raise RuntimeError("stop")
+
+            monkeypatch.setattr(mod, "_steps", steps)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    mod.stepped_budget(runner)
+                return
+            mod.stepped_budget(runner)
+        """,
+        frozenset({(ERROR, "runner.budget")}),
+    ),
+    Case(
+        "a-call-after-an-if-whose-arm-goes-on-may-follow-it",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("fail", [False, True])
+        def test_x(monkeypatch, fail):
+            runner = SimpleNamespace(other=1)
+
+            def steps(r):
+                if fail:
+                    raise RuntimeError("stop")
+
+            monkeypatch.setattr(mod, "_steps", steps)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    mod.stepped_budget(runner)
+            mod.stepped_budget(runner)
+        """,
+        frozenset({(NOTE, "runner.budget")}),
+    ),
+    Case(
+        "a-caller-s-own-set-on-a-helper-s-namespace-wins-over-the-helper-s",
+        """
+        from vllm.mod import spec_reason
+
+        def _make():
+            return SimpleNamespace(spec=None)
+
+        def test_x():
+            config = _make()
+            config.spec = SimpleNamespace(other=1)
+            spec_reason(config)
+        """,
+        frozenset({(ERROR, "config.spec.reason")}),
+    ),
+    Case(
+        "a-caller-s-set-in-a-branch-leaves-the-field-unsettled",
+        """
+        from vllm.mod import spec_reason
+
+        def _make():
+            return SimpleNamespace(spec=None)
+
+        def test_x(flag):
+            config = _make()
+            if flag:
+                config.spec = SimpleNamespace(other=1)
+            spec_reason(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-caller-s-deep-set-on-a-helper-s-namespace-decides-its-call",
+        """
+        from vllm.mod import spec_reason
+
+        def _make():
+            return SimpleNamespace(spec=SimpleNamespace(other=1))
+
+        def test_x():
+            config = _make()
+            config.spec.reason = 1
+            spec_reason(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "another-test-s-set-and-call-do-not-reach-a-helper-s-new-namespace",
+        """
+        from vllm.mod import extra_of
+
+        def _make():
+            return SimpleNamespace(other=1)
+
+        def test_a():
+            config = _make()
+            config.extra = 1
+            extra_of(config)
+
+        def test_b():
+            config = _make()
+            extra_of(config)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-module-scoped-fixture-s-namespace-is-every-test-s",
+        """
+        import pytest
+        from vllm.mod import extra_of
+
+        from vllm.mod import fill_extra
+
+        @pytest.fixture(scope="module")
+        def config():
+            return SimpleNamespace(other=1)
+
+        def test_a(config):
+            fill_extra(config)
+
+        def test_b(config):
+            extra_of(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-function-scoped-fixture-s-namespace-is-each-test-s-own",
+        """
+        import pytest
+        from vllm.mod import extra_of
+
+        from vllm.mod import fill_extra
+
+        @pytest.fixture
+        def config():
+            return SimpleNamespace(other=1)
+
+        def test_a(config):
+            fill_extra(config)
+
+        def test_b(config):
+            extra_of(config)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-constructor-the-callee-runs-is-walked",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            mod.make_engine(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "config.width")}),
+    ),
+    Case(
+        "a-patch-of-a-name-the-test-computes-may-replace-what-the-callee-runs",
+        """
+        import pytest
+        from unittest.mock import patch
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("name", ["WidthEngine"])
+        def test_x(name):
+            with patch.object(mod, name):
+                mod.make_engine(SimpleNamespace(other=1))
+        """,
+        frozenset({(NOTE, "config.width")}),
+    ),
+    Case(
+        "another-test-s-fields-prepare-no-block-of-this-test-s-call",
+        """
+        from vllm.mod import drafts
+
+        def _make(spec):
+            return SimpleNamespace(spec=spec)
+
+        def test_a():
+            runner = _make(None)
+            runner.spec = SimpleNamespace(n=1)
+            runner.max_reqs = 1
+            drafts(runner)
+
+        def test_b(spec):
+            drafts(_make(spec))
+        """,
+        frozenset({(NOTE, "runner.max_reqs")}),
+    ),
+    Case(
+        "a-parametrize-value-in-a-field-decides-each-case-s-path",
+        """
+        import pytest
+        from vllm.mod import cache_row
+
+        @pytest.mark.parametrize("dtype", ["auto", "packed"])
+        def test_x(dtype):
+            cache_row(SimpleNamespace(dtype=dtype))
+        """,
+        frozenset({(ERROR, "layer.impl")}),
+    ),
+    Case(
+        "no-parametrize-value-in-a-field-takes-the-read-s-path",
+        """
+        import pytest
+        from vllm.mod import cache_row
+
+        @pytest.mark.parametrize("dtype", ["auto", "fp8"])
+        def test_x(dtype):
+            cache_row(SimpleNamespace(dtype=dtype))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-helper-s-kwargs-merged-into-its-defaults-are-each-caller-s-fields",
+        """
+        from vllm.mod import auto_of
+
+        def _make(**kwargs):
+            defaults = dict(numa=False)
+            defaults.update(kwargs)
+            return SimpleNamespace(**defaults)
+
+        def test_off():
+            auto_of(_make())
+
+        def test_on():
+            auto_of(_make(numa=True))
+        """,
+        frozenset({(ERROR, "cfg.auto")}),
+    ),
+    Case(
+        "a-helper-s-kwargs-that-give-the-field-leave-nothing-missing",
+        """
+        from vllm.mod import auto_of
+
+        def _make(**kwargs):
+            defaults = dict(numa=False)
+            defaults.update(kwargs)
+            return SimpleNamespace(**defaults)
+
+        def test_on():
+            auto_of(_make(numa=True, auto=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-handed-on-as-another-s-field-is-met-there",
+        """
+        from vllm.mod import extra_of
+
+        def test_x():
+            cfg = SimpleNamespace(inner=SimpleNamespace(other=1))
+            extra_of(cfg.inner)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-field-handed-on-that-holds-a-real-object-is-not-judged",
+        """
+        from vllm.mod import extra_of
+
+        def test_x(obj):
+            cfg = SimpleNamespace(inner=obj)
+            extra_of(cfg.inner)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-partial-binding-a-namespace-runs-nothing-before-the-call",
+        """
+        import functools
+        from vllm.mod import extra_of, fill_extra
+
+        def test_x():
+            cfg = SimpleNamespace(other=1)
+            cfg.fill = functools.partial(fill_extra, cfg)
+            extra_of(cfg)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-call-handed-the-namespace-before-may-fill-it",
+        """
+        from vllm.mod import extra_of, fill_extra
+
+        def test_x():
+            cfg = SimpleNamespace(other=1)
+            fill_extra(cfg)
+            extra_of(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-lambda-s-stated-value-decides-the-path-of-the-object-holding-it",
+        """
+        from vllm.mod import Capturer
+
+        def _make(needed):
+            c = Capturer.__new__(Capturer)
+            c.manager = SimpleNamespace(needs=lambda: needed)
+            return c
+
+        def test_on():
+            c = _make(True)
+            c.capture()
+        """,
+        frozenset({(ERROR, "self.manager.stream")}),
+    ),
+    Case(
+        "namespaces-a-replaced-function-returns-in-a-dict-meet-the-loop-over-its-items",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {name: SimpleNamespace(spec=1) for name in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(ERROR, "get_layers().shared_with")}),
+    ),
+    Case(
+        "namespaces-put-in-a-dict-in-a-loop-over-stated-items-are-returned-too",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {}
+            for name in ("a", "b"):
+                layers[name] = SimpleNamespace(spec=1)
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(ERROR, "get_layers().shared_with")}),
+    ),
+    Case(
+        "a-returned-dict-the-test-may-leave-empty-makes-the-loop-s-reads-notes",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch, names):
+            layers = {name: SimpleNamespace(spec=1) for name in names}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(NOTE, "get_layers().shared_with")}),
+    ),
+    Case(
+        "returned-namespaces-holding-the-fields-read-leave-nothing-missing",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {n: SimpleNamespace(spec=1, shared_with=None) for n in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-lambda-stating-false-keeps-the-read-off-the-path",
+        """
+        from vllm.mod import Capturer
+
+        def _make(needed):
+            c = Capturer.__new__(Capturer)
+            c.manager = SimpleNamespace(needs=lambda: needed)
+            return c
+
+        def test_off():
+            c = _make(False)
+            c.capture()
+        """,
+        frozenset(),
     ),
 ]
 

@@ -141,12 +141,40 @@ CASES = [
             Builder.decode(stub, 0, common=None)
         """,
         """
-        SIMPLE_NAMESPACE L6 {num_heads config}
+        SIMPLE_NAMESPACE L6 {num_heads=2 config}
           .config SIMPLE_NAMESPACE L8 {mode}
             .mode SIMPLE_NAMESPACE L8 {full=True}
-              @ attr SimpleNamespace(...).mode (SIMPLE_NAMESPACE) L8
-            @ attr stub.config (SIMPLE_NAMESPACE) L6
+              @ attr SimpleNamespace(...).mode (SIMPLE_NAMESPACE) L8 in test_decode
+            @ attr stub.config (SIMPLE_NAMESPACE) L6 in test_decode
           @ self UNBOUND_CALL Builder.decode =vllm.x.Builder.decode [0] L14 in test_decode
+        """,
+    ),
+    Case(
+        "a helper's namespace is one per set of values its calls give it",
+        """
+        from types import SimpleNamespace
+        from vllm.x import Builder
+
+        def _builder(n=2, **extra):
+            fields = dict(num_heads=n)
+            fields.update(extra)
+            return SimpleNamespace(**fields)
+
+        def test_one():
+            Builder.decode(_builder(), 0)
+
+        def test_two():
+            Builder.decode(_builder(4, mode=1), 0)
+
+        def test_three():
+            Builder.decode(_builder(n=2), 0)
+        """,
+        """
+        SIMPLE_NAMESPACE L8 {num_heads=2}
+          @ self UNBOUND_CALL Builder.decode =vllm.x.Builder.decode [0] L11 in test_one
+          @ self UNBOUND_CALL Builder.decode =vllm.x.Builder.decode [0] L17 in test_three
+        SIMPLE_NAMESPACE L8 {num_heads=4 mode=1}
+          @ self UNBOUND_CALL Builder.decode =vllm.x.Builder.decode [0] L14 in test_two
         """,
     ),
     Case(

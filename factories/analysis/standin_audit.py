@@ -62,6 +62,7 @@ from factories.analysis.extraction import (
     StandInKind,
     Stub,
     StubEvent,
+    arms_exclusive,
 )
 from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
@@ -76,6 +77,8 @@ NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_
 AUDITED_KINDS = NAMESPACE_KINDS | {StandInKind.SPEC_MOCK}
 
 _OBJECT_NAMES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+# Callables that only bind their arguments into a callable run later.
+_BINDERS = frozenset({"functools.partial"})
 
 
 @attrs.frozen
@@ -128,6 +131,8 @@ class SelfCall:
     kind: StandInKind
     # Other code met the namespace before the first replayed call, and may have filled it in.
     filled: bool = False
+    # A replayed call's test patches a target it does not name (``Meeting.unnamed_patch``).
+    unnamed_patch: bool = False
 
     def restated(self, finding: Finding) -> Finding:
         """A finding of the replay, worded for what the test built.  The replay does not see
@@ -137,8 +142,10 @@ class SelfCall:
         ``self`` or a link of a namespace on one)."""
         kind = finding.kind
         raising = {call.test for call in self.stub.calls if call.expect_raise}
-        uncertain = self.filled or (
-            set(finding.tests) <= raising if finding.tests else bool(raising)
+        uncertain = (
+            self.filled
+            or self.unnamed_patch
+            or (set(finding.tests) <= raising if finding.tests else bool(raising))
         )
         if uncertain and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
@@ -180,12 +187,21 @@ class HandedCall:
     # Holders of namespaces that are that real object, ``self`` of the method
     # (``x = Cls(args); x.cfg = ns; x.m()``: a holder whose ``cfg`` is ``ns``).
     self_holders: tuple[StandIn, ...] = ()
+    # ``Meeting.arms`` of the call.
+    arms: tuple[tuple[int, int, int], ...] = ()
+    # ``Meeting.unnamed_patch``: what the test replaced is not known, nor the path.
+    unnamed_patch: bool = False
+    # ``(dotted function, namespaces, items)`` of each function the test replaced with one
+    # returning a container of namespaces before the call (``_with_returned``).
+    returned: tuple[tuple[str, tuple[StandIn, ...], int], ...] = ()
 
     @property
     def event(self) -> StubEvent:
         """The call as a stub's call event (where and in which test a finding places it)."""
         name = self.dotted.rpartition(".")[2]
-        return StubEvent(EventKind.CALL, name, self.location, shape=self.shape, test=self.test)
+        return StubEvent(
+            EventKind.CALL, name, self.location, shape=self.shape, test=self.test, arms=self.arms
+        )
 
 
 @attrs.frozen
@@ -229,11 +245,47 @@ class StandInTable:
                     if len(field.children) == 1 and _judgeable(field.children[0], specs):
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
-        return cls(
-            StubStandIns(sets, passed_by, frozenset(late), specs),
-            tuple(selves),
-            tuple(handed.values()),
-        )
+        calls_made = _with_returned(tuple(handed.values()), standins)
+        return cls(StubStandIns(sets, passed_by, frozenset(late), specs), tuple(selves), calls_made)
+
+
+def _with_returned(
+    handed: tuple[HandedCall, ...], standins: Iterable[StandIn]
+) -> tuple[HandedCall, ...]:
+    """Each call with the namespaces its test's patches return in containers before it
+    (``MeetingHow.RETURNED``: ``monkeypatch.setattr(mod, "f", lambda *_: layers)`` in the
+    same test, on an earlier line): the code it runs meets them where it calls ``f``."""
+    returned = [
+        (standin, meeting)
+        for root in standins
+        for standin in root.walk()
+        if standin.kind in NAMESPACE_KINDS
+        for meeting in standin.meetings
+        if meeting.how is MeetingHow.RETURNED and meeting.callee is not None
+    ]
+    if not returned:
+        return handed
+    out = []
+    for call in handed:
+        items: dict[str, tuple[tuple[StandIn, ...], int]] = {}
+        for standin, meeting in returned:
+            if (
+                meeting.location.path != call.location.path
+                or meeting.location.line >= call.location.line
+                or call.test is None
+                or _other_tests(meeting.test, call.test)
+                or meeting.test is None
+            ):
+                continue
+            dotted = meeting.callee.dotted  # type: ignore[union-attr]
+            known, count = items.get(dotted, ((), meeting.count))  # type: ignore[arg-type]
+            if standin not in known:
+                items[dotted] = ((*known, standin), min(count, meeting.count))  # type: ignore[index]
+        if items:
+            given = tuple((dotted, found, count) for dotted, (found, count) in items.items())
+            call = attrs.evolve(call, returned=given)
+        out.append(call)
+    return tuple(out)
 
 
 def _specs(
@@ -376,6 +428,8 @@ def _hand(
             instance=callee.instance,
             instance_fields=callee.instance_fields,
             overrides=callee.overrides,
+            arms=meeting.arms,
+            unnamed_patch=meeting.unnamed_patch,
         )
     if held_self:
         holders = known.self_holders
@@ -447,7 +501,27 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     callee walked as a function handed them (``ReadSetAnalyzer.analyze_function``), its
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
-    audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
+    audit replays (judged there), nor a call whose stand-ins a ``*args`` takes.  Where the
+    test patches a target it does not name (``HandedCall.unnamed_patch``), the walk may
+    follow code that does not run: its findings are notes."""
+    found = _handed_findings(index, analyzer, handed, table)
+    return [uncertain(f) for f in found] if handed.unnamed_patch else found
+
+
+def uncertain(finding: Finding) -> Finding:
+    """A missing-field finding as a note: a read on a path the test may not take."""
+    if finding.kind is not FindingKind.MISSING_FIELD:
+        return finding
+    return attrs.evolve(
+        finding,
+        kind=FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+        message=finding.message.replace(
+            " but the ", " on a path the test may not take but the ", 1
+        ),
+    )
+
+
+def _handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
     if handed.instance:
         return _on_instance(index, analyzer, handed, table)
     built = _callee_class(index, handed.dotted)
@@ -480,7 +554,8 @@ def _as_function(
     """A callee walked as a function handed the call's namespaces (a module function, a
     static or class method: ``bound`` skips a class method's ``cls``, run on ``klass``), its
     parameters bound through its signature; none where no namespace reaches a parameter."""
-    roots = bind_passed(function.node, handed.passed, bound=bound)
+    roots = {**bind_passed(function.node, handed.passed, bound=bound)}
+    roots.update(returned_roots(index, handed))
     if not roots:
         return []
     context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
@@ -489,17 +564,40 @@ def _as_function(
         context,
         call=call,
         bound=bound,
-        provided_chains=held_chains(roots, {}),
+        provided_chains=held_chains(roots, {}, handed.test),
         klass=klass,
     )
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
 
 
+def returned_roots(index, handed: HandedCall) -> dict[str, tuple[StandIn, ...]]:
+    """The chain roots of the namespaces a replaced function returns in a container
+    (``HandedCall.returned``): ``f()`` for an item of what ``f`` returns, with the namespaces
+    it may be (``missing_fields``'s alternatives)."""
+    out: dict[str, tuple[StandIn, ...]] = {}
+    for dotted, found, _ in handed.returned:
+        if _returned_key(index, handed.module, dotted) is not None:
+            out[f"{dotted.rpartition('.')[2]}()"] = found
+    return out
+
+
+def _returned_key(index, module: ModuleInfo, dotted: str) -> str | None:
+    """The key of a replaced function as ``CallContext.patched_functions`` holds it."""
+    _, functions, _ = _patches(index, module, [(dotted, False)])
+    return next(iter(functions), None)
+
+
 def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> CallContext:
     """What one ``HandedCall`` states around its callee's walk: the test's patches (resolved
     through its module's names), ``pytest.raises``, and the parameters handed stand-ins, whose
-    chains are recorded."""
+    chains are recorded; a replaced function returning namespaces in a container
+    (``CallContext.returned``)."""
     methods, functions, raising = _patches(index, handed.module, handed.patched)
+    returned = frozenset(
+        (key, f"{dotted.rpartition('.')[2]}()", count)
+        for dotted, _, count in handed.returned
+        if (key := _returned_key(index, handed.module, dotted)) is not None
+    )
     return CallContext(
         replaced=methods,
         patched_functions=functions,
@@ -508,6 +606,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         standins=frozenset(roots),
         chains=True,
         stated_locals=True,
+        returned=returned,
     )
 
 
@@ -537,6 +636,20 @@ def stated_shape(handed: HandedCall) -> CallShape:
     return attrs.evolve(
         shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
     )
+
+
+def field_at(standin: StandIn, name: str, event: StubEvent) -> StandInField | None:
+    """The field ``name`` of ``standin`` that ``event``'s call finds, where one set settles
+    it: the last of those its own test sets in its body before the call, on the object a
+    helper built and returned to it (``config = make(); config.spec = SimpleNamespace()``:
+    the helper's own ``spec`` came first); else the one set the call may find (none of
+    another test's own).  None where several other sets may give it (one of several
+    callers', a set again by a helper)."""
+    fields = [f for f in standin.fields if f.name == name and f.visible_to(event.test)]
+    own = [f for f in fields if f.test is not None and not _later(f, event)]
+    if own:
+        return max(own, key=lambda f: f.location.line)
+    return fields[0] if len(fields) == 1 else None
 
 
 def _later(field: StandInField, event: StubEvent) -> bool:
@@ -575,12 +688,10 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
         return Obj(tuple((name, obj) for name, obj in held if obj is not None))
     if not _judged(standin, event):
         return None
-    counts: dict[str, int] = {}
-    for field in standin.fields:
-        counts[field.name] = counts.get(field.name, 0) + 1
     known: list[tuple[str, object]] = []
-    for field in standin.fields:
-        if counts[field.name] != 1 or field.name in standin.dropped or _later(field, event):
+    for name in dict.fromkeys(f.name for f in standin.fields):
+        field = field_at(standin, name, event)
+        if field is None or name in standin.dropped or _later(field, event):
             continue
         if field.has_value:
             known.append((field.name, field.value))
@@ -608,7 +719,8 @@ def _constructed(
     member = index.constructor(cls)
     if member is None:
         return []
-    roots = bind_passed(member.node, handed.passed, bound=True)
+    roots = {**bind_passed(member.node, handed.passed, bound=True)}
+    roots.update(returned_roots(index, handed))
     if not roots:
         return []
     context = _handed_context(index, handed, roots)
@@ -619,7 +731,7 @@ def _constructed(
         "__init__",
         call=stated_shape(handed),
         context=context,
-        provided_chains=held_chains(roots, {}),
+        provided_chains=held_chains(roots, {}, handed.test),
     )
     event = attrs.evolve(handed.event, name="__init__")
     return list(missing_fields(report, roots, {}, table, cls.name, event))
@@ -647,7 +759,8 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
         return _as_function(index, analyzer, handed, table, function, cls.name, handed.shape, bound)
     if member.kind is not MemberKind.METHOD:
         return []
-    roots = bind_passed(member.node, handed.passed, bound=True)
+    roots = {**bind_passed(member.node, handed.passed, bound=True)}
+    roots.update(returned_roots(index, handed))
     nested = {
         field.name: field.children[0]
         for holder in handed.self_holders
@@ -659,10 +772,15 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
     context = attrs.evolve(
         _handed_context(index, handed, roots), real_self=True, returns=handed.returns
     )
+    # The namespaces the test set on the object, as it built them (``stated_obj``): their
+    # stated fields decide the method's branches (``self.manager.needs_capture()`` of a
+    # ``lambda: True``).
+    stated = {name: stated_obj(child, handed.event) for name, child in nested.items()}
     report = analyzer.analyze(
         cls,
         name,
         initial=handed.instance_fields,
+        constants={name: obj for name, obj in stated.items() if obj is not None},
         call=handed.shape,
         context=context,
         provided_chains=(),
@@ -823,13 +941,16 @@ def missing_fields(
 
 
 def held_chains(
-    roots: Mapping[str, tuple[StandIn, ...]], nested: Mapping[str, StandIn]
+    roots: Mapping[str, tuple[StandIn, ...]],
+    nested: Mapping[str, StandIn],
+    test: str | None = None,
 ) -> frozenset[str]:
     """The chains the call's namespaces hold (``metadata.prefill``, ``self.mla_dims.v``):
     what the test provided for each link, which alone prepares a block for the chain reads
     in it (``ReadSetAnalyzer.analyze``'s ``provided_chains``).  Setting a stub's field to a
     namespace provides that namespace's fields, not every link read below the field; a field
-    the test deletes again (``StandIn.dropped``) it may not hold on the run judged."""
+    the test deletes again (``StandIn.dropped``) it may not hold on the run judged, nor one
+    another test sets on its own object (``StandInField.visible_to``: the call's ``test``)."""
     starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
     starts += [(standin, ("self", field)) for field, standin in nested.items()]
     out: set[str] = set()
@@ -838,7 +959,7 @@ def held_chains(
         if standin.kind not in AUDITED_KINDS and standin.kind is not StandInKind.HOLDER:
             continue
         for field in standin.fields:
-            if field.name in standin.dropped:
+            if field.name in standin.dropped or not field.visible_to(test):
                 continue
             path = (*walked, field.name)
             out.add(".".join(path))
@@ -858,7 +979,8 @@ def _first_missing(
     for name in rest:
         if name in _OBJECT_NAMES:
             return None
-        field = next((f for f in standin.fields if f.name == name), None)
+        fields = [f for f in standin.fields if f.name == name and f.visible_to(event.test)]
+        field = field_at(standin, name, event) or next(iter(fields), None)
         if standin.kind is StandInKind.HOLDER:
             # What the holder holds besides its stand-ins is not known: only they are judged.
             if field is None or len(field.children) != 1:
@@ -885,9 +1007,11 @@ def _first_missing(
 def runs_code(meeting: Meeting) -> bool:
     """Whether the meeting runs code with the stand-in (which may write on it): a call it is
     an argument or ``self`` of (a property's ``fget`` too); not a bound method made of it
-    (``types.MethodType``, ``__get__``), which runs only when called, nor a place it is put."""
+    (``types.MethodType``, ``__get__``, ``functools.partial``), which runs only when called,
+    nor a place it is put."""
     if meeting.how is MeetingHow.ARGUMENT:
-        return True
+        # ``functools.partial(f, ns)`` binds ``ns``, as ``types.MethodType`` does
+        return meeting.callee is None or meeting.callee.dotted not in _BINDERS
     if meeting.how is MeetingHow.SELF and meeting.callee is not None and meeting.callee.instance:
         return True  # ``holder.m()`` on the real object that holds it
     return meeting.how is MeetingHow.SELF and meeting.self_shape in (
@@ -900,15 +1024,27 @@ def runs_code(meeting: Meeting) -> bool:
 def _judged(standin: StandIn, event: StubEvent) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
-    fills the metadata it is given)."""
+    fills the metadata it is given).  Another test's hand-over never meets an object each
+    test builds anew (``StandIn.per_test``).  A hand-over in the other arm of an ``if`` of the test
+    function than the call's (``if fail: with pytest.raises(...): f(ns)`` / ``else: f(ns)``)
+    never runs before it (``arms_exclusive``)."""
     if standin.kind not in AUDITED_KINDS or standin.opaque:
         return False
     return not any(
         runs_code(meeting)
         and meeting.location.path == event.location.path
         and meeting.location.line < event.location.line
+        and not arms_exclusive(meeting.arms, event.arms)
+        and not (standin.per_test and _other_tests(meeting.test, event.test))
         for meeting in standin.meetings
     )
+
+
+def _other_tests(first: str | None, second: str | None) -> bool:
+    """Whether two places lie in two different tests (their parametrize cases aside)."""
+    if first is None or second is None:
+        return False
+    return first.partition("[")[0] != second.partition("[")[0]
 
 
 def _missing(
@@ -1020,13 +1156,14 @@ def _self_calls(calls_at: _CallIndex, standin: StandIn) -> list[SelfCall]:
             patched=tuple(sorted(patches)),
             raising=tuple(sorted(t for t, raises in patches.items() if raises)),
         )
-        out.append(SelfCall(stub, standin.kind, filled))
+        unnamed = any(meetings[i].unnamed_patch for i in replayed if _head(meetings[i]) == head)
+        out.append(SelfCall(stub, standin.kind, filled, unnamed))
         if len(events) == 1:
             # One call, in a helper that returns its result: once more for each call of the
             # helper whose result the test asserts, a fresh namespace each time.
             for event in calls_at.through_helper(meetings[first[head]], events[0]):
                 site = attrs.evolve(stub, events=(*_sets(standin), event))
-                out.append(SelfCall(site, standin.kind, filled))
+                out.append(SelfCall(site, standin.kind, filled, unnamed))
     return out
 
 
@@ -1069,6 +1206,7 @@ def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | N
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
         returns=calls.asserted(calls.call_at(meeting.location.line, callee.text)),
+        arms=meeting.arms,
     )
     return head, event
 

@@ -65,7 +65,9 @@ class Decisions:
         """``(value,)`` when ``node`` is a literal, a known stub field, a known parameter or
         local, an attribute the test gave a known object (``metadata.num_actual_tokens`` of
         ``SimpleNamespace(num_actual_tokens=0)``, also as ``getattr(metadata, "n", default)``,
-        which is that field where the test gave it), or an enum member (``Kind.DECODER``)."""
+        which is that field where the test gave it), what calling such a field returns where
+        it is a lambda of a stated value (``Obj.returns``), or an enum member
+        (``Kind.DECODER``)."""
         if isinstance(node, ast.Constant):
             return (node.value,)
         if self.is_self_attr(node) and node.attr in self.consts:  # type: ignore[attr-defined]
@@ -81,6 +83,11 @@ class Decisions:
             owner = self.known(length)
             return length_of(owner[0]) if owner else ()
         if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and self.context.stated_locals:
+                # ``self.manager.needs_capture()`` of a lambda the test states (``Obj.returns``)
+                called = self.known(node.func)
+                if called and isinstance(called[0], Obj):
+                    return called[0].returns
             return self.call_value(node)
         if isinstance(node, ast.Attribute):
             owner = self.known(node.value)

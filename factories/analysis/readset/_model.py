@@ -246,6 +246,10 @@ class CallContext:
     returns: tuple[object] | tuple[()] = ()
     real_self: bool = False
     bare_self: bool = False
+    # ``(function key, root, items)``: the test replaced the function (a key of
+    # ``patched_functions``) with one returning a container of stand-ins, at least ``items``
+    # of them; a loop over its items (``.items()``, ``.values()``) binds each to ``root``.
+    returned: frozenset[tuple[str, str, int]] = frozenset()
 
 
 @attrs.define

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from factories.analysis.classes import MemberKind
+from factories.analysis.classes import FunctionRef, MemberKind
 from factories.analysis.readset._model import (
     WRITTEN_MARK,
     AttributeAccess,
@@ -19,6 +19,7 @@ from factories.analysis.readset._model import (
 )
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
 from factories.analysis.values import Obj, Truth, compare, enum_member, truthy
+from factories.errors import SourceError
 
 
 class StatementHandlers:
@@ -99,6 +100,12 @@ class StatementHandlers:
             self.forget_rebound(node)
         stated = self.context.stated_locals and isinstance(node, ast.For)
         count = self.iterations(node.iter) if stated else None
+        items = self.container_items(node.iter, node.target) if stated else None
+        if items is not None:
+            name, root, at_least = items
+            self.aliases[name] = root  # each item is one of the stand-ins returned
+            self.name_consts.pop(name, None)
+            count = at_least or count
         with self.guarded(loop=node, runs=bool(count)):
             self.block(node.body, state)
         if count:
@@ -116,6 +123,50 @@ class StatementHandlers:
             self.block(node.body, state)
         with self.guarded():
             return meet(state, self.block(node.orelse, state))
+
+    def container_items(self, iterated: ast.expr, target: ast.expr) -> tuple[str, str, int] | None:
+        """``for k, item in box.items()`` or ``for item in box.values()`` over a container a
+        replaced function returned (``containers``): the local each item is bound to, the
+        root it stands for, how many items there surely are."""
+        if not (
+            isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Attribute)
+            and isinstance(iterated.func.value, ast.Name)
+            and not iterated.args
+        ):
+            return None
+        held = self.containers.get(iterated.func.value.id)
+        if held is None:
+            return None
+        if iterated.func.attr == "items":
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return None
+            target = target.elts[1]
+        elif iterated.func.attr != "values":
+            return None
+        return (target.id, *held) if isinstance(target, ast.Name) else None
+
+    def returned_container(self, value: ast.expr | None) -> tuple[str, int] | None:
+        """The root and item count of the container a call of a replaced function returns
+        (``CallContext.returned``), where ``value`` is such a call."""
+        if not (
+            self.context.returned
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, (ast.Name, ast.Attribute))
+        ):
+            return None
+        text = ast.unparse(value.func)
+        keys = {f"{self.module.name}.{text}"} if "." not in text else set()
+        try:
+            target = self.index.resolve(self.module, text, self.local_imports)
+        except SourceError:
+            target = None
+        if isinstance(target, FunctionRef):
+            keys.add(f"{target.module.name}.{target.node.name}")
+        for key, root, count in self.context.returned:
+            if key in keys:
+                return root, count
+        return None
 
     def forget_rebound(
         self, loop: ast.For | ast.AsyncFor | ast.While, fields: bool = False
@@ -335,12 +386,9 @@ class StatementHandlers:
                     or sized(value) is not None
                     or (
                         self.context.stated_locals
-                        and (
-                            self.stated_field(value)
-                            or self.bound_literal(value)
-                            or isinstance(value, ast.Call)
-                        )
+                        and (self.stated_field(value) or self.bound_literal(value))
                     )
+                    or isinstance(value, ast.Call)  # a predicate's or a stated lambda's value
                 )
             ):
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
@@ -353,6 +401,11 @@ class StatementHandlers:
                 and value is not None
             ):
                 self.stored_verdict(target.id, value)
+            held = self.returned_container(value)
+            if held is not None:
+                self.containers[target.id] = held
+            else:
+                self.containers.pop(target.id, None)
             path = self.held_path(value, state) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path
