@@ -123,9 +123,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--standins",
         action="store_true",
-        help="also audit the namespaces (types.SimpleNamespace, argparse.Namespace) the tests "
-        "set on stubs, hand to their methods or make self of a method: a field they lack "
-        "where the vLLM code reads it is an error (missing-field)",
+        help="also audit the namespaces (types.SimpleNamespace, argparse.Namespace) and the "
+        "spec'd mocks (Mock(spec=Cls)) the tests set on stubs, hand to vLLM code or make self "
+        "of a method: a field they lack where the vLLM code reads it is an error "
+        "(missing-field)",
     )
     cache = parser.add_mutually_exclusive_group()
     cache.add_argument(

@@ -56,7 +56,7 @@ CASES = [
     ("stale-field-is-a-warning", STALE, "stubs", rf"warning{LEVEL}1\s+stale-field=1"),
     ("namespaces-meeting-code", NS_MEET, "stubs", rf"{NS}\s+2\s+2 meet vLLM code"),
     ("namespace-meeting-nothing", NS_ALONE, "stubs", rf"{NS}\s+1\s+0 meet vLLM code"),
-    ("spec-mock-not-audited", MOCK, "stubs", r"spec'd mock \(experimental, counted, not audited"),
+    ("spec-mock-audited", MOCK, "stubs", r"spec'd mock \(experimental, audited\)"),
     ("spec-mock-counted", MOCK, "stubs", r"spec'd mock .*\)\s+1\s+1 meet vLLM code"),
     ("namespace-lacking-a-field", NS_LACK, "standins", rf"error{LEVEL}1\s+missing-field=1"),
     ("namespace-finding-not-a-stub-one", NS_LACK, "stubs", NO_FINDINGS),

@@ -529,6 +529,196 @@ class Drafter:
 
     def load(self, cfg):
         return cfg.spec.model_path
+
+
+class Engine:
+    kind = "engine"
+    size: int
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.count = 0
+
+    def run(self):
+        return 1
+
+    @property
+    def busy(self):
+        return False
+
+    def total(self):
+        return self.count, self.kind
+
+
+class Outside(External):
+    def __init__(self):
+        self.count = 0
+
+
+from dataclasses import field
+
+
+@dataclass
+class Conf:
+    needed: int
+    given: int = 0
+    built: list = field(default_factory=list)
+    chosen: int = field(default=1)
+
+
+def engine_count(engine):
+    return engine.count
+
+
+def engine_class_level(engine):
+    return engine.kind, engine.run(), engine.busy, engine.total
+
+
+def engine_guarded(engine):
+    return getattr(engine, "count", 0)
+
+
+def engine_size(engine):
+    return engine.size
+
+
+def engine_deep(engine):
+    return engine.kind.upper().missing
+
+
+def conf_needed(conf):
+    return conf.needed
+
+
+def conf_built(conf):
+    return conf.built
+
+
+def conf_defaults(conf):
+    return conf.given, conf.chosen
+
+
+def held_count(holder):
+    return holder.engine.count
+
+
+class Heads:
+    def pad(self, q):
+        if isinstance(q, tuple):
+            return self.specs
+        return self.head_size
+
+    def route(self):
+        group = self.group
+        if isinstance(group, Heads):
+            return 0
+        return self.fresh
+
+    def route_proto(self):
+        if isinstance(self.group, Shaped):
+            return 0
+        return self.fresh
+
+    def cached(self, n):
+        cache = None
+        if n:
+            cache = n
+        if cache is not None:
+            return 0
+        return self.fresh
+
+
+import typing
+
+
+class Shaped(typing.Protocol):
+    size: int
+
+
+def is_decode(meta):
+    # a pure decode batch
+    return meta is not None and meta.num_decode == meta.num_actual
+
+
+class Handle:
+    def prepare(self, meta):
+        self.decode = is_decode(meta)
+        if self.decode or self.runtime.width:
+            return 0
+        return 1
+
+
+def _steps(runner):
+    return None
+
+
+def stepped_budget(runner):
+    _steps(runner)
+    return runner.budget
+
+
+def spec_reason(config):
+    spec = config.spec
+    if spec is not None:
+        return spec.reason
+    return None
+
+
+def extra_of(config):
+    return config.extra
+
+
+def fill_extra(config):
+    config.extra = 1
+
+
+class WidthEngine:
+    def __init__(self, config):
+        self.width = config.width
+
+
+def make_engine(config):
+    return WidthEngine(config)
+
+
+def drafts(runner):
+    spec = runner.spec
+    if spec is not None:
+        return runner.max_reqs
+    return 0
+
+
+def cache_row(layer):
+    if layer.dtype == "packed":
+        return layer.impl
+    return 0
+
+
+def auto_of(cfg):
+    if cfg.numa:
+        return cfg.auto
+    return None
+
+
+class Capturer:
+    def capture(self):
+        if self.manager.needs():
+            return self.manager.stream
+        return None
+
+
+def get_layers(config):
+    return {}
+
+
+def layer_specs(config):
+    layers = get_layers(config)
+    out = {}
+    for name, layer in layers.items():
+        if layer.shared_with:
+            continue
+        out[name] = layer.spec
+    return out
 """
 
 
@@ -1651,6 +1841,847 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "spec-mock-read-of-an-attribute-init-sets-raises",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_count
+
+        def test_x():
+            engine_count(Mock(spec=Engine))
+        """,
+        frozenset({(ERROR, "engine.count")}),
+    ),
+    Case(
+        "spec-mock-spec-set-and-magicmock-raise-alike",
+        """
+        from unittest.mock import MagicMock, NonCallableMagicMock
+        from vllm.mod import Engine, engine_count
+
+        def test_x():
+            engine_count(MagicMock(spec_set=Engine))
+
+        def test_y():
+            engine_count(NonCallableMagicMock(Engine))
+        """,
+        frozenset({(ERROR, "engine.count")}),
+    ),
+    Case(
+        "spec-mock-a-name-only-annotated-raises",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_size
+
+        def test_x():
+            engine_size(Mock(spec=Engine))
+        """,
+        frozenset({(ERROR, "engine.size")}),
+    ),
+    Case(
+        "spec-mock-methods-properties-class-attributes-are-answered",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import Engine, engine_class_level
+
+        def test_x():
+            engine_class_level(MagicMock(spec=Engine))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-only-the-first-link-is-judged",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_deep
+
+        def test_x():
+            engine_deep(Mock(spec=Engine))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-an-attribute-the-test-sets",
+        """
+        from unittest.mock import Mock, PropertyMock
+        from vllm.mod import Engine, engine_count
+
+        def test_x():
+            engine = Mock(spec=Engine)
+            engine.count = 1
+            engine_count(engine)
+
+        def test_y():
+            engine = Mock(spec=Engine, count=1)
+            engine_count(engine)
+
+        def test_z():
+            engine = Mock(spec=Engine)
+            engine.configure_mock(**{"count": 1})
+            engine_count(engine)
+
+        def test_w():
+            engine = Mock(spec=Engine)
+            type(engine).count = PropertyMock(return_value=1)
+            engine_count(engine)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-a-name-the-test-itself-reads",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_count
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(Engine, "count", 0, raising=False)
+            engine = Mock(spec=Engine)
+            engine_count(engine)
+            engine.count.assert_not_called()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "plain-magicmock-never-raises",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import engine_count
+
+        def test_x():
+            engine_count(MagicMock())
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-getattr-with-a-default",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_guarded
+
+        def test_x():
+            engine_guarded(Mock(spec=Engine))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-made-self-its-methods-are-the-mock-s",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine
+
+        def test_x():
+            Engine.total(Mock(spec=Engine))
+        """,
+        frozenset({(ERROR, "self.count")}),
+    ),
+    Case(
+        "spec-mock-made-self-the-test-sets-the-attribute",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine
+
+        def test_x():
+            engine = Mock(spec=Engine)
+            engine.count = 2
+            Engine.total(engine)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-a-spec-with-a-base-outside-the-tree-is-not-judged",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Outside, engine_count
+
+        def test_x():
+            engine_count(Mock(spec=Outside))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-a-spec-given-as-an-instance-is-not-judged",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, engine_count
+
+        def test_x():
+            engine_count(Mock(spec=Engine(None)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-a-list-spec-answers-its-names-alone",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import engine_count, engine_class_level
+
+        def test_x():
+            engine_count(Mock(spec=["count"]))
+            engine_class_level(Mock(spec=["count"]))
+        """,
+        frozenset(
+            {
+                (ERROR, "engine.kind"),
+                (ERROR, "engine.run"),
+                (ERROR, "engine.busy"),
+                (ERROR, "engine.total"),
+            }
+        ),
+    ),
+    Case(
+        "spec-mock-a-dataclass-field-without-a-class-level-default-raises",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Conf, conf_needed, conf_built, conf_defaults
+
+        def test_x():
+            conf_needed(Mock(spec=Conf))
+            conf_built(Mock(spec=Conf))
+            conf_defaults(Mock(spec=Conf))
+        """,
+        frozenset({(ERROR, "conf.needed"), (ERROR, "conf.built")}),
+    ),
+    Case(
+        "spec-mock-autospec-of-a-dataclass-lacks-a-field-before-python-3-14",
+        """
+        from unittest.mock import create_autospec
+        from vllm.mod import Conf, Engine, conf_needed, engine_count
+
+        def test_x():
+            conf_needed(create_autospec(Conf, instance=True))
+            engine_count(create_autospec(Engine, instance=True))
+        """,
+        frozenset({(NOTE, "conf.needed"), (ERROR, "engine.count")}),
+    ),
+    Case(
+        "spec-mock-held-by-a-namespace",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine, held_count
+
+        def test_x():
+            held_count(SimpleNamespace(engine=Mock(spec=Engine)))
+
+        def test_y():
+            engine = Mock(spec=Engine)
+            engine.count = 1
+            held_count(SimpleNamespace(engine=engine))
+        """,
+        frozenset({(ERROR, "holder.engine.count")}),
+    ),
+    Case(
+        "made-self-an-early-return-a-local-bound-to-the-result-rules-out-is-not-its-path",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            n = Gate.clip(SimpleNamespace(block_size=16), s, 8)
+            assert n == 24
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-an-assertion-on-a-local-rebound-after-the-call-says-nothing-of-it",
+        """
+        from vllm.mod import Gate
+        def test_x(s):
+            n = Gate.clip(SimpleNamespace(block_size=16), s, 8)
+            n = n * 3
+            assert n == 24
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-arithmetic-over-names-bound-once-states-the-argument-and-the-result",
+        """
+        from vllm.mod import Gate
+        SIZE = 4
+        def test_x(s):
+            blocks = 2
+            assert Gate.clip(SimpleNamespace(block_size=16), s, blocks * SIZE) == 3 * SIZE
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-arithmetic-equal-to-the-early-return-may-be-its-path",
+        """
+        from vllm.mod import Gate
+        SIZE = 4
+        def test_x(s):
+            blocks = 2
+            assert Gate.clip(SimpleNamespace(block_size=16), s, blocks * SIZE) == 2 * SIZE
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-a-name-bound-twice-states-no-asserted-value",
+        """
+        from vllm.mod import Gate
+        def test_x(s, flag):
+            size = 4
+            if flag:
+                size = 2
+            assert Gate.clip(SimpleNamespace(block_size=16), s, 8) == 3 * size
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-isinstance-of-an-array-the-test-builds-is-decided",
+        """
+        import torch
+        from vllm.mod import Heads
+        def test_x():
+            Heads.pad(SimpleNamespace(other=1), torch.zeros(2, 3))
+        """,
+        frozenset({(SELF, "head_size")}),
+    ),
+    Case(
+        "made-self-isinstance-of-a-helper-s-result-stays-undecided",
+        """
+        from vllm.mod import Heads
+        def test_x(zeros):
+            Heads.pad(SimpleNamespace(other=1), zeros(2, 3))
+        """,
+        frozenset({(NOTE, "head_size"), (NOTE, "specs")}),
+    ),
+    Case(
+        "made-self-none-is-no-instance-of-a-class-of-the-tree",
+        """
+        from vllm.mod import Heads
+        def test_x():
+            Heads.route(SimpleNamespace(group=None))
+        """,
+        frozenset({(SELF, "fresh")}),
+    ),
+    Case(
+        "made-self-none-may-satisfy-a-protocol",
+        """
+        from vllm.mod import Heads
+        def test_x():
+            Heads.route_proto(SimpleNamespace(group=None))
+        """,
+        frozenset({(NOTE, "fresh")}),
+    ),
+    Case(
+        "made-self-a-local-bound-to-a-literal-decides-a-later-branch",
+        """
+        from vllm.mod import Heads
+        def test_x():
+            Heads.cached(SimpleNamespace(other=1), 0)
+        """,
+        frozenset({(SELF, "fresh")}),
+    ),
+    Case(
+        "made-self-a-literal-local-an-undecided-arm-rebinds-is-unknown",
+        """
+        from vllm.mod import Heads
+        def test_x(n):
+            Heads.cached(SimpleNamespace(other=1), n)
+        """,
+        frozenset({(NOTE, "fresh")}),
+    ),
+    Case(
+        "made-self-a-field-set-to-what-a-predicate-returns-decides-an-or",
+        """
+        from vllm.mod import Handle
+        def test_x():
+            meta = SimpleNamespace(num_decode=1, num_actual=2)
+            Handle.prepare(SimpleNamespace(runtime=SimpleNamespace(other=1)), meta)
+        """,
+        frozenset({(ERROR, "self.runtime.width")}),
+    ),
+    Case(
+        "made-self-a-predicate-true-for-the-test-s-values-skips-the-or-s-operand",
+        """
+        from vllm.mod import Handle
+        def test_x():
+            meta = SimpleNamespace(num_decode=2, num_actual=2)
+            Handle.prepare(SimpleNamespace(runtime=SimpleNamespace(other=1)), meta)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-predicate-of-values-the-test-does-not-state-stays-undecided",
+        """
+        from vllm.mod import Handle
+        def test_x(meta):
+            Handle.prepare(SimpleNamespace(runtime=SimpleNamespace(other=1)), meta)
+        """,
+        frozenset({(NOTE, "self.runtime.width")}),
+    ),
+    Case(
+        "made-self-in-a-helper-the-assertion-on-the-helper-s-result-rules-out-an-early-return",
+        """
+        from vllm.mod import Gate
+        def _clip(s, n):
+            ns = SimpleNamespace(block_size=16)
+            return Gate.clip(ns, s, n)
+
+        def test_x(s):
+            assert _clip(s, 8) == 24
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-in-a-helper-an-asserted-result-equal-to-the-early-return-may-be-its-path",
+        """
+        from vllm.mod import Gate
+        def _clip(s, n):
+            ns = SimpleNamespace(block_size=16)
+            return Gate.clip(ns, s, n)
+
+        def test_x(s):
+            assert _clip(s, 8) == 8
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "made-self-in-a-helper-that-changes-the-argument-states-nothing-of-it",
+        """
+        from vllm.mod import Gate
+        def _clip(s, n):
+            ns = SimpleNamespace(block_size=16)
+            n = n * 3
+            return Gate.clip(ns, s, n)
+
+        def test_x(s):
+            assert _clip(s, 8) == 24
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        "handed-an-assertion-inside-pytest-raises-rules-out-nothing",
+        """
+        import pytest
+        import vllm.mod as mod
+        def test_x(s):
+            with pytest.raises(ValueError):
+                assert mod.clip_fn(SimpleNamespace(size=1), s, 8) == 9
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "a-call-in-the-other-arm-of-the-test-s-if-does-not-run-before",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("fail", [False, True])
+        def test_x(monkeypatch, fail):
+            runner = SimpleNamespace(other=1)
+
+            def steps(r):
+                if fail:
+                    raise RuntimeError("stop")
+
+            monkeypatch.setattr(mod, "_steps", steps)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    mod.stepped_budget(runner)
+            else:
+                mod.stepped_budget(runner)
+        """,
+        frozenset({(ERROR, "runner.budget")}),
+    ),
+    Case(
+        "a-call-in-a-loop-may-follow-the-other-arm-s",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            runner = SimpleNamespace(other=1)
+            for fail in (True, False):
+                def steps(r):
+                    if fail:
+                        raise RuntimeError("stop")
+
+                monkeypatch.setattr(mod, "_steps", steps)
+                if fail:
+                    with pytest.raises(RuntimeError):
+                        mod.stepped_budget(runner)
+                else:
+                    mod.stepped_budget(runner)
+        """,
+        frozenset({(NOTE, "runner.budget")}),
+    ),
+    Case(
+        "a-call-after-an-if-whose-arm-returns-follows-the-other-arm",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("fail", [False, True])
+        def test_x(monkeypatch, fail):
+            runner = SimpleNamespace(other=1)
+
+            def steps(r):
+                if fail:
+                    raise RuntimeError("stop")
+
+            monkeypatch.setattr(mod, "_steps", steps)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    mod.stepped_budget(runner)
+                return
+            mod.stepped_budget(runner)
+        """,
+        frozenset({(ERROR, "runner.budget")}),
+    ),
+    Case(
+        "a-call-after-an-if-whose-arm-goes-on-may-follow-it",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("fail", [False, True])
+        def test_x(monkeypatch, fail):
+            runner = SimpleNamespace(other=1)
+
+            def steps(r):
+                if fail:
+                    raise RuntimeError("stop")
+
+            monkeypatch.setattr(mod, "_steps", steps)
+            if fail:
+                with pytest.raises(RuntimeError):
+                    mod.stepped_budget(runner)
+            mod.stepped_budget(runner)
+        """,
+        frozenset({(NOTE, "runner.budget")}),
+    ),
+    Case(
+        "a-caller-s-own-set-on-a-helper-s-namespace-wins-over-the-helper-s",
+        """
+        from vllm.mod import spec_reason
+
+        def _make():
+            return SimpleNamespace(spec=None)
+
+        def test_x():
+            config = _make()
+            config.spec = SimpleNamespace(other=1)
+            spec_reason(config)
+        """,
+        frozenset({(ERROR, "config.spec.reason")}),
+    ),
+    Case(
+        "a-caller-s-set-in-a-branch-leaves-the-field-unsettled",
+        """
+        from vllm.mod import spec_reason
+
+        def _make():
+            return SimpleNamespace(spec=None)
+
+        def test_x(flag):
+            config = _make()
+            if flag:
+                config.spec = SimpleNamespace(other=1)
+            spec_reason(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-caller-s-deep-set-on-a-helper-s-namespace-decides-its-call",
+        """
+        from vllm.mod import spec_reason
+
+        def _make():
+            return SimpleNamespace(spec=SimpleNamespace(other=1))
+
+        def test_x():
+            config = _make()
+            config.spec.reason = 1
+            spec_reason(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "another-test-s-set-and-call-do-not-reach-a-helper-s-new-namespace",
+        """
+        from vllm.mod import extra_of
+
+        def _make():
+            return SimpleNamespace(other=1)
+
+        def test_a():
+            config = _make()
+            config.extra = 1
+            extra_of(config)
+
+        def test_b():
+            config = _make()
+            extra_of(config)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-module-scoped-fixture-s-namespace-is-every-test-s",
+        """
+        import pytest
+        from vllm.mod import extra_of
+
+        from vllm.mod import fill_extra
+
+        @pytest.fixture(scope="module")
+        def config():
+            return SimpleNamespace(other=1)
+
+        def test_a(config):
+            fill_extra(config)
+
+        def test_b(config):
+            extra_of(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-function-scoped-fixture-s-namespace-is-each-test-s-own",
+        """
+        import pytest
+        from vllm.mod import extra_of
+
+        from vllm.mod import fill_extra
+
+        @pytest.fixture
+        def config():
+            return SimpleNamespace(other=1)
+
+        def test_a(config):
+            fill_extra(config)
+
+        def test_b(config):
+            extra_of(config)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-constructor-the-callee-runs-is-walked",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            mod.make_engine(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "config.width")}),
+    ),
+    Case(
+        "a-patch-of-a-name-the-test-computes-may-replace-what-the-callee-runs",
+        """
+        import pytest
+        from unittest.mock import patch
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("name", ["WidthEngine"])
+        def test_x(name):
+            with patch.object(mod, name):
+                mod.make_engine(SimpleNamespace(other=1))
+        """,
+        frozenset({(NOTE, "config.width")}),
+    ),
+    Case(
+        "another-test-s-fields-prepare-no-block-of-this-test-s-call",
+        """
+        from vllm.mod import drafts
+
+        def _make(spec):
+            return SimpleNamespace(spec=spec)
+
+        def test_a():
+            runner = _make(None)
+            runner.spec = SimpleNamespace(n=1)
+            runner.max_reqs = 1
+            drafts(runner)
+
+        def test_b(spec):
+            drafts(_make(spec))
+        """,
+        frozenset({(NOTE, "runner.max_reqs")}),
+    ),
+    Case(
+        "a-parametrize-value-in-a-field-decides-each-case-s-path",
+        """
+        import pytest
+        from vllm.mod import cache_row
+
+        @pytest.mark.parametrize("dtype", ["auto", "packed"])
+        def test_x(dtype):
+            cache_row(SimpleNamespace(dtype=dtype))
+        """,
+        frozenset({(ERROR, "layer.impl")}),
+    ),
+    Case(
+        "no-parametrize-value-in-a-field-takes-the-read-s-path",
+        """
+        import pytest
+        from vllm.mod import cache_row
+
+        @pytest.mark.parametrize("dtype", ["auto", "fp8"])
+        def test_x(dtype):
+            cache_row(SimpleNamespace(dtype=dtype))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-helper-s-kwargs-merged-into-its-defaults-are-each-caller-s-fields",
+        """
+        from vllm.mod import auto_of
+
+        def _make(**kwargs):
+            defaults = dict(numa=False)
+            defaults.update(kwargs)
+            return SimpleNamespace(**defaults)
+
+        def test_off():
+            auto_of(_make())
+
+        def test_on():
+            auto_of(_make(numa=True))
+        """,
+        frozenset({(ERROR, "cfg.auto")}),
+    ),
+    Case(
+        "a-helper-s-kwargs-that-give-the-field-leave-nothing-missing",
+        """
+        from vllm.mod import auto_of
+
+        def _make(**kwargs):
+            defaults = dict(numa=False)
+            defaults.update(kwargs)
+            return SimpleNamespace(**defaults)
+
+        def test_on():
+            auto_of(_make(numa=True, auto=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-handed-on-as-another-s-field-is-met-there",
+        """
+        from vllm.mod import extra_of
+
+        def test_x():
+            cfg = SimpleNamespace(inner=SimpleNamespace(other=1))
+            extra_of(cfg.inner)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-field-handed-on-that-holds-a-real-object-is-not-judged",
+        """
+        from vllm.mod import extra_of
+
+        def test_x(obj):
+            cfg = SimpleNamespace(inner=obj)
+            extra_of(cfg.inner)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-partial-binding-a-namespace-runs-nothing-before-the-call",
+        """
+        import functools
+        from vllm.mod import extra_of, fill_extra
+
+        def test_x():
+            cfg = SimpleNamespace(other=1)
+            cfg.fill = functools.partial(fill_extra, cfg)
+            extra_of(cfg)
+        """,
+        frozenset({(ERROR, "config.extra")}),
+    ),
+    Case(
+        "a-call-handed-the-namespace-before-may-fill-it",
+        """
+        from vllm.mod import extra_of, fill_extra
+
+        def test_x():
+            cfg = SimpleNamespace(other=1)
+            fill_extra(cfg)
+            extra_of(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-lambda-s-stated-value-decides-the-path-of-the-object-holding-it",
+        """
+        from vllm.mod import Capturer
+
+        def _make(needed):
+            c = Capturer.__new__(Capturer)
+            c.manager = SimpleNamespace(needs=lambda: needed)
+            return c
+
+        def test_on():
+            c = _make(True)
+            c.capture()
+        """,
+        frozenset({(ERROR, "self.manager.stream")}),
+    ),
+    Case(
+        "namespaces-a-replaced-function-returns-in-a-dict-meet-the-loop-over-its-items",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {name: SimpleNamespace(spec=1) for name in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(ERROR, "get_layers().shared_with")}),
+    ),
+    Case(
+        "namespaces-put-in-a-dict-in-a-loop-over-stated-items-are-returned-too",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {}
+            for name in ("a", "b"):
+                layers[name] = SimpleNamespace(spec=1)
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(ERROR, "get_layers().shared_with")}),
+    ),
+    Case(
+        "a-returned-dict-the-test-may-leave-empty-makes-the-loop-s-reads-notes",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch, names):
+            layers = {name: SimpleNamespace(spec=1) for name in names}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(NOTE, "get_layers().shared_with")}),
+    ),
+    Case(
+        "returned-namespaces-holding-the-fields-read-leave-nothing-missing",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {n: SimpleNamespace(spec=1, shared_with=None) for n in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-lambda-stating-false-keeps-the-read-off-the-path",
+        """
+        from vllm.mod import Capturer
+
+        def _make(needed):
+            c = Capturer.__new__(Capturer)
+            c.manager = SimpleNamespace(needs=lambda: needed)
+            return c
+
+        def test_off():
+            c = _make(False)
+            c.capture()
+        """,
+        frozenset(),
+    ),
 ]
 
 
@@ -2002,7 +3033,9 @@ def test_standin_findings(tmp_path, case):
         (f.kind, f.name)
         for f in result.findings
         if f.kind in (ERROR, NOTE, SELF)
-        and ("stand" in f.message or "made self" in f.message or "SimpleNamespace" in f.message)
+        and any(
+            word in f.message for word in ("stand", "made self", "SimpleNamespace", "spec'd mock")
+        )
     }
     assert found == case.expected
 

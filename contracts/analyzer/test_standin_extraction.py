@@ -43,6 +43,12 @@ def render(standins: list[StandIn]) -> str:
             head += " opaque"
         if standin.dropped:
             head += " dropped=" + ",".join(sorted(standin.dropped))
+        if standin.spec_names is not None:
+            head += f" spec={list(standin.spec_names)}"
+        if standin.autospec:
+            head += " autospec"
+        if standin.read:
+            head += " read=" + ",".join(sorted(standin.read))
         fields = " ".join(
             f"{f.name}={f.value!r}" if f.has_value else f.name for f in standin.fields
         )
@@ -135,12 +141,40 @@ CASES = [
             Builder.decode(stub, 0, common=None)
         """,
         """
-        SIMPLE_NAMESPACE L6 {num_heads config}
+        SIMPLE_NAMESPACE L6 {num_heads=2 config}
           .config SIMPLE_NAMESPACE L8 {mode}
             .mode SIMPLE_NAMESPACE L8 {full=True}
-              @ attr SimpleNamespace(...).mode (SIMPLE_NAMESPACE) L8
-            @ attr stub.config (SIMPLE_NAMESPACE) L6
+              @ attr SimpleNamespace(...).mode (SIMPLE_NAMESPACE) L8 in test_decode
+            @ attr stub.config (SIMPLE_NAMESPACE) L6 in test_decode
           @ self UNBOUND_CALL Builder.decode =vllm.x.Builder.decode [0] L14 in test_decode
+        """,
+    ),
+    Case(
+        "a helper's namespace is one per set of values its calls give it",
+        """
+        from types import SimpleNamespace
+        from vllm.x import Builder
+
+        def _builder(n=2, **extra):
+            fields = dict(num_heads=n)
+            fields.update(extra)
+            return SimpleNamespace(**fields)
+
+        def test_one():
+            Builder.decode(_builder(), 0)
+
+        def test_two():
+            Builder.decode(_builder(4, mode=1), 0)
+
+        def test_three():
+            Builder.decode(_builder(n=2), 0)
+        """,
+        """
+        SIMPLE_NAMESPACE L8 {num_heads=2}
+          @ self UNBOUND_CALL Builder.decode =vllm.x.Builder.decode [0] L11 in test_one
+          @ self UNBOUND_CALL Builder.decode =vllm.x.Builder.decode [0] L17 in test_three
+        SIMPLE_NAMESPACE L8 {num_heads=4 mode=1}
+          @ self UNBOUND_CALL Builder.decode =vllm.x.Builder.decode [0] L14 in test_two
         """,
     ),
     Case(
@@ -299,14 +333,43 @@ CASES = [
             run(args)
         """,
         """
-        SPEC_MOCK L8 class=Worker {rank=0 device='cpu'}
+        SPEC_MOCK L8 class=vllm.x.Worker {rank=0 device='cpu'}
           @ self UNBOUND_CALL Worker.start =vllm.x.Worker.start [0] L10 in test_mocks
-        SPEC_MOCK L11 class=Worker {}
+        SPEC_MOCK L11 class=vllm.x.Worker autospec {}
           @ argument run =vllm.x.run [0] L12 in test_mocks
-        SPEC_MOCK L14 class=Worker {}
+        SPEC_MOCK L14 class=vllm.x.Worker {}
           @ argument run =vllm.x.run [0] L15 in test_mocks
         ARGPARSE_NAMESPACE L16 {model='m' tp=2}
           @ argument run =vllm.x.run [0] L17 in test_mocks
+        """,
+    ),
+    Case(
+        "a mock's own setters, patch.object, the names the test reads, a list spec",
+        """
+        from unittest.mock import Mock, patch
+        from vllm.x import Worker, run
+
+        def test_mocks(other):
+            m = Mock(spec=Worker)
+            m.configure_mock(r=1, **{"d.i": 0})
+            m.attach_mock(other, "c")
+            with patch.object(m, "p", 8):
+                run(m)
+            m.s.assert_called_once()
+            names = Mock(spec=["a", "b"])
+            run(names)
+            grown = Mock(spec=Worker)
+            grown.mock_add_spec(["x"])
+            run(grown)
+        """,
+        """
+        SPEC_MOCK L6 class=vllm.x.Worker read=attach_mock,configure_mock,d,s {r=1 c p=8}
+          @ argument patch.object =unittest.mock.patch.object [0] L9 in test_mocks patched=m.p
+          @ argument run =vllm.x.run [0] L10 in test_mocks patched=m.p
+        SPEC_MOCK L12 spec=['a', 'b'] {}
+          @ argument run =vllm.x.run [0] L13 in test_mocks patched=m.p
+        SPEC_MOCK L14 class=vllm.x.Worker opaque read=mock_add_spec {}
+          @ argument run =vllm.x.run [0] L16 in test_mocks patched=m.p
         """,
     ),
     Case(

@@ -11,7 +11,10 @@ with attrs). One job per module:
   ``self.m()``, ``super().m()`` and properties through the MRO, under the ``CallContext`` the
   test states (patches, ``pytest.raises``, detached tasks).
 - ``values``: what a test states about a value (constructed objects, mocks, enum members,
-  lengths) and how such values compare, so they can decide branches.
+  lengths, arrays) and how such values compare, so they can decide branches; ``asserted``: what
+  a test module states about a call's result and arguments for the stand-in audit (an
+  ``assert`` on the call or on the local bound to its result, arithmetic over names bound
+  once).
 - ``binding``: parameter lists from the AST and the binding of a call's shape to one.
 - ``_walk``: the hot tree walks (``ast.walk``'s nodes in its order without its generators,
   parent links in one pass, statements only), shared by ``readset/``, ``extraction/`` and the
@@ -23,7 +26,8 @@ with attrs). One job per module:
   order; ``allowlist``: known findings to silence; ``findings``: the frozen result values;
   ``standin_audit``: with ``--standins``, the links a ``SimpleNamespace`` stand-in lacks where
   the code reads them (on a stub's field, passed to a stub's method or to a function, static
-  or class method the test imports, or made ``self`` by any spelling).
+  or class method the test imports, or made ``self`` by any spelling); ``mock_specs``: what a
+  mock with a spec answers (``dir`` of its spec class), for the same audit.
 - ``file_audit``: one test file's part of an audit as plain values (its stubs' verdicts, its
   stand-ins' findings), before the run merges them; ``result_cache``: those values kept across
   runs, keyed by the content of the file, of every module its audit consulted and of this

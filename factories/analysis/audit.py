@@ -480,7 +480,7 @@ class StubAuditor:
         analysis: Analysis,
     ) -> FileAudit:
         found = list(known) if known else self._stubs_of(path, explicit)
-        table = self.standins_of(path, bool(found)) if standins else None
+        table = self.standins_of(path, bool(found), analysis.index) if standins else None
         records = tuple(self._record(analysis, stub, table) for stub in found)
         selves: tuple[Finding, ...] = ()
         handed: tuple[Finding, ...] = ()
@@ -516,7 +516,7 @@ class StubAuditor:
         if self.cache is None:
             exports = [(p, *self._exports[p]) for p in shared if p in self._exports]
             stubs = self._imported_into(path, exports)
-            table = self._imported_table(path, units, stubs) if standins else None
+            table = self._imported_table(path, units, stubs, self._shared) if standins else None
             return [self._record(self._shared, stub, table) for stub in stubs]
         names = {name for p in shared for name in units[p].exports}
         data = blobs.get(path)
@@ -542,25 +542,29 @@ class StubAuditor:
         with self.tree.recording() as asked:
             analysis = Analysis.over(self.tree)
             stubs = self._imported_into(path, exports)
-            table = self._imported_table(path, units, stubs) if standins else None
+            table = self._imported_table(path, units, stubs, analysis) if standins else None
             records = tuple(self._record(analysis, stub, table) for stub in stubs)
         consulted = {m: self.tree.digest(m) for m in asked}
         self.cache.put(key, consulted, FileAudit(records=records).to_json())
         return list(records)
 
     def _imported_table(
-        self, path: Path, units: Mapping[Path, FileAudit], stubs: Sequence[Stub]
+        self,
+        path: Path,
+        units: Mapping[Path, FileAudit],
+        stubs: Sequence[Stub],
+        analysis: Analysis,
     ) -> StandInTable | None:
         """The stand-ins the stubs that helpers return into test file ``path`` meet: the
         file's own, and those each helper's module sets on its stubs or hands their calls
         (``StubStandIns.joined``)."""
         if not stubs:
             return None
-        table = self.standins_of(path, bool(units[path].stubs))
+        table = self.standins_of(path, bool(units[path].stubs), analysis.index)
         for helper in dict.fromkeys(stub.module.path for stub in stubs):
             if helper == path:
                 continue
-            own = self.standins_of(helper, True)
+            own = self.standins_of(helper, True, analysis.index)
             if own is None:
                 continue
             if table is None:
@@ -718,15 +722,20 @@ class StubAuditor:
         unused = tuple(p for p in allowlist.patterns if p not in used)
         return AuditResult(tuple(kept), summary, unused)
 
-    def standins_of(self, path: Path, has_stubs: bool) -> StandInTable | None:
-        """The stand-ins of one test file as the audit judges them; None where it builds
-        none that meets vLLM code."""
+    def standins_of(
+        self, path: Path, has_stubs: bool, index: ClassIndex | None = None
+    ) -> StandInTable | None:
+        """The stand-ins of one test file as the audit judges them (``index``: the tree's
+        classes, which settle what a spec'd mock lacks); None where it builds none that
+        meets vLLM code."""
         found = self.standins_found(path, has_stubs)
         if not found:
             return None
         from factories.analysis.standin_audit import StandInTable  # --standins runs only
 
-        return StandInTable.of(self.test_module(path), found, self.test_reader(path).scope.walk)
+        return StandInTable.of(
+            self.test_module(path), found, index, self.test_reader(path).scope.walk
+        )
 
     def standins_found(self, path: Path, has_stubs: bool) -> tuple[extraction.StandIn, ...]:
         """What the extractor finds in one test file (parsed once: ``test_module`` keeps the

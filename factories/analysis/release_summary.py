@@ -9,7 +9,7 @@ The tree is audited twice with one ``StubAuditor`` (the parsed modules are share
 stub audit runs in pre-commit, once with the experimental stand-in audit on (``--standins``).
 The second run's findings that the first lacks are what the stand-in half adds, so its numbers
 are never mixed into the stub audit's.  ``census`` counts every stand-in the second run's
-extraction found, spec'd mocks included, though only the namespaces are audited.
+extraction found; the namespaces and the spec'd mocks are audited.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from factories.analysis.audit import AuditResult, StubAuditor
 from factories.analysis.extraction import MeetingHow, StandIn, StandInKind
 from factories.analysis.findings import Finding, Severity
 from factories.analysis.report import dedup_key
-from factories.analysis.standin_audit import NAMESPACE_KINDS
+from factories.analysis.standin_audit import AUDITED_KINDS
 
 Progress = Callable[[str], None]
 
@@ -194,7 +194,7 @@ def format_summary(summary: TreeSummary, label: str, full_command: str) -> list[
         f"(dynamic or outside vLLM), {s.stubs_audited} with method calls audited",
     ]
     for count in s.standins:
-        audited = "audited" if count.kind in NAMESPACE_KINDS else "counted, not audited"
+        audited = "audited" if count.kind in AUDITED_KINDS else "counted, not audited"
         name = f"{count.kind.value} (experimental, {audited})"
         lines.append(f"    {name:<{_WIDTH}}{count.found:>6}   {count.meeting_code} meet vLLM code")
     lines.append("  findings of the object.__new__ stub audit, by level")

@@ -14,8 +14,15 @@ its imports name (``HandedCall``): a module function (``build(common)``,
 call's analysis records the attribute chains read from those objects
 (``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a chain that the
 namespace (or a namespace nested in it) does not hold is a missing field.  A chain stops at a
-field whose value is not a namespace: what is read beyond it belongs to a real object.  Only
-namespaces are judged: an ``object.__new__`` stub or a spec'd mock finds names in its class.
+field whose value is not a namespace: what is read beyond it belongs to a real object.
+
+A mock with a spec (``Mock(spec=Cls)``, ``create_autospec(Cls, instance=True)``) is judged
+where its spec is a class of the tree the text settles (``mock_specs.MockSpec``): a name it
+neither answers from its spec nor was given by the test (``m.x = ...``, ``configure_mock``,
+a name the test itself reads on it) raises where the code reads it, as an attribute
+``__init__`` sets does.  Only the first link: what a mock answers is a plain ``Mock``, unless
+the test set a stand-in there.  Made ``self`` of a method (``Cls.m(mock)``), the method is
+walked as a function of it: what it calls on ``self`` is the mock's, not the class's code.
 
 ``StandInTable`` is what one test module builds, ``StubStandIns`` the part of it one stub
 meets, ``missing_fields`` the check of one call's report, ``SelfCall`` the ``Stub`` values
@@ -34,9 +41,17 @@ from collections.abc import Callable, Iterable, Mapping
 import attrs
 
 from factories.analysis._walk import link_parents, walk, walk_all
+from factories.analysis.asserted import TestNames, assert_states, result_asserts, stated
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
-from factories.analysis.classes import ClassInfo, External, FunctionRef, MemberKind, ModuleRef
+from factories.analysis.classes import (
+    ClassIndex,
+    ClassInfo,
+    External,
+    FunctionRef,
+    MemberKind,
+    ModuleRef,
+)
 from factories.analysis.extraction import (
     EventKind,
     Meeting,
@@ -47,17 +62,23 @@ from factories.analysis.extraction import (
     StandInKind,
     Stub,
     StubEvent,
+    arms_exclusive,
 )
 from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
+from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext
 from factories.analysis.source_tree import ModuleInfo
-from factories.analysis.values import Obj, Truth
+from factories.analysis.values import Obj
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
+# The kinds the audit judges: namespaces, and mocks whose spec it settles (``MockSpec``).
+AUDITED_KINDS = NAMESPACE_KINDS | {StandInKind.SPEC_MOCK}
 
 _OBJECT_NAMES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+# Callables that only bind their arguments into a callable run later.
+_BINDERS = frozenset({"functools.partial"})
 
 
 @attrs.frozen
@@ -80,6 +101,8 @@ class StubStandIns:
     # ``(link, field)`` of each namespace the test sets through a chain after building its
     # owner (``model.config.text_config = SimpleNamespace(...)``: ``("config", "text_config")``).
     late: frozenset[tuple[str, str]] = frozenset()
+    # What each spec'd mock the audit judges lacks, by where the test builds it.
+    specs: Mapping[Location, MockSpec] = attrs.field(factory=dict)
 
     def joined(self, other: StubStandIns) -> StubStandIns:
         """These and ``other``'s, as one test file's stubs meet them: a stub a shared
@@ -87,7 +110,10 @@ class StubStandIns:
         sets on it and hands its calls into the test file that calls the helper.  Keys name
         their file, so the two never collide."""
         return StubStandIns(
-            {**other.sets, **self.sets}, {**other.passed, **self.passed}, self.late | other.late
+            {**other.sets, **self.sets},
+            {**other.passed, **self.passed},
+            self.late | other.late,
+            {**other.specs, **self.specs},
         )
 
     def set_by(self, event: StubEvent) -> StandIn | None:
@@ -105,6 +131,8 @@ class SelfCall:
     kind: StandInKind
     # Other code met the namespace before the first replayed call, and may have filled it in.
     filled: bool = False
+    # A replayed call's test patches a target it does not name (``Meeting.unnamed_patch``).
+    unnamed_patch: bool = False
 
     def restated(self, finding: Finding) -> Finding:
         """A finding of the replay, worded for what the test built.  The replay does not see
@@ -114,8 +142,10 @@ class SelfCall:
         ``self`` or a link of a namespace on one)."""
         kind = finding.kind
         raising = {call.test for call in self.stub.calls if call.expect_raise}
-        uncertain = self.filled or (
-            set(finding.tests) <= raising if finding.tests else bool(raising)
+        uncertain = (
+            self.filled
+            or self.unnamed_patch
+            or (set(finding.tests) <= raising if finding.tests else bool(raising))
         )
         if uncertain and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
@@ -157,12 +187,21 @@ class HandedCall:
     # Holders of namespaces that are that real object, ``self`` of the method
     # (``x = Cls(args); x.cfg = ns; x.m()``: a holder whose ``cfg`` is ``ns``).
     self_holders: tuple[StandIn, ...] = ()
+    # ``Meeting.arms`` of the call.
+    arms: tuple[tuple[int, int, int], ...] = ()
+    # ``Meeting.unnamed_patch``: what the test replaced is not known, nor the path.
+    unnamed_patch: bool = False
+    # ``(dotted function, namespaces, items)`` of each function the test replaced with one
+    # returning a container of namespaces before the call (``_with_returned``).
+    returned: tuple[tuple[str, tuple[StandIn, ...], int], ...] = ()
 
     @property
     def event(self) -> StubEvent:
         """The call as a stub's call event (where and in which test a finding places it)."""
         name = self.dotted.rpartition(".")[2]
-        return StubEvent(EventKind.CALL, name, self.location, shape=self.shape, test=self.test)
+        return StubEvent(
+            EventKind.CALL, name, self.location, shape=self.shape, test=self.test, arms=self.arms
+        )
 
 
 @attrs.frozen
@@ -180,10 +219,15 @@ class StandInTable:
         cls,
         module: ModuleInfo,
         standins: Iterable[StandIn],
+        index: ClassIndex | None = None,
         walk: Callable[[ast.AST], Iterable[ast.AST]] | None = None,
     ) -> StandInTable:
-        """``walk``: the nodes of a statement of ``module`` in ``ast.walk`` order, where the
-        module's extraction has them at hand (``ModuleScope.walk``)."""
+        """``index``: the tree's classes, which settle what a spec'd mock lacks; without it
+        only the namespaces are judged.  ``walk``: the nodes of a statement of ``module`` in
+        ``ast.walk`` order, where the module's extraction has them at hand
+        (``ModuleScope.walk``)."""
+        standins = tuple(standins)
+        specs = _specs(index, module, standins)
         sets: dict[tuple[Location, str], StandIn] = {}
         passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
         handed: dict[tuple, HandedCall] = {}
@@ -192,23 +236,84 @@ class StandInTable:
         calls = _CallIndex(module, walk)
         for root in standins:
             for standin in root.walk():
-                if standin.kind not in NAMESPACE_KINDS:
+                if standin.kind not in NAMESPACE_KINDS and standin.location not in specs:
                     continue
                 for meeting in standin.meetings:
                     _file(meeting, standin, sets, passed)
                     _hand(calls, meeting, standin, handed)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
-                selves.extend(_self_calls(calls, standin))
+                if standin.kind in NAMESPACE_KINDS:
+                    selves.extend(_self_calls(calls, standin))
         for root in standins:
             for standin in root.walk():
                 for field in standin.fields:
-                    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+                    if len(field.children) == 1 and _judgeable(field.children[0], specs):
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
-        return cls(
-            StubStandIns(sets, passed_by, frozenset(late)), tuple(selves), tuple(handed.values())
-        )
+        calls_made = _with_returned(tuple(handed.values()), standins)
+        return cls(StubStandIns(sets, passed_by, frozenset(late), specs), tuple(selves), calls_made)
+
+
+def _with_returned(
+    handed: tuple[HandedCall, ...], standins: Iterable[StandIn]
+) -> tuple[HandedCall, ...]:
+    """Each call with the namespaces its test's patches return in containers before it
+    (``MeetingHow.RETURNED``: ``monkeypatch.setattr(mod, "f", lambda *_: layers)`` in the
+    same test, on an earlier line): the code it runs meets them where it calls ``f``."""
+    returned = [
+        (standin, meeting)
+        for root in standins
+        for standin in root.walk()
+        if standin.kind in NAMESPACE_KINDS
+        for meeting in standin.meetings
+        if meeting.how is MeetingHow.RETURNED and meeting.callee is not None
+    ]
+    if not returned:
+        return handed
+    out = []
+    for call in handed:
+        items: dict[str, tuple[tuple[StandIn, ...], int]] = {}
+        for standin, meeting in returned:
+            if (
+                meeting.location.path != call.location.path
+                or meeting.location.line >= call.location.line
+                or call.test is None
+                or _other_tests(meeting.test, call.test)
+                or meeting.test is None
+            ):
+                continue
+            dotted = meeting.callee.dotted  # type: ignore[union-attr]
+            known, count = items.get(dotted, ((), meeting.count))  # type: ignore[arg-type]
+            if standin not in known:
+                items[dotted] = ((*known, standin), min(count, meeting.count))  # type: ignore[index]
+        if items:
+            given = tuple((dotted, found, count) for dotted, (found, count) in items.items())
+            call = attrs.evolve(call, returned=given)
+        out.append(call)
+    return tuple(out)
+
+
+def _specs(
+    index: ClassIndex | None, module: ModuleInfo, standins: Iterable[StandIn]
+) -> dict[Location, MockSpec]:
+    """What each spec'd mock of a test module lacks (``mock_specs.mock_spec``), for those
+    whose spec the tree settles."""
+    out: dict[Location, MockSpec] = {}
+    if index is None:
+        return out
+    for root in standins:
+        for standin in root.walk():
+            if standin.kind is StandInKind.SPEC_MOCK and standin.location not in out:
+                spec = mock_spec(index, module, standin)
+                if spec is not None:
+                    out[standin.location] = spec
+    return out
+
+
+def _judgeable(standin: StandIn, specs: Mapping[Location, MockSpec]) -> bool:
+    """A namespace, or a spec'd mock whose spec the audit settles."""
+    return standin.kind in NAMESPACE_KINDS or standin.location in specs
 
 
 def _on_stub_field(meeting: Meeting) -> bool:
@@ -320,7 +425,7 @@ def _hand(
             meeting.location,
             callee.dotted,
             (),
-            meeting.shape or CallShape.of(call),
+            calls.with_stated(meeting.shape or CallShape.of(call), call),
             calls.module,
             meeting.test,
             meeting.expect_raise,
@@ -329,14 +434,21 @@ def _hand(
             instance=callee.instance,
             instance_fields=callee.instance_fields,
             overrides=callee.overrides,
+            arms=meeting.arms,
+            unnamed_patch=meeting.unnamed_patch,
         )
     if held_self:
         holders = known.self_holders
         merged = _merged(holders[0], given.standin) if holders else given.standin
         handed[key] = attrs.evolve(known, self_holders=(merged,))
         return
-    # A holder made ``self`` is not replayed: the method is walked as a function of it.
-    given_self = (meeting.how is MeetingHow.SELF and not meeting.via) or callee.self_arg
+    # A holder made ``self`` is not replayed: the method is walked as a function of it; so is
+    # a mock, whose methods are its own (``self.m()`` runs no code of the class).
+    given_self = (
+        meeting.how is MeetingHow.SELF
+        and not meeting.via
+        and standin.kind is not StandInKind.SPEC_MOCK
+    ) or callee.self_arg
     passed = list(known.passed)
     _add(passed, given)
     handed[key] = attrs.evolve(
@@ -395,7 +507,27 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     callee walked as a function handed them (``ReadSetAnalyzer.analyze_function``), its
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
-    audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
+    audit replays (judged there), nor a call whose stand-ins a ``*args`` takes.  Where the
+    test patches a target it does not name (``HandedCall.unnamed_patch``), the walk may
+    follow code that does not run: its findings are notes."""
+    found = _handed_findings(index, analyzer, handed, table)
+    return [uncertain(f) for f in found] if handed.unnamed_patch else found
+
+
+def uncertain(finding: Finding) -> Finding:
+    """A missing-field finding as a note: a read on a path the test may not take."""
+    if finding.kind is not FindingKind.MISSING_FIELD:
+        return finding
+    return attrs.evolve(
+        finding,
+        kind=FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+        message=finding.message.replace(
+            " but the ", " on a path the test may not take but the ", 1
+        ),
+    )
+
+
+def _handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
     if handed.instance:
         return _on_instance(index, analyzer, handed, table)
     built = _callee_class(index, handed.dotted)
@@ -428,7 +560,8 @@ def _as_function(
     """A callee walked as a function handed the call's namespaces (a module function, a
     static or class method: ``bound`` skips a class method's ``cls``, run on ``klass``), its
     parameters bound through its signature; none where no namespace reaches a parameter."""
-    roots = bind_passed(function.node, handed.passed, bound=bound)
+    roots = {**bind_passed(function.node, handed.passed, bound=bound)}
+    roots.update(returned_roots(index, handed))
     if not roots:
         return []
     context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
@@ -437,17 +570,40 @@ def _as_function(
         context,
         call=call,
         bound=bound,
-        provided_chains=held_chains(roots, {}),
+        provided_chains=held_chains(roots, {}, handed.test),
         klass=klass,
     )
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
 
 
+def returned_roots(index, handed: HandedCall) -> dict[str, tuple[StandIn, ...]]:
+    """The chain roots of the namespaces a replaced function returns in a container
+    (``HandedCall.returned``): ``f()`` for an item of what ``f`` returns, with the namespaces
+    it may be (``missing_fields``'s alternatives)."""
+    out: dict[str, tuple[StandIn, ...]] = {}
+    for dotted, found, _ in handed.returned:
+        if _returned_key(index, handed.module, dotted) is not None:
+            out[f"{dotted.rpartition('.')[2]}()"] = found
+    return out
+
+
+def _returned_key(index, module: ModuleInfo, dotted: str) -> str | None:
+    """The key of a replaced function as ``CallContext.patched_functions`` holds it."""
+    _, functions, _ = _patches(index, module, [(dotted, False)])
+    return next(iter(functions), None)
+
+
 def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> CallContext:
     """What one ``HandedCall`` states around its callee's walk: the test's patches (resolved
     through its module's names), ``pytest.raises``, and the parameters handed stand-ins, whose
-    chains are recorded."""
+    chains are recorded; a replaced function returning namespaces in a container
+    (``CallContext.returned``)."""
     methods, functions, raising = _patches(index, handed.module, handed.patched)
+    returned = frozenset(
+        (key, f"{dotted.rpartition('.')[2]}()", count)
+        for dotted, _, count in handed.returned
+        if (key := _returned_key(index, handed.module, dotted)) is not None
+    )
     return CallContext(
         replaced=methods,
         patched_functions=functions,
@@ -456,6 +612,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         standins=frozenset(roots),
         chains=True,
         stated_locals=True,
+        returned=returned,
     )
 
 
@@ -487,6 +644,20 @@ def stated_shape(handed: HandedCall) -> CallShape:
     )
 
 
+def field_at(standin: StandIn, name: str, event: StubEvent) -> StandInField | None:
+    """The field ``name`` of ``standin`` that ``event``'s call finds, where one set settles
+    it: the last of those its own test sets in its body before the call, on the object a
+    helper built and returned to it (``config = make(); config.spec = SimpleNamespace()``:
+    the helper's own ``spec`` came first); else the one set the call may find (none of
+    another test's own).  None where several other sets may give it (one of several
+    callers', a set again by a helper)."""
+    fields = [f for f in standin.fields if f.name == name and f.visible_to(event.test)]
+    own = [f for f in fields if f.test is not None and not _later(f, event)]
+    if own:
+        return max(own, key=lambda f: f.location.line)
+    return fields[0] if len(fields) == 1 else None
+
+
 def _later(field: StandInField, event: StubEvent) -> bool:
     """Whether the test may set ``field`` only after the call: further down its file."""
     return field.location.path == event.location.path and field.location.line > event.location.line
@@ -512,6 +683,8 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
     namespace's fields are not all it holds at the call (``_judged``: other code met it
     first and may have changed them).  A holder (an object built some other way that the
     test hands on with namespaces set on it) is known only by those namespaces."""
+    if standin.kind is StandInKind.SPEC_MOCK:
+        return None  # a mock answers more than its fields: none decides a branch
     if standin.kind is StandInKind.HOLDER:
         held = [
             (f.name, stated_obj(f.children[0], event))
@@ -521,12 +694,10 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
         return Obj(tuple((name, obj) for name, obj in held if obj is not None))
     if not _judged(standin, event):
         return None
-    counts: dict[str, int] = {}
-    for field in standin.fields:
-        counts[field.name] = counts.get(field.name, 0) + 1
     known: list[tuple[str, object]] = []
-    for field in standin.fields:
-        if counts[field.name] != 1 or field.name in standin.dropped or _later(field, event):
+    for name in dict.fromkeys(f.name for f in standin.fields):
+        field = field_at(standin, name, event)
+        if field is None or name in standin.dropped or _later(field, event):
             continue
         if field.has_value:
             known.append((field.name, field.value))
@@ -554,7 +725,8 @@ def _constructed(
     member = index.constructor(cls)
     if member is None:
         return []
-    roots = bind_passed(member.node, handed.passed, bound=True)
+    roots = {**bind_passed(member.node, handed.passed, bound=True)}
+    roots.update(returned_roots(index, handed))
     if not roots:
         return []
     context = _handed_context(index, handed, roots)
@@ -565,7 +737,7 @@ def _constructed(
         "__init__",
         call=stated_shape(handed),
         context=context,
-        provided_chains=held_chains(roots, {}),
+        provided_chains=held_chains(roots, {}, handed.test),
     )
     event = attrs.evolve(handed.event, name="__init__")
     return list(missing_fields(report, roots, {}, table, cls.name, event))
@@ -593,7 +765,8 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
         return _as_function(index, analyzer, handed, table, function, cls.name, handed.shape, bound)
     if member.kind is not MemberKind.METHOD:
         return []
-    roots = bind_passed(member.node, handed.passed, bound=True)
+    roots = {**bind_passed(member.node, handed.passed, bound=True)}
+    roots.update(returned_roots(index, handed))
     nested = {
         field.name: field.children[0]
         for holder in handed.self_holders
@@ -605,10 +778,15 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
     context = attrs.evolve(
         _handed_context(index, handed, roots), real_self=True, returns=handed.returns
     )
+    # The namespaces the test set on the object, as it built them (``stated_obj``): their
+    # stated fields decide the method's branches (``self.manager.needs_capture()`` of a
+    # ``lambda: True``).
+    stated = {name: stated_obj(child, handed.event) for name, child in nested.items()}
     report = analyzer.analyze(
         cls,
         name,
         initial=handed.instance_fields,
+        constants={name: obj for name, obj in stated.items() if obj is not None},
         call=handed.shape,
         context=context,
         provided_chains=(),
@@ -764,27 +942,30 @@ def missing_fields(
             if key not in found or (
                 chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
             ):
-                found[key] = _missing(chain, standin, walked, class_name, event)
+                found[key] = _missing(chain, standin, walked, class_name, event, table)
     return list(found.values())
 
 
 def held_chains(
-    roots: Mapping[str, tuple[StandIn, ...]], nested: Mapping[str, StandIn]
+    roots: Mapping[str, tuple[StandIn, ...]],
+    nested: Mapping[str, StandIn],
+    test: str | None = None,
 ) -> frozenset[str]:
     """The chains the call's namespaces hold (``metadata.prefill``, ``self.mla_dims.v``):
     what the test provided for each link, which alone prepares a block for the chain reads
     in it (``ReadSetAnalyzer.analyze``'s ``provided_chains``).  Setting a stub's field to a
     namespace provides that namespace's fields, not every link read below the field; a field
-    the test deletes again (``StandIn.dropped``) it may not hold on the run judged."""
+    the test deletes again (``StandIn.dropped``) it may not hold on the run judged, nor one
+    another test sets on its own object (``StandInField.visible_to``: the call's ``test``)."""
     starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
     starts += [(standin, ("self", field)) for field, standin in nested.items()]
     out: set[str] = set()
     while starts:
         standin, walked = starts.pop()
-        if standin.kind not in NAMESPACE_KINDS and standin.kind is not StandInKind.HOLDER:
+        if standin.kind not in AUDITED_KINDS and standin.kind is not StandInKind.HOLDER:
             continue
         for field in standin.fields:
-            if field.name in standin.dropped:
+            if field.name in standin.dropped or not field.visible_to(test):
                 continue
             path = (*walked, field.name)
             out.add(".".join(path))
@@ -804,7 +985,8 @@ def _first_missing(
     for name in rest:
         if name in _OBJECT_NAMES:
             return None
-        field = next((f for f in standin.fields if f.name == name), None)
+        fields = [f for f in standin.fields if f.name == name and f.visible_to(event.test)]
+        field = field_at(standin, name, event) or next(iter(fields), None)
         if standin.kind is StandInKind.HOLDER:
             # What the holder holds besides its stand-ins is not known: only they are judged.
             if field is None or len(field.children) != 1:
@@ -813,6 +995,11 @@ def _first_missing(
             continue
         if not _judged(standin, event):
             return None
+        if field is None and standin.kind is StandInKind.SPEC_MOCK:
+            # A mock answers what its spec holds, and what the test showed it answers.
+            spec = table.specs.get(standin.location)
+            if spec is None or name in standin.read or spec.missing(name) is None:
+                return None
         if field is None:
             if (walked[-1], name) in table.late:
                 return None  # ``x.config.text_config = ...``: set after it was built
@@ -826,9 +1013,11 @@ def _first_missing(
 def runs_code(meeting: Meeting) -> bool:
     """Whether the meeting runs code with the stand-in (which may write on it): a call it is
     an argument or ``self`` of (a property's ``fget`` too); not a bound method made of it
-    (``types.MethodType``, ``__get__``), which runs only when called, nor a place it is put."""
+    (``types.MethodType``, ``__get__``, ``functools.partial``), which runs only when called,
+    nor a place it is put."""
     if meeting.how is MeetingHow.ARGUMENT:
-        return True
+        # ``functools.partial(f, ns)`` binds ``ns``, as ``types.MethodType`` does
+        return meeting.callee is None or meeting.callee.dotted not in _BINDERS
     if meeting.how is MeetingHow.SELF and meeting.callee is not None and meeting.callee.instance:
         return True  # ``holder.m()`` on the real object that holds it
     return meeting.how is MeetingHow.SELF and meeting.self_shape in (
@@ -841,18 +1030,34 @@ def runs_code(meeting: Meeting) -> bool:
 def _judged(standin: StandIn, event: StubEvent) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
-    fills the metadata it is given)."""
-    if standin.kind not in NAMESPACE_KINDS or standin.opaque:
+    fills the metadata it is given).  Another test's hand-over never meets an object each
+    test builds anew (``StandIn.per_test``).  A hand-over in the other arm of an ``if`` of the test
+    function than the call's (``if fail: with pytest.raises(...): f(ns)`` / ``else: f(ns)``)
+    never runs before it (``arms_exclusive``)."""
+    if standin.kind not in AUDITED_KINDS or standin.opaque:
         return False
     return not any(
         runs_code(meeting)
         and meeting.location.path == event.location.path
         and meeting.location.line < event.location.line
+        and not arms_exclusive(meeting.arms, event.arms)
+        and not (standin.per_test and _other_tests(meeting.test, event.test))
         for meeting in standin.meetings
     )
 
 
-def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event) -> Finding:
+def _other_tests(first: str | None, second: str | None) -> bool:
+    """Whether two places lie in two different tests (their parametrize cases aside)."""
+    if first is None or second is None:
+        return False
+    return first.partition("[")[0] != second.partition("[")[0]
+
+
+def _missing(
+    chain, standin: StandIn, walked: tuple[str, ...], class_name, event, table: StubStandIns
+) -> Finding:
+    if standin.kind is StandInKind.SPEC_MOCK:
+        return _missing_on_mock(chain, standin, walked, class_name, event, table)
     certain = chain.certain and not standin.possible
     text = ".".join(walked)
     where = "" if certain else " on a path the test may not take"
@@ -866,6 +1071,50 @@ def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event
         vllm_location=chain.location,
         stub_location=standin.location,
         stub_side=f"{standin.kind.value}(" + ", ".join(sorted(standin.field_names)) + ")",
+        vllm_side=f"reads {text}",
+        tests=(event.test,) if event.test else (),
+    )
+
+
+def _missing_on_mock(
+    chain, standin: StandIn, walked: tuple[str, ...], class_name, event, table: StubStandIns
+) -> Finding:
+    """A link a spec'd mock lacks: its spec class sets it on ``self`` (``__init__``, a
+    dataclass field without a class-level default) or its list of names leaves it out, and
+    the test never gives it.  Raising before Python 3.14 only (``MockSpec.newer``) is a note,
+    as a read on a path the test may not take is."""
+    spec = table.specs[standin.location]
+    name = walked[-1]
+    always = spec.missing(name) is True
+    certain = chain.certain and not standin.possible and always
+    text = ".".join(walked)
+    where = "" if chain.certain and not standin.possible else " on a path the test may not take"
+    set_at = spec.set_at(name)
+    if spec.exact is not None:
+        why = f"its spec lists {', '.join(sorted(spec.exact)) or 'no name'}"
+    elif set_at is not None and set_at[1] == "field":
+        why = f"a field of the dataclass {spec.spec} with no class-level default ({set_at[0]})"
+    elif set_at is not None and set_at[1] == "annotation":
+        why = f"{spec.spec} only annotates it ({set_at[0]}), with no class-level value"
+    elif set_at is not None:
+        why = f"{spec.spec} sets it in {set_at[1]} ({set_at[0]}), not at class level"
+    else:
+        why = f"{spec.spec} does not define it at class level"
+    if not always:
+        why += "; create_autospec adds a dataclass's fields from Python 3.14 on"
+    built = "create_autospec" if standin.autospec else "Mock"
+    return Finding(
+        kind=FindingKind.MISSING_FIELD if certain else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
+        class_name=class_name,
+        method=event.name,
+        name=text,
+        message=f"{class_name}.{event.name}() reads {text}{where} but the "
+        f"{standin.kind.value} the test builds at {standin.location} (spec {spec.spec}) "
+        f"raises AttributeError for {name!r}: {why}, and the test never sets it",
+        vllm_location=chain.location,
+        stub_location=standin.location,
+        stub_side=f"{built}(spec={spec.spec})"
+        + (" setting " + ", ".join(sorted(standin.field_names)) if standin.fields else ""),
         vllm_side=f"reads {text}",
         tests=(event.test,) if event.test else (),
     )
@@ -890,7 +1139,7 @@ def _self_calls(calls_at: _CallIndex, standin: StandIn) -> list[SelfCall]:
             calls.setdefault(replay[0], []).append(replay[1])
             first.setdefault(replay[0], i)
             replayed.add(i)
-    out = []
+    out: list[SelfCall] = []
     for head, events in calls.items():
         filled = any(
             (i not in replayed and runs_code(meetings[i]))
@@ -913,7 +1162,14 @@ def _self_calls(calls_at: _CallIndex, standin: StandIn) -> list[SelfCall]:
             patched=tuple(sorted(patches)),
             raising=tuple(sorted(t for t, raises in patches.items() if raises)),
         )
-        out.append(SelfCall(stub, standin.kind, filled))
+        unnamed = any(meetings[i].unnamed_patch for i in replayed if _head(meetings[i]) == head)
+        out.append(SelfCall(stub, standin.kind, filled, unnamed))
+        if len(events) == 1:
+            # One call, in a helper that returns its result: once more for each call of the
+            # helper whose result the test asserts, a fresh namespace each time.
+            for event in calls_at.through_helper(meetings[first[head]], events[0]):
+                site = attrs.evolve(stub, events=(*_sets(standin), event))
+                out.append(SelfCall(site, standin.kind, filled, unnamed))
     return out
 
 
@@ -956,6 +1212,7 @@ def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | N
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
         returns=calls.asserted(calls.call_at(meeting.location.line, callee.text)),
+        arms=meeting.arms,
     )
     return head, event
 
@@ -972,12 +1229,12 @@ def _self_call_shape(calls: _CallIndex, meeting: Meeting) -> CallShape | None:
         call = calls.call_at(line, text)
         if call is None:
             return None
-        return _without_first(meeting.shape or CallShape.of(call))
+        return _without_first(calls.with_stated(meeting.shape or CallShape.of(call), call))
     if shape is SelfShape.SELF_KEYWORD:
         call = calls.call_at(line, callee.text)
         if call is None:
             return None
-        whole = meeting.shape or CallShape.of(call)
+        whole = calls.with_stated(meeting.shape or CallShape.of(call), call)
         return attrs.evolve(
             whole,
             keywords=tuple(k for k in whole.keywords if k != "self"),
@@ -1042,6 +1299,7 @@ class _CallIndex:
         self._states: dict[ast.AST, tuple[object]] = {}
         self._texts: dict[ast.AST, str] = {}
         self._at: dict[tuple[int, str], ast.Call | None] = {}
+        self.names = TestNames(module.tree)
 
     def _text(self, node: ast.AST) -> str:
         """``ast.unparse(node)``, once per node."""
@@ -1054,6 +1312,7 @@ class _CallIndex:
         """The calls whose lines include ``line``, in ``ast.walk(module)`` order."""
         roots = self._roots(line)
         if roots not in self._calls:
+            self.names.link(roots)
             calls = self._calls[roots] = []
             nodes = self._walk(roots[0]) if self._walk and len(roots) == 1 else walk_all(roots)
             for node in nodes:
@@ -1061,8 +1320,11 @@ class _CallIndex:
                     calls.append(node)
                     self._applied.setdefault(node.func, node)
                 elif isinstance(node, ast.Assert):
-                    for asserted, value in _assert_states(node):
+                    for asserted, value in assert_states(node, self.names):
                         self._states.setdefault(asserted, value)
+                for block in _blocks(node):
+                    for call, value in result_asserts(block, self.names):
+                        self._states.setdefault(call, value)
         return (
             node
             for node in self._calls[roots]
@@ -1082,13 +1344,136 @@ class _CallIndex:
             )
         return self._at[key]
 
+    def with_stated(self, shape: CallShape, call: ast.Call) -> CallShape:
+        """``shape`` with the arguments of ``call`` it does not know that the test's text
+        settles (``asserted.stated``: arithmetic over names bound once, ``split(ns, r, 3 *
+        block_size)``), as the replay of the call binds them."""
+        if shape.star_args:
+            return shape
+        self.names.link(self._roots(call.lineno))
+        positional = list(shape.positional_literals)
+        for i, arg in enumerate(call.args[: len(positional)]):
+            if not positional[i]:
+                positional[i] = stated(arg, self.names)
+        keywords = dict(shape.keyword_literals)
+        for kw in call.keywords:
+            if kw.arg is not None and kw.arg not in keywords:
+                value = stated(kw.value, self.names)
+                if value:
+                    keywords[kw.arg] = value[0]
+        return attrs.evolve(
+            shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
+        )
+
+    def through_helper(self, meeting: Meeting, event: StubEvent) -> list[StubEvent]:
+        """``event``, the replayed call of ``meeting``, as each call of the helper it is
+        returned from states it (``def _split(request, n): ns = SimpleNamespace(...); return
+        Cls.split(ns, request, n)``, then ``assert _split(r, 1618) == 1216``): the helper's
+        result is the call's, so the test's assertion on it is one on the call
+        (``StubEvent.returns``), and a parameter the helper hands on unchanged is what that
+        call of the helper passes (``asserted.stated``).  Only the helper's calls whose
+        result the test asserts, outside ``pytest.raises`` (where the test may pass without
+        the call returning); a module-level helper bound once."""
+        callee = meeting.callee
+        if callee is None or meeting.self_shape not in (
+            SelfShape.UNBOUND_CALL,
+            SelfShape.SELF_KEYWORD,
+        ):
+            return []
+        call = self.call_at(meeting.location.line, callee.text)
+        if call is None or not isinstance(self.names.parent(call), ast.Return):
+            return []
+        helper = self.names.scope_of(call)
+        tree = self.module.tree
+        if (
+            not isinstance(helper, ast.FunctionDef)
+            or self.names.scope_of(helper) is not tree
+            or self.names.bindings(tree).get(helper.name) != [helper]
+        ):
+            return []
+        offset = 1 if meeting.self_shape is SelfShape.UNBOUND_CALL else 0
+        handed = [
+            (j - offset, None, arg.id)
+            for j, arg in enumerate(call.args)
+            if j >= offset and isinstance(arg, ast.Name)
+        ] + [
+            (None, kw.arg, kw.value.id)
+            for kw in call.keywords
+            if kw.arg not in (None, "self") and isinstance(kw.value, ast.Name)
+        ]
+        local = self.names.bindings(helper)
+        handed = [
+            (j, k, name)
+            for j, k, name in handed
+            if len(local.get(name, ())) == 1 and isinstance(local[name][0], ast.arg)
+        ]
+        out = []
+        for site in self._helper_calls(helper.name):
+            self._spanning(site.lineno)
+            value = self.asserted(site)
+            if not value:
+                continue
+            shape = event.shape
+            assert shape is not None
+            positional = list(shape.positional_literals)
+            keywords = dict(shape.keyword_literals)
+            for j, keyword, name in handed:
+                known = _argument(helper, site, name, self.names)
+                if not known:
+                    continue
+                if j is not None and j < len(positional):
+                    positional[j] = known
+                elif keyword is not None:
+                    keywords[keyword] = known[0]
+            shape = attrs.evolve(
+                shape,
+                positional_literals=tuple(positional),
+                keyword_literals=tuple(keywords.items()),
+            )
+            out.append(attrs.evolve(event, shape=shape, returns=value, test=self._test_of(site)))
+        return out
+
+    def _helper_calls(self, name: str) -> list[ast.Call]:
+        """The calls of the module's function ``name`` by that name, in the module's order."""
+        return [
+            node
+            for node in walk_all(self.module.tree.body)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == name
+        ]
+
+    def _under_raises(self, node: ast.AST) -> bool:
+        """Whether ``node`` runs inside ``with pytest.raises(...)``."""
+        current = self.names.parent(node)
+        while current is not None:
+            if isinstance(current, (ast.With, ast.AsyncWith)) and any(
+                isinstance(item.context_expr, ast.Call)
+                and getattr(item.context_expr.func, "attr", "") in ("raises", "assertRaises")
+                for item in current.items
+            ):
+                return True
+            current = self.names.parent(current)
+        return False
+
+    def _test_of(self, node: ast.AST) -> str | None:
+        """The test function ``node`` runs in (``Cls::test_x``), or None."""
+        scope = self.names.scope_of(node)
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        owner = self.names.scope_of(scope)
+        return f"{owner.name}::{scope.name}" if isinstance(owner, ast.ClassDef) else scope.name
+
     def asserted(self, call: ast.Call | None) -> tuple[object] | tuple[()]:
-        """``(value,)`` where the test asserts ``call`` returns a plain literal: ``assert
-        call == 1536`` (either side), ``assert call is None``; a ``Truth`` where it asserts
-        only that (``assert call``, ``assert not call``).  Only the ``assert`` whose test is
-        the call, or holds it as an operand, can say so: it lies in the statement the call
-        was found in."""
-        if call is None:
+        """``(value,)`` where the test asserts ``call`` returns a plain value: ``assert
+        call == 1536`` (either side; also arithmetic over names bound once, ``2 *
+        block_size``), ``assert call is None``; a ``Truth`` where it asserts only that
+        (``assert call``, ``assert not call``).  The ``assert`` whose test is the call, or
+        holds it as an operand, says so (it lies in the statement the call was found in), and
+        one on the local the call is bound to that runs whenever the call does
+        (``asserted.result_asserts``).  Not inside ``pytest.raises``: there the test passes
+        when the call raises, and the ``assert`` never runs."""
+        if call is None or self._under_raises(call):
             return ()
         return self._states.get(call, ())
 
@@ -1137,23 +1522,30 @@ class _CallIndex:
         return current
 
 
-def _assert_states(node: ast.Assert) -> Iterable[tuple[ast.AST, tuple[object]]]:
-    """``(expression, (value,))`` for what one ``assert`` states an expression is: itself
-    true, ``not`` it false, one side of ``==``/``is`` the plain literal on the other."""
-    test = node.test
-    yield test, (Truth(True),)
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        yield test.operand, (Truth(False),)
-    if not isinstance(test, ast.Compare):
-        return
-    if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
-        return
-    sides = (test.left, test.comparators[0])
-    for side, other in (sides, sides[::-1]):
-        if not isinstance(other, ast.Constant) or not isinstance(
-            other.value, (int, str, type(None))
-        ):
-            continue
-        if isinstance(test.ops[0], ast.Is) and other.value is not None:
-            continue
-        yield side, (other.value,)
+def _blocks(node: ast.AST) -> Iterable[list[ast.stmt]]:
+    """The statement lists ``node`` holds (a body, an ``else``, a ``finally``)."""
+    for name in ("body", "orelse", "finalbody"):
+        block = getattr(node, name, None)
+        if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+            yield block
+
+
+def _argument(
+    helper: ast.FunctionDef, site: ast.Call, name: str, names: TestNames
+) -> tuple[object] | tuple[()]:
+    """The plain value one call of ``helper`` gives its parameter ``name``: the argument in
+    its place, else the parameter's default."""
+    if any(isinstance(a, ast.Starred) for a in site.args) or any(
+        kw.arg is None for kw in site.keywords
+    ):
+        return ()
+    args = helper.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if name in positional and positional.index(name) < len(site.args):
+        return stated(site.args[positional.index(name)], names)
+    for kw in site.keywords:
+        if kw.arg == name:
+            return stated(kw.value, names)
+    defaults = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    return stated(defaults[name], names) if name in defaults else ()

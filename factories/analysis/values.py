@@ -12,6 +12,7 @@ the other shapes tests use to select a path, each known only as far as the test'
   called; its ``length`` (``len(x)``, ``x.shape[0]``, ``x.size(0)``) is known for container
   displays and for arrays built from one or with a literal size (``torch.tensor([3, 5])``,
   ``torch.zeros(4, 8)``, ``np.arange(3)``), so ``if not idx.shape[0]: return`` is decided.
+  A lambda whose body the test states ``returns`` that value when called.
 - ``EnumMember``: ``AttentionType.DECODER``, compared by its ``Class.MEMBER`` text, since the
   test and the vLLM module may import the class under different paths.
 
@@ -62,9 +63,14 @@ class Obj:
     raises: bool = False
     length: int | None = None  # the first dimension, where the test's text states it
     # The type the test's text makes it: "dict" of ``{...}``, "list" of ``[...]``,
-    # "SimpleNamespace" of ``SimpleNamespace(...)``, the class name of ``Cls(...)``; None
-    # where the text does not say.
+    # "SimpleNamespace" of ``SimpleNamespace(...)``, the class name of ``Cls(...)``,
+    # ``ARRAY`` of ``torch.zeros(2)``; None where the text does not say.
     kind: str | None = None
+    # ``(value,)`` of what calling it returns, where the test states that: a lambda whose
+    # body is a value the test states (``lambda: captured``, ``lambda *a: None``).  Not part
+    # of its equality or text: the stub extraction's tracks (compared per parametrize case)
+    # and the stub audit's output do not depend on it; only a stand-in's walk reads it.
+    returns: tuple[object] | tuple[()] = attrs.field(default=(), eq=False, repr=False)
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
         for key, value in self.fields:
@@ -168,7 +174,9 @@ def test_value(
         if None in node.keys:
             return (Obj(kind="dict"),)
         return (Obj(truthy=bool(node.keys), length=len(node.keys), kind="dict"),)
-    if isinstance(node, (ast.Lambda, ast.JoinedStr)):
+    if isinstance(node, ast.Lambda):
+        return (Obj(truthy=True, returns=_lambda_returns(node, resolve, depth)),)
+    if isinstance(node, ast.JoinedStr):
         return (Obj(truthy=True),)
     if isinstance(node, ast.Call):
         name = _callee_name(node.func)
@@ -184,11 +192,35 @@ def test_value(
             return (Obj(tuple(fields), True, raises_when_called(node, resolve), kind=kind),)
         length = _array_length(name, node, resolve, depth)
         if length is not None:
-            return (Obj(length=length),)
+            return (Obj(length=length, kind=ARRAY if _array_module(node.func) else None),)
         if name[:1].isupper() and not is_exception_name(name):
             # a constructed object: not None, truth unknown, an instance of the class named
             return (Obj(tuple(fields), kind=name),)
     return ()
+
+
+def _array_module(func: ast.expr) -> bool:
+    """Whether ``func`` is spelled on torch or numpy (``torch.zeros``, ``np.array``): what
+    it builds is an array, not a list a test helper of that name might return."""
+    return (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Name)
+        and func.value.id in ("torch", "np", "numpy")
+    )
+
+
+def _lambda_returns(
+    node: ast.Lambda, resolve: Callable[[ast.Name], ast.expr | None], depth: int
+) -> tuple[object] | tuple[()]:
+    """What a lambda returns on every call, where its body states it without its own
+    parameters (``lambda: captured``, ``lambda *args: None``): a name in the body is the
+    enclosing function's, which ``resolve`` knows."""
+    args = node.args
+    own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    own |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    if any(isinstance(n, ast.Name) and n.id in own for n in ast.walk(node.body)):
+        return ()
+    return test_value(node.body, resolve, depth + 1)
 
 
 def _array_length(
@@ -222,6 +254,10 @@ def length_of(value: object) -> tuple[int] | tuple[()]:
     return ()
 
 
+#: ``Obj.kind`` of an array torch or numpy builds (``torch.zeros(2, 3)``): an instance of no
+#: builtin type but ``object``.
+ARRAY = "array"
+
 # The types ``Obj.kind`` names, as Python has them.
 _KINDS: dict[str, type] = {
     "dict": dict,
@@ -250,6 +286,11 @@ def instance_of(value: object, names: tuple[str, ...]) -> bool | None:
     if isinstance(value, Obj):
         if value.kind is None:
             return None
+        if value.kind == ARRAY:
+            builtin_names = [n for n in names if n in _BUILTIN_TYPES]
+            if "object" in builtin_names:
+                return True
+            return False if len(builtin_names) == len(names) else None
         if value.kind not in _KINDS:  # ``SamplingParams(...)``: an instance of that class
             return True if value.kind in names else None
         concrete: type = _KINDS[value.kind]

@@ -552,6 +552,8 @@ def _meeting_text(meeting: extraction.Meeting) -> str:
         dotted = meeting.callee.dotted if meeting.callee else None
         vllm = dotted is not None and dotted.startswith("vllm.")
         return "an argument of vLLM code" if vllm else "an argument of other code"
+    if meeting.how is MeetingHow.RETURNED:
+        return "an item a replaced function returns"
     return "a field of an object the audit does not follow"
 
 

@@ -25,9 +25,11 @@ Stand-ins in general (``object.__new__`` stubs, ``types.SimpleNamespace``,
 ``_standin_model`` (the ``StandIn``, ``StandInField``, ``Meeting`` and ``Callee`` values),
 ``_standin_sites`` (which calls build one, the text pre-filter, callees through imports),
 ``_standin_index`` (a module's creation calls, which one a name holds, which are nested),
-``_standin_meetings`` (a ``Meeting`` with what the test states around it), ``_standins``
+``_standin_meetings`` (a ``Meeting`` with what the test states around it),
+``_standin_variants`` (the fields a creation states on each run: one stand-in per distinct
+set, under a parametrize case's or a helper call's values), ``_standins``
 (``StandInExtractor``: following them, with the pieces above).  ``audit-stubs --standins``
-audits the namespaces among them (``factories.analysis.standin_audit``).
+audits the namespaces and the spec'd mocks among them (``factories.analysis.standin_audit``).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ if TYPE_CHECKING:
         StandIn,
         StandInField,
         StandInKind,
+        arms_exclusive,
     )
     from factories.analysis.extraction._standin_sites import might_hold_standins
     from factories.analysis.extraction._standins import StandInExtractor
@@ -93,6 +96,7 @@ _LAZY = {
     "StandIn": "_standin_model",
     "StandInField": "_standin_model",
     "StandInKind": "_standin_model",
+    "arms_exclusive": "_standin_model",
     "might_hold_standins": "_standin_sites",
     "StandInExtractor": "_standins",
 }
@@ -130,6 +134,7 @@ __all__ = [
     "StubEvent",
     "StubExtractor",
     "UnsettledClass",
+    "arms_exclusive",
     "has_object_new",
     "is_object_new",
     "might_hold_standins",

@@ -40,6 +40,17 @@ _SELF_SHAPES_BY_ATTR = {
     "fdel": SelfShape.PROPERTY_FGET,
 }
 
+#: Statements and expressions that may run their body more than once.
+_LOOPS = (
+    ast.For,
+    ast.AsyncFor,
+    ast.While,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+)
+
 #: Calls that set an attribute named by their second argument on their first.
 _SETTERS = frozenset({"setattr", "__setattr__", "object"})
 
@@ -100,6 +111,7 @@ class MeetingMaker:
             position=position,
             keyword=keyword,
             shape=self.recorder.shape_of(call, NO_BINDINGS),
+            unnamed_patch=self._unnamed_patch(call),
         )
 
     def attribute(
@@ -256,6 +268,22 @@ class MeetingMaker:
                     found[target] = found.get(target, False) or raises
         return tuple(sorted(found.items()))
 
+    def _unnamed_patch(self, call: ast.Call) -> bool:
+        """Whether the function making ``call`` or its test (decorators too) patches a
+        target whose name is not written out (``patch.object(mod, name)``,
+        ``monkeypatch.setattr(mod, name, v)``, ``patch(target)``): what it replaces is not
+        known, so anything the callee runs may be it (``Meeting.unnamed_patch``)."""
+        for scope in {
+            id(s): s for s in (self.scope.enclosing_scope(call), self._test_function(call))
+        }.values():
+            if not isinstance(scope, FUNCTION_DEFS):
+                continue
+            decorators = [sub for deco in scope.decorator_list for sub in ast.walk(deco)]
+            for node in decorators + list(self.scope.nodes(scope)):
+                if isinstance(node, ast.Call) and _names_no_target(node):
+                    return True
+        return False
+
     def _context(self, node: ast.AST, cases: tuple[str, ...]) -> Meeting:
         """A meeting at ``node`` with what the test states around it filled in."""
         if not cases:
@@ -268,7 +296,33 @@ class MeetingMaker:
             test=self.reader.test_of(node, NO_BINDINGS),
             cases=cases,
             expect_raise=self.recorder.expects_raise(node),
+            arms=self._arms(node),
         )
+
+    def _arms(self, node: ast.AST) -> tuple[tuple[int, int, int], ...]:
+        """``Meeting.arms`` of a place written in a test function itself (not in a helper, a
+        nested function or a lambda, which may run more than once): each ``if`` around it
+        there, with the arm it lies in, but none inside a loop of the test (where both arms
+        may run, one per iteration)."""
+        test = self._test_function(node)
+        if test is None or self.scope.enclosing_scope(node) is not test:
+            return ()
+        out: list[tuple[int, int, int]] = []
+        child, current = node, self.scope.parents.get(node)
+        while current is not None:
+            if current is test:
+                out.extend(_after_exits(current, child))
+                break
+            if isinstance(current, ast.Lambda):
+                return ()
+            if isinstance(current, _LOOPS):
+                out.clear()  # the ``if``s met so far may take either arm on each iteration
+            elif isinstance(current, ast.If) and child is not current.test:
+                arm = 0 if any(child is stmt for stmt in current.body) else 1
+                out.append((current.lineno, current.col_offset, arm))
+            out.extend(_after_exits(current, child))
+            child, current = current, self.scope.parents.get(current)
+        return tuple(out)
 
     def _test_function(self, node: ast.AST) -> ast.AST | None:
         found = None
@@ -278,6 +332,53 @@ class MeetingMaker:
                 found = current
             current = self.scope.parents.get(current)
         return found if found is not None and found.name.startswith("test") else None
+
+
+def _names_no_target(call: ast.Call) -> bool:
+    """A patch whose target's name is not a literal: ``[mock.]patch(x)``,
+    ``patch.object(obj, x)``, ``monkeypatch.setattr(obj, x, v)`` or ``monkeypatch.setattr(x,
+    v)`` (the builtin ``setattr`` sets a field, not a patch)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        fname = func.id if func.id == "patch" else ""
+    elif isinstance(func, ast.Attribute):
+        fname = func.attr
+    else:
+        return False
+    args = call.args
+    if fname == "patch":
+        return bool(args) and str_literal(args[0]) is None
+    if fname == "object" and callee(func.value) == "patch":  # type: ignore[union-attr]
+        return len(args) > 1 and str_literal(args[1]) is None
+    if fname == "setattr" and isinstance(func, ast.Attribute):
+        if len(args) == 2:
+            return str_literal(args[0]) is None
+        return len(args) > 2 and str_literal(args[1]) is None
+    return False
+
+
+def _after_exits(parent: ast.AST, child: ast.AST) -> list[tuple[int, int, int]]:
+    """``Meeting.arms`` that ``child``'s place among its statements gives it: it follows an
+    ``if`` one of whose arms always leaves the function (ends in ``return`` or ``raise``,
+    ``if fail: with pytest.raises(E): f(ns); return``), so it runs only where the other arm
+    was taken."""
+    out: list[tuple[int, int, int]] = []
+    for name in ("body", "orelse", "finalbody"):
+        stmts = getattr(parent, name, None)
+        if not isinstance(stmts, list) or not any(child is s for s in stmts):
+            continue
+        for before in stmts[: next(i for i, s in enumerate(stmts) if s is child)]:
+            if not isinstance(before, ast.If):
+                continue
+            body, orelse = _exits(before.body), _exits(before.orelse)
+            if body != orelse:
+                out.append((before.lineno, before.col_offset, 1 if body else 0))
+    return out
+
+
+def _exits(stmts: list[ast.stmt]) -> bool:
+    """Whether a block always leaves the function: its last statement returns or raises."""
+    return bool(stmts) and isinstance(stmts[-1], (ast.Return, ast.Raise))
 
 
 def _test_subclass(

@@ -38,6 +38,9 @@ class MeetingHow(enum.Enum):
     SELF = "self"  # the stand-in is ``self`` of a method
     ARGUMENT = "argument"  # an argument of a call
     ATTRIBUTE = "attribute"  # put on a stub or on another stand-in
+    # an item of the container the test's replacement of a function returns
+    # (``monkeypatch.setattr(mod, "get_layers", lambda *_: layers)``)
+    RETURNED = "returned"
 
 
 class SelfShape(enum.Enum):
@@ -116,18 +119,48 @@ class Meeting:
     # ``SELF``/``ARGUMENT`` of an object the stand-in was put on, not of the stand-in itself:
     # the fields from that object to the stand-in (``runner.cfg = ns; f(runner)``: ``("cfg",)``).
     via: tuple[str, ...] = ()
+    # ``(line, column, arm)`` of each ``if`` of its test function the place lies in (0: the
+    # body, 1: the ``else``), outside any loop of that function: a test function runs once
+    # per case, so two places in different arms of one such ``if`` never both run, and
+    # neither runs before the other (``arms_exclusive``).
+    arms: tuple[tuple[int, int, int], ...] = ()
+    # For a call: the function making it (or its test) patches something by a name it
+    # computes (``patch.object(mod, cls_name)``), which may be what the callee runs.
+    unnamed_patch: bool = False
+    # ``RETURNED``: how many items the container surely holds (0: not known); ``callee``
+    # names the function replaced, ``location`` is the patch's.
+    count: int = 0
+
+
+def arms_exclusive(
+    first: tuple[tuple[int, int, int], ...], second: tuple[tuple[int, int, int], ...]
+) -> bool:
+    """Whether two places (their ``Meeting.arms``) lie in different arms of one ``if``."""
+    taken = {(line, col): arm for line, col, arm in first}
+    return any(taken.get((line, col), arm) != arm for line, col, arm in second)
 
 
 @attrs.frozen
 class StandInField:
     """A field the test gives the stand-in; ``value`` where the test states a plain literal,
-    ``children`` for stand-ins built as (or inside) its value."""
+    ``children`` for stand-ins built as (or inside) its value; ``test`` for a set one caller
+    of the helper building it makes (``visible_to``)."""
 
     name: str
     location: Location
     value: object = None
     has_value: bool = False
     children: tuple[StandIn, ...] = ()
+    # The test that sets it, where that is a statement of its own body on the object a helper
+    # built and returned to it (``config = _make_config(); config.spec = SimpleNamespace()``):
+    # a set that only that test's calls see, each call of the helper building another one.
+    test: str | None = None
+
+    def visible_to(self, test: str | None) -> bool:
+        """Whether a call in ``test`` (``test_x[case]`` or ``test_x``; None: not known) may
+        find this field: a set of one caller's own (``test``) is not on the object another
+        test's call of the helper builds."""
+        return self.test is None or test is None or test.partition("[")[0] == self.test
 
 
 @attrs.frozen
@@ -141,7 +174,16 @@ class StandIn:
     (``del ns.f``, ``delattr(ns, "f")``), perhaps on some of its cases only: ``fields`` less
     these is what the stand-in holds on every run.  ``possible``: built as one alternative of
     a conditional expression the test's values do not decide (``None if c else ns``), so the
-    object holding it may hold the other: what it lacks is a note, never an error."""
+    object holding it may hold the other: what it lacks is a note, never an error.
+
+    Of a spec'd mock only: ``spec_names``, its spec given as a list of names
+    (``Mock(spec=["a", "b"])``: the mock answers exactly those); ``autospec``, built by
+    ``create_autospec(Cls, instance=True)`` (whose spec holds a dataclass's fields from Python
+    3.14 on); ``read``, the names the test itself loads from it (``m.x.return_value = 1``,
+    ``m.x.assert_called_once()``) outside ``pytest.raises``: a test that passes shows the mock
+    answers those.
+
+    ``per_test``: no other test meets the object one test builds."""
 
     kind: StandInKind
     location: Location
@@ -151,6 +193,12 @@ class StandIn:
     meetings: tuple[Meeting, ...] = ()
     dropped: frozenset[str] = frozenset()
     possible: bool = False
+    spec_names: tuple[str, ...] | None = None
+    autospec: bool = False
+    read: frozenset[str] = frozenset()
+    # Built anew on each run of a test (in a test, a plain helper or a function-scoped
+    # fixture): another test's hand-overs never meet the object a test's call is handed.
+    per_test: bool = False
 
     @property
     def field_names(self) -> frozenset[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from factories.analysis.class_refs import ClassRef, ref_of_expression
+from factories.analysis.class_refs import ClassRef, NamedClass, ref_of_expression
 from factories.analysis.extraction._model import is_object_new
 from factories.analysis.extraction._standin_model import StandInKind
 from factories.analysis.source_tree import ImportTarget
@@ -97,17 +97,46 @@ def standin_kind(
     if last == "Namespace" and dotted == "argparse.Namespace":
         return StandInKind.ARGPARSE_NAMESPACE, None
     if last in MOCK_CLASSES:
-        spec = _keyword(call, "spec") or _keyword(call, "spec_set")
-        if spec is None and call.args:
-            spec = call.args[0]
+        spec = _mock_spec(call)
         if spec is None or (isinstance(spec, ast.Constant) and spec.value is None):
             return None
-        return StandInKind.SPEC_MOCK, _spec_ref(spec)
+        return StandInKind.SPEC_MOCK, _spec_ref(spec, imports)
     if last == "create_autospec" and call.args:
         instance = _keyword(call, "instance")
         if isinstance(instance, ast.Constant) and instance.value is True:
-            return StandInKind.SPEC_MOCK, _spec_ref(call.args[0])
+            return StandInKind.SPEC_MOCK, _spec_ref(call.args[0], imports)
     return None
+
+
+def spec_names(call: ast.Call) -> tuple[str, ...] | None:
+    """The names a mock's spec lists, where the call gives it as a list (or tuple) of string
+    literals (``Mock(spec=["a", "b"])``); None for a spec given otherwise, and for
+    ``create_autospec``, which specs a list by its type."""
+    func = call.func
+    last = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    spec = _mock_spec(call) if last in MOCK_CLASSES else None
+    if not isinstance(spec, (ast.List, ast.Tuple)):
+        return None
+    names = [e.value for e in spec.elts if isinstance(e, ast.Constant)]
+    if len(names) != len(spec.elts) or not all(isinstance(n, str) for n in names):
+        return None
+    return tuple(names)
+
+
+def is_autospec(call: ast.Call) -> bool:
+    """Whether a spec'd mock is ``create_autospec(...)``'s (not a mock class's call)."""
+    func = call.func
+    return (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == (
+        "create_autospec"
+    )
+
+
+def _mock_spec(call: ast.Call) -> ast.expr | None:
+    """The spec a mock class's call gives: ``spec=``, ``spec_set=``, or its first argument."""
+    spec = _keyword(call, "spec") or _keyword(call, "spec_set")
+    if spec is None and call.args:
+        spec = call.args[0]
+    return spec
 
 
 def creation_fields(
@@ -152,9 +181,13 @@ def _keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((kw.value for kw in call.keywords if kw.arg == name), None)
 
 
-def _spec_ref(spec: ast.expr) -> ClassRef | None:
+def _spec_ref(spec: ast.expr, imports: dict[str, ImportTarget]) -> ClassRef | None:
     """The spec as a ``ClassRef`` where it is an expression naming a class; a list of names
-    or an instance built on the spot has none."""
+    or an instance built on the spot has none.  A name imported from ``vllm`` is named by its
+    full path, so that one the test imports inside a function resolves too."""
     if isinstance(spec, (ast.List, ast.Tuple, ast.Set, ast.Constant)):
         return None
+    dotted = dotted_name(spec, imports)
+    if dotted is not None and dotted.startswith("vllm."):
+        return NamedClass(dotted)
     return ref_of_expression(spec)

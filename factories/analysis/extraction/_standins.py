@@ -36,18 +36,26 @@ from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import StandInSites
 from factories.analysis.extraction._standin_meetings import MeetingMaker
 from factories.analysis.extraction._standin_model import (
+    Callee,
     Meeting,
     MeetingHow,
     StandIn,
     StandInField,
+    StandInKind,
 )
 from factories.analysis.extraction._standin_sites import (
-    creation_fields,
-    dotted_name,
-    literal_dict_items,
+    MOCK_CLASSES as _MOCKS,
 )
+from factories.analysis.extraction._standin_sites import (
+    dotted_name,
+    is_autospec,
+    literal_dict_items,
+    spec_names,
+)
+from factories.analysis.extraction._standin_variants import Variant, VariantFinder, stated
 from factories.analysis.extraction._syntax import (
     FUNCTION_DEFS,
+    callee,
     is_attr_of,
     is_name_in,
     is_parameter,
@@ -55,8 +63,6 @@ from factories.analysis.extraction._syntax import (
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import compare, truthy
-
-_LITERALS = (int, float, complex, str, bytes, bool, type(None))
 
 
 @attrs.frozen
@@ -76,6 +82,13 @@ class _Route:
     # Whether the stand-ins built here are one alternative the test may not take
     # (``StandIn.possible``).
     possible: bool = False
+    # Whether the followed object came back from a call of the helper that built it (each
+    # call builds another one): what a caller sets on it is that caller's
+    # (``StandInField.test``).
+    returned: bool = False
+    # The runs the stand-in stands for (``Variant``): the values to read its fields under,
+    # the calls of its helper it returns to, the test its meetings are in.
+    variant: Variant = attrs.field(factory=Variant)
 
     def hop(self, follow_returns: bool = True) -> _Route:
         return attrs.evolve(self, depth=self.depth + 1, follow_returns=follow_returns)
@@ -92,6 +105,10 @@ class _Found:
     # ``ns.cfg.n = v`` where ``ns`` is built: ``(("cfg",), field)`` for each field set
     # through a field's value.
     deep: list[tuple[tuple[str, ...], StandInField]] = attrs.field(factory=list)
+    # The names the test loads from the object itself (``StandIn.read``).
+    read: set[str] = attrs.field(factory=set)
+    # ``f(ns.cfg)``: ``(("cfg",), meeting)``, a meeting of the stand-in that field holds.
+    through: list[tuple[tuple[str, ...], Meeting]] = attrs.field(factory=list)
 
 
 class StandInExtractor:
@@ -109,17 +126,21 @@ class StandInExtractor:
         recorder = EventRecorder(self.scope, self.reader)
         self.sites = StandInSites(self.scope, self.reader)
         self.meet = MeetingMaker(self.scope, self.reader, recorder, self.sites)
+        self.variants = VariantFinder(self.scope, self.reader, self.sites)
         self._as_child: set[int] = set()
 
     def standins(self) -> list[StandIn]:
+        """Each top-level creation's stand-in, or one per ``Variant`` where its runs state
+        other fields (``VariantFinder.variants``)."""
         nested = self.sites.nested()
         # Creations that following showed to be a field of another stand-in (``setattr(stub,
         # "cfg", cfg)``) are children there, not stand-ins of their own.
         self._as_child.clear()
         built = [
-            (call, self._build(call, _Route()))
+            (call, self._build(call, _Route(variant=variant)))
             for call in self.sites.calls
             if id(call) not in nested
+            for variant in self.variants.variants(call) or [Variant()]
         ]
         return [standin for call, standin in built if id(call) not in self._as_child]
 
@@ -127,15 +148,18 @@ class StandInExtractor:
 
     def _build(self, call: ast.Call, route: _Route) -> StandIn:
         kind, ref = self.sites.kind_of(call)  # type: ignore[misc]
+        mock = kind is StandInKind.SPEC_MOCK
         route = attrs.evolve(route, building=route.building | {id(call)})
         found = _Found()
-        named, found.opaque = creation_fields(call, kind)
+        named, found.opaque = self.variants.creation_fields(call, kind, route.variant.bindings)
         for name, value, where in named:
-            found.fields.append(self._field(name, value, where, route))
+            found.fields.append(self._field(name, value, where, route, created=True))
         self._where(call, found, route)
         fields = found.fields
         for path, field in found.deep:
             fields = _set_through(fields, path, field)
+        for path, meeting in found.through:
+            fields = _met_through(fields, path, _in_variant(meeting, route.variant))
         return StandIn(
             kind=kind,
             location=self.scope.loc(call),
@@ -143,21 +167,64 @@ class StandInExtractor:
             class_ref=ref,
             opaque=found.opaque,
             # A helper several calls share reaches the same place once per call.
-            meetings=tuple(dict.fromkeys(found.meetings)),
+            meetings=tuple(dict.fromkeys(_in_variant(m, route.variant) for m in found.meetings)),
             dropped=frozenset(found.dropped),
             possible=route.possible,
+            spec_names=spec_names(call) if mock else None,
+            autospec=mock and is_autospec(call),
+            read=frozenset(found.read) if mock else frozenset(),
+            per_test=self._per_test(call),
         )
 
-    def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
-        known = self.reader.value_of(value, NO_BINDINGS)
-        literal = bool(known) and isinstance(known[0], _LITERALS)
+    def _per_test(self, node: ast.AST) -> bool:
+        """Whether every run of a test builds its own object at ``node``: it lies in a
+        function, and each function around it is a plain one or a fixture of the default
+        (function) scope, none decorated otherwise (a cache would hand out one object)."""
+        scope = self.scope.enclosing_scope(node)
+        if not isinstance(scope, FUNCTION_DEFS):
+            return False
+        while isinstance(scope, FUNCTION_DEFS):
+            for deco in scope.decorator_list:
+                target = deco.func if isinstance(deco, ast.Call) else deco
+                name = getattr(target, "attr", None) or getattr(target, "id", None)
+                if name == "fixture" and isinstance(deco, ast.Call):
+                    scoped = next((k.value for k in deco.keywords if k.arg == "scope"), None)
+                    if scoped is not None and _str(scoped) != "function":
+                        return False
+                elif name != "fixture" and "mark" not in ast.unparse(target).split("."):
+                    return False
+            scope = self.scope.enclosing_scope(scope)
+        return True
+
+    def _field(
+        self, name: str, value: ast.expr, where: ast.AST, route: _Route, created: bool = False
+    ) -> StandInField:
+        """A field set to ``value``: its stated value (``stated``: a literal, an object the
+        test built) under the variant's bindings, which every run of the variant shares for
+        the creation's own fields and, where it stands for one run, for later sets too."""
+        variant = route.variant
+        bindings = variant.bindings if created or variant.exact else NO_BINDINGS
+        known = self.reader.value_of(value, bindings)
+        children = tuple(self._children(value, route))
+        kept = bool(known) and not children and stated(known[0])
         return StandInField(
             name,
             self.scope.loc(where),
-            value=known[0] if literal else None,
-            has_value=literal,
-            children=tuple(self._children(value, route)),
+            value=known[0] if kept else None,
+            has_value=kept,
+            children=children,
+            test=self._caller_set(where) if route.returned else None,
         )
+
+    def _caller_set(self, where: ast.AST) -> str | None:
+        """The test whose own body's statement ``where`` is (a plain statement of the test
+        function, run once on every run of it), else None."""
+        parent = self.scope.parents.get(where)
+        if not (isinstance(parent, FUNCTION_DEFS) and any(where is s for s in parent.body)):
+            return None
+        if not isinstance(self.scope.parents.get(parent), (ast.Module, ast.ClassDef)):
+            return None  # a function nested in the test runs when (and as often as) called
+        return self.reader.test_of(where, NO_BINDINGS)
 
     def _children(self, value: ast.expr, route: _Route) -> list[StandIn]:
         """Stand-ins built as ``value`` or inside it (a list of them), or named by it."""
@@ -270,6 +337,18 @@ class StandInExtractor:
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             if names:
                 self._follow_names(scope, names, parent, found, route)
+            for target in targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    self._contained(target.value.id, parent, scope, found, route)
+        elif (
+            isinstance(parent, (ast.DictComp, ast.ListComp))
+            and value is (parent.value if isinstance(parent, ast.DictComp) else parent.elt)
+            and isinstance(stmt := self.scope.parents.get(parent), ast.Assign)
+            and stmt.value is parent
+        ):
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    self._contained(target.id, stmt, scope, found, route)
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -284,6 +363,123 @@ class StandInExtractor:
                 self._argument(call, value, found, route)
         elif isinstance(parent, (ast.List, ast.Tuple)):
             self._parametrized(value, found, route)
+
+    def _contained(
+        self, name: str, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
+    ) -> None:
+        """The stand-in is an item of the local container ``name`` (``layers[k] = ns``,
+        ``layers = {k: ns for k in ...}``): where the test then replaces a function with one
+        returning that container (``monkeypatch.setattr(mod, "f", lambda *_: layers)``,
+        ``patch.object(mod, "f", return_value=layers)``), vLLM code that calls the function
+        meets it (``MeetingHow.RETURNED``), with how many items the container surely holds."""
+        if not isinstance(scope, FUNCTION_DEFS) or route.depth >= MAX_FUNCTION_HOPS:
+            return
+        count = self._items_built(stmt, scope)
+        for node in self.scope.nodes_after(scope, (stmt.lineno, stmt.col_offset)):
+            if not (isinstance(node, ast.Name) and node.id == name):
+                continue
+            if isinstance(node.ctx, ast.Store):
+                return  # rebound: a later patch returns another object
+            patch = self._returned_by(node)
+            if patch is None:
+                continue
+            call, target = patch
+            meeting = self.meet.attribute(call, None, call, route.cases)
+            callee = Callee(ast.unparse(call.func), target)
+            found.meetings.append(
+                attrs.evolve(
+                    meeting,
+                    how=MeetingHow.RETURNED,
+                    owner=None,
+                    owner_kind=None,
+                    owner_class=None,
+                    callee=callee,
+                    count=count,
+                )
+            )
+
+    def _returned_by(self, use: ast.Name) -> tuple[ast.Call, str] | None:
+        """The patch whose replacement returns ``use`` and the dotted function it replaces:
+        ``lambda ...: use`` as the replacement of ``monkeypatch.setattr(obj, "f", ...)``/
+        ``("pkg.mod.f", ...)`` or ``patch.object(obj, "f", ...)``, or ``return_value=use`` of
+        such a patch (of ``patch("pkg.mod.f", ...)`` too, or of a mock it installs)."""
+        parent = self.scope.parents.get(use)
+        replacement: ast.AST | None = None
+        if isinstance(parent, ast.Lambda) and parent.body is use:
+            replacement = parent
+            call = self.scope.parents.get(parent)
+        elif isinstance(parent, ast.keyword) and parent.arg == "return_value":
+            call = self.scope.parents.get(parent)
+            outer = self.scope.parents.get(call) if isinstance(call, ast.Call) else None
+            if (
+                isinstance(call, ast.Call)
+                and callee(call.func) in _MOCKS
+                and isinstance(outer, ast.Call)
+            ):
+                replacement, call = call, outer
+        else:
+            return None
+        if not isinstance(call, ast.Call):
+            return None
+        name = callee(call.func)
+        imports = self.sites.imports(call)
+        args = call.args
+        if replacement is not None and replacement not in args:
+            return None
+        if name in ("setattr", "object") and len(args) >= 2 and _str(args[1]) is not None:
+            owner = dotted_name(args[0], imports)
+            return (call, f"{owner}.{_str(args[1])}") if owner else None
+        if name in ("setattr", "patch") and args and _str(args[0]) and "." in _str(args[0]):
+            return call, _str(args[0])  # type: ignore[return-value]
+        return None
+
+    def _items_built(self, stmt: ast.stmt, scope: ast.AST) -> int:
+        """How many items the container surely holds once ``stmt`` ran: a comprehension
+        over a display the test writes out (``{k: ns for k in ("a", "b")}``: 2), one
+        ``d[k] = ns`` of the function's own body (1), or one in the body of a loop of it over
+        items the test states (``for name in zip(specs, sizes)``); 0 where not known."""
+        value = stmt.value if isinstance(stmt, ast.Assign) else None
+        if isinstance(value, (ast.DictComp, ast.ListComp)):
+            gens = value.generators
+            if len(gens) == 1 and not gens[0].ifs:
+                return self._count(gens[0].iter)
+            return 0
+        parent = self.scope.parents.get(stmt)
+        if parent is scope:
+            return 1
+        if (
+            isinstance(parent, ast.For)
+            and any(stmt is s for s in parent.body)
+            and self.scope.parents.get(parent) is scope
+        ):
+            return 1 if self._count(parent.iter) else 0
+        return 0
+
+    def _count(self, node: ast.expr, depth: int = 0) -> int:
+        """How many items iterating ``node`` yields, where the test writes them out: a
+        display, a local bound to one, ``zip``/``enumerate``/``list``/``tuple`` of such, a
+        dict's ``items()``/``keys()``/``values()``; 0 where not known."""
+        if depth > 4:
+            return 0
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            starred = any(isinstance(e, ast.Starred) for e in node.elts)
+            return 0 if starred else len(node.elts)
+        if isinstance(node, ast.Dict):
+            return 0 if None in node.keys else len(node.keys)
+        if isinstance(node, ast.Name):
+            bound = self.reader.resolve_local(node, NO_BINDINGS)
+            return self._count(bound, depth + 1) if bound is not None else 0
+        if not isinstance(node, ast.Call) or node.keywords:
+            return 0
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in ("items", "keys", "values"):
+            return 0 if node.args else self._count(func.value, depth + 1)
+        if isinstance(func, ast.Name) and self.scope.local_def(func) is None:
+            if func.id == "zip" and node.args:
+                return min(self._count(a, depth + 1) for a in node.args)
+            if func.id in ("enumerate", "list", "tuple") and len(node.args) == 1:
+                return self._count(node.args[0], depth + 1)
+        return 0
 
     def _cast(self, call: ast.Call, value: ast.expr) -> bool:
         """Whether ``call`` is ``typing.cast(T, value)``, which hands back ``value`` itself."""
@@ -325,11 +521,15 @@ class StandInExtractor:
 
     def _assignment(self, node: ast.Assign, names: set[str], found: _Found, route: _Route) -> None:
         for target in node.targets:
-            if is_attr_of(target, names):
+            if is_attr_of(target, names) or (
+                isinstance(target, ast.Attribute) and _type_of(target.value, names)
+            ):
+                # ``type(m).x = PropertyMock(...)``: its class answers ``x`` from now on.
                 found.fields.append(self._field(target.attr, node.value, node, route))  # type: ignore[attr-defined]
-            elif isinstance(target, ast.Attribute) and route.depth == 0:
-                # Only where it is built: a caller or test that sets more on a namespace a
-                # helper built (``cfg = make(); cfg.cache.n = 1``) does so on its own path.
+            elif isinstance(target, ast.Attribute) and (route.depth == 0 or route.returned):
+                # Where it is built, or by a caller of the helper that built it
+                # (``cfg = make(); cfg.cache.n = 1``), whose own statement's set only its own
+                # calls find (``StandInField.test``); not by a helper it is passed to.
                 path = _path_from(target.value, names)
                 if path:
                     field = self._field(target.attr, node.value, node, route)
@@ -345,10 +545,23 @@ class StandInExtractor:
         ``ns.__dict__.update(...)``: fields, or opaque where the names are computed."""
         func = call.func
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if fname == "delattr" and len(call.args) == 2 and is_name_in(call.args[0], names):
+        if isinstance(func, ast.Attribute) and is_name_in(func.value, names):
+            self._mock_sets(call, fname, found, route)
+        elif fname == "delattr" and len(call.args) == 2 and is_name_in(call.args[0], names):
             name = _str(call.args[1])
             if name is not None:
                 found.dropped.add(name)
+        elif (
+            fname == "object" and _is_patch(func) and call.args and is_name_in(call.args[0], names)
+        ):
+            # ``patch.object(m, "f", ...)`` reads ``m.f`` first: the object holds ``f``.
+            name = _str(call.args[1]) if len(call.args) > 1 else None
+            if name is None:
+                found.opaque = True
+            elif len(call.args) > 2:
+                found.fields.append(self._field(name, call.args[2], call, route))
+            else:
+                found.fields.append(StandInField(name, self.scope.loc(call)))
         elif fname in ("setattr", "__setattr__") and call.args and is_name_in(call.args[0], names):
             name = _str(call.args[1]) if len(call.args) > 1 else None
             if name is None or len(call.args) < 3:
@@ -369,6 +582,33 @@ class StandInExtractor:
                     found.opaque = True
                 for key, value in items or ():
                     found.fields.append(self._field(key, value, value, route))
+
+    def _mock_sets(self, call: ast.Call, fname: str, found: _Found, route: _Route) -> None:
+        """A mock's own methods that set attributes on it: ``m.configure_mock(a=1)`` (a
+        dotted key, ``**{"a.b": 1}``, sets ``a``'s child, which ``a`` then holds) and
+        ``m.attach_mock(child, "a")``; ``m.mock_add_spec(...)`` changes what it answers:
+        opaque, as a computed name is."""
+        if fname == "configure_mock":
+            items: list[tuple[str, ast.expr, ast.AST]] = []
+            for kw in call.keywords:
+                named = [(kw.arg, kw.value)] if kw.arg is not None else literal_dict_items(kw.value)
+                if named is None:
+                    found.opaque = True
+                items.extend((key, value, kw) for key, value in named or ())
+            for key, value, where in items:
+                head, dot, _ = key.partition(".")
+                if dot:  # ``a.return_value``: ``a`` is what it was, with a child set
+                    found.read.add(head)
+                else:
+                    found.fields.append(self._field(key, value, where, route))
+        elif fname == "attach_mock" and len(call.args) == 2:
+            name = _str(call.args[1])
+            if name is None:
+                found.opaque = True
+            else:
+                found.fields.append(self._field(name, call.args[0], call, route))
+        elif fname == "mock_add_spec":
+            found.opaque = True
 
     def _name_use(self, node: ast.Name, scope: ast.AST, found: _Found, route: _Route) -> None:
         parent = self.scope.parents.get(node)
@@ -395,6 +635,36 @@ class StandInExtractor:
                 self._argument(call, node, found, route)
         elif isinstance(parent, ast.Attribute) and not route.fields:
             self._method_of_holder(parent, found, route)
+        elif isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
+            if not self.meet.recorder.expects_raise(parent):
+                found.read.add(parent.attr)
+            self._field_handed(parent, found, route)
+
+    def _field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
+        """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``: a field's value handed to code the test's
+        imports name (not a helper of the module, which would follow it as the stand-in):
+        a meeting of the stand-in that field holds, where it holds one (``_met_through``)."""
+        path: list[str] = [attr.attr]
+        top: ast.expr = attr
+        parent = self.scope.parents.get(attr)
+        while isinstance(parent, ast.Attribute) and parent.value is top:
+            path.append(parent.attr)
+            top, parent = parent, self.scope.parents.get(parent)
+        call = self.scope.parents.get(parent) if isinstance(parent, ast.keyword) else parent
+        if not isinstance(call, ast.Call) or call.func is top:
+            return
+        if not (top in call.args or isinstance(parent, ast.keyword)):
+            return
+        func = call.func
+        if isinstance(func, ast.Name) and self.scope.local_def(func) is not None:
+            return
+        if self.meet.self_shape(call, top)[0] is not None or self.sites.kind_of(call) is not None:
+            return
+        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr", "setattr"):
+            return
+        meeting = self.meet.call(MeetingHow.ARGUMENT, call, top, route.cases, func)
+        found.through.append((tuple(path), meeting))
 
     def _method_of_holder(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
         """``holder.m(...)``, ``holder`` an object the test built by calling its class
@@ -458,9 +728,13 @@ class StandInExtractor:
                         if param.arg == name:
                             self.scope.ensure_indexed(stmt)
                             self._follow_names(func, {name}, param, found, route.hop())
+        returned = attrs.evolve(route, returned=True)
+        only = route.variant.only
         for call, _ in self.scope.callers(scope):
+            if only is not None and only[0] == id(scope) and id(call) not in only[1]:
+                continue  # a variant returns to the calls that give it its fields
             if position is None:
-                self._where(call, found, route.hop())
+                self._where(call, found, returned.hop())
                 continue
             parent = self.scope.parents.get(call)
             if not (isinstance(parent, ast.Assign) and parent.value is call):
@@ -470,7 +744,7 @@ class StandInExtractor:
                     elt = target.elts[position]
                     if isinstance(elt, ast.Name) and elt.id != "_":
                         caller_scope = self.scope.enclosing_scope(call)
-                        self._follow_names(caller_scope, {elt.id}, parent, found, route.hop())
+                        self._follow_names(caller_scope, {elt.id}, parent, found, returned.hop())
 
     def _parametrized(self, value: ast.expr, found: _Found, route: _Route) -> None:
         """A stand-in written as a parametrize value reaches the test under that case."""
@@ -558,6 +832,65 @@ class StandInExtractor:
             if value is not None:
                 named.setdefault(ast.unparse(value), value)
         return list(named.values()) or [func]
+
+
+def _type_of(expr: ast.expr, names: set[str]) -> bool:
+    """Whether ``expr`` is ``type(x)``, ``x`` one of ``names``."""
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "type"
+        and len(expr.args) == 1
+        and is_name_in(expr.args[0], names)
+    )
+
+
+def _is_patch(func: ast.expr) -> bool:
+    """``patch.object`` (``mock.patch.object``): sets the attribute its second argument names
+    on its first while it is in force."""
+    return isinstance(func, ast.Attribute) and callee(func.value) == "patch"
+
+
+def _in_variant(meeting: Meeting, variant: Variant) -> Meeting:
+    """A meeting of a variant's stand-in, in the test the variant is built for: a meeting
+    no test holds (in the helper building it) is that test's, and one in that test is in its
+    case, where the variant stands for one."""
+    test = variant.test
+    if test is None or (meeting.test is not None and meeting.test != test.partition("[")[0]):
+        return meeting
+    return attrs.evolve(meeting, test=test)
+
+
+def _met_through(
+    fields: list[StandInField], path: tuple[str, ...], meeting: Meeting
+) -> list[StandInField]:
+    """``fields`` with ``meeting`` added to the stand-in at ``path`` below them (``f(ns.cfg)``
+    meets the namespace ``ns.cfg`` holds); unchanged where ``path`` does not end at the one
+    namespace the field holds at the meeting (``field_at``'s rule: the meeting's test's own
+    last set before it, else the one set it may find)."""
+    named = [i for i, f in enumerate(fields) if f.name == path[0] and f.visible_to(meeting.test)]
+    own = [i for i in named if fields[i].test is not None]
+    own = [i for i in own if fields[i].location.line <= meeting.location.line]
+    if own:
+        at = own[-1]
+    elif len(named) == 1:
+        at = named[0]
+    else:
+        return fields
+    if len(fields[at].children) != 1:
+        return fields
+    child = fields[at].children[0]
+    if child.kind not in (StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE):
+        return fields
+    if len(path) == 1:
+        child = attrs.evolve(child, meetings=(*child.meetings, meeting))
+    else:
+        child = attrs.evolve(
+            child, fields=tuple(_met_through(list(child.fields), path[1:], meeting))
+        )
+    out = list(fields)
+    out[at] = attrs.evolve(fields[at], children=(child,))
+    return out
 
 
 def _path_from(expr: ast.expr, names: set[str]) -> tuple[str, ...]:

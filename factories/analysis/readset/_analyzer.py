@@ -57,6 +57,8 @@ class ReadSetAnalyzer:
         # id of a function's AST -> (its own imports, the names it binds)
         self._function_names: dict[int, tuple[dict[str, ImportTarget], frozenset[str]]] = {}
         self._rebound: dict[int, frozenset[str]] = {}  # id of a loop's AST -> names it binds
+        # id of a call's AST -> the predicate of the tree it calls (``Decisions.call_value``)
+        self.predicates: dict[int, FunctionRef | None] = {}
 
     def function_names(
         self, func: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo

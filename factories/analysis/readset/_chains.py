@@ -133,9 +133,15 @@ class ChainHandlers:
 
     def chain_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
         """An attribute load on a stand-in: recorded as a chain; whether it was one.  Below
-        ``self``, a chain of one name is the ``self`` read itself, not a chain."""
+        ``self``, a chain of one name is the ``self`` read itself, not a chain; not in a
+        method walked as a function (``Cls.m(mock)``), whose ``self`` is a parameter like
+        any other, handed the stand-in."""
         chain = self.chain_of(node, state)
-        if chain is None or not chain[1] or (chain[0] == "self" and len(chain[1]) < 2):
+        if (
+            chain is None
+            or not chain[1]
+            or (chain[0] == "self" and self.self_name is not None and len(chain[1]) < 2)
+        ):
             return False
         self.chain_read(chain, node, state)
         return True

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from factories.analysis.classes import ClassInfo, FunctionRef
 from factories.analysis.readset._syntax import getattr_probe, literal_name, sized
 from factories.analysis.values import (
     Obj,
@@ -16,8 +17,45 @@ from factories.analysis.values import (
     length_of,
     truthy,
 )
+from factories.errors import SourceError
 
 _NO_GUARDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+#: The prefix of a predicate's entry in a walk's call stack (``Decisions.call_value``).
+PREDICATE_FRAME = "pred:"
+
+
+def _predicate(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a function's body is one ``return`` of a ``bool``-valued condition."""
+    if isinstance(node, ast.AsyncFunctionDef):
+        return False
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    return (
+        len(body) == 1
+        and isinstance(body[0], ast.Return)
+        and body[0].value is not None
+        and _boolean(body[0].value)
+    )
+
+
+def _boolean(node: ast.expr) -> bool:
+    """Whether ``node``'s value is a ``bool`` whatever it evaluates (not an operand ``and``
+    or ``or`` hands back)."""
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return True
+    if isinstance(node, ast.BoolOp):
+        return all(_boolean(v) for v in node.values)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, bool)
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("isinstance", "issubclass", "hasattr", "callable")
+    )
 
 
 class Decisions:
@@ -27,7 +65,9 @@ class Decisions:
         """``(value,)`` when ``node`` is a literal, a known stub field, a known parameter or
         local, an attribute the test gave a known object (``metadata.num_actual_tokens`` of
         ``SimpleNamespace(num_actual_tokens=0)``, also as ``getattr(metadata, "n", default)``,
-        which is that field where the test gave it), or an enum member (``Kind.DECODER``)."""
+        which is that field where the test gave it), what calling such a field returns where
+        it is a lambda of a stated value (``Obj.returns``), or an enum member
+        (``Kind.DECODER``)."""
         if isinstance(node, ast.Constant):
             return (node.value,)
         if self.is_self_attr(node) and node.attr in self.consts:  # type: ignore[attr-defined]
@@ -42,6 +82,13 @@ class Decisions:
         if length is not None:
             owner = self.known(length)
             return length_of(owner[0]) if owner else ()
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and self.context.stated_locals:
+                # ``self.manager.needs_capture()`` of a lambda the test states (``Obj.returns``)
+                called = self.known(node.func)
+                if called and isinstance(called[0], Obj):
+                    return called[0].returns
+            return self.call_value(node)
         if isinstance(node, ast.Attribute):
             owner = self.known(node.value)
             if owner and isinstance(owner[0], Obj):
@@ -56,6 +103,69 @@ class Decisions:
             member = enum_member(node)
             return (member,) if member is not None else ()
         return ()
+
+    def call_value(self, call: ast.Call) -> tuple[bool] | tuple[()]:
+        """What a call of a predicate of the tree returns (``predicate_of``: a function whose
+        body is one ``return`` of a condition, ``is_decode_batch(metadata)``), where the
+        values it is called with decide that condition (``SimpleNamespace(num_decode_tokens=1,
+        num_actual_tokens=2)``: ``False``).  The condition is evaluated as a branch of the
+        function would be, with the call's known arguments bound to its parameters.  Only
+        where the test's values are followed (``CallContext.stated_locals``), and not for a
+        function the test patched."""
+        if not self.context.stated_locals:
+            return ()
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return ()
+        target = self.predicate_of(call)
+        if target is None:
+            return ()
+        node = target.node
+        frame = f"{PREDICATE_FRAME}{target.module.name}.{node.name}:{node.lineno}"
+        if frame in self.stack or sum(f.startswith(PREDICATE_FRAME) for f in self.stack) > 1:
+            return ()
+        patched = self.context.patched_functions
+        if f"{target.module.name}.{node.name}" in patched or (
+            isinstance(call.func, ast.Name) and f"{self.module.name}.{call.func.id}" in patched
+        ):
+            return ()
+        params = self.literal_shape(call).bind_literals(node, bound=False)  # type: ignore[attr-defined]
+        evaluator = type(self)(
+            self.analyzer,  # type: ignore[attr-defined]
+            self.context,
+            None,
+            None,
+            node,
+            {},
+            (*self.stack, frame),  # type: ignore[attr-defined]
+            {},
+            params,
+            True,
+            module=target.module,
+        )
+        verdict = evaluator.truth(node.body[-1].value)  # type: ignore[attr-defined]
+        return (verdict,) if verdict is not None else ()
+
+    def predicate_of(self, call: ast.Call) -> FunctionRef | None:
+        """The function of the tree ``call`` calls where its body (past a docstring) is one
+        ``return`` of a condition whose value is a ``bool`` (comparisons, ``not``,
+        ``and``/``or`` of those, ``isinstance``), resolved once per call node."""
+        cache = self.analyzer.predicates  # type: ignore[attr-defined]
+        key = id(call)
+        if key not in cache:
+            cache[key] = None
+            func = call.func
+            text = ast.unparse(func) if isinstance(func, (ast.Name, ast.Attribute)) else ""
+            head = text.split(".")[0]
+            if text and head not in (self.self_name, *self.params, *self.locals):  # type: ignore[attr-defined]
+                try:
+                    target = self.index.resolve(self.module, text, self.local_imports)  # type: ignore[attr-defined]
+                except SourceError:
+                    target = None
+                if isinstance(target, FunctionRef) and _predicate(target.node):
+                    cache[key] = target
+        return cache[key]
 
     def truth(self, test: ast.expr) -> bool | None:
         """The value of a branch condition over known literal attributes, or None if unknown."""
@@ -145,7 +255,57 @@ class Decisions:
         ):
             return None
         known = self.known(call.args[0])
-        return instance_of(known[0], names) if known else None
+        if not known:
+            return None
+        verdict = instance_of(known[0], names)
+        if verdict is None and self.no_tree_instance(known[0], names):
+            return False
+        return verdict
+
+    def no_tree_instance(self, value: object, names: tuple[str, ...]) -> bool:
+        """Whether a literal ``value`` (``None``, a number, a string) is an instance of none
+        of ``names``: builtin types it is not, and classes of the tree whose ``isinstance``
+        is plain (``plain_class``).  ``isinstance(index_group, HiSparseGroup)`` with the
+        test's ``index_group=None`` is false."""
+        if value is not None and type(value) not in (int, float, str, bool):
+            return False
+        for name in names:
+            if name in dir(builtins):
+                kind = getattr(builtins, name)
+                if not isinstance(kind, type) or isinstance(value, kind):
+                    return False
+                continue
+            try:
+                target = self.index.resolve(self.module, name, self.local_imports)
+            except SourceError:
+                return False
+            if not isinstance(target, ClassInfo) or not self.plain_class(target):
+                return False
+        return True
+
+    def plain_class(self, cls: ClassInfo) -> bool:
+        """Whether instances of ``cls`` are only what its constructor builds: every class of
+        its MRO is in the tree, none a ``Protocol`` (which a literal may satisfy), none with a
+        metaclass other than ``ABCMeta`` or a hook that widens ``isinstance``."""
+        chain, external = self.index.mro(cls)
+        if external:
+            return False
+        for klass in chain:
+            node = klass.node
+            if any("Protocol" in ast.unparse(base) for base in node.bases):
+                return False
+            if any(
+                kw.arg != "metaclass" or ast.unparse(kw.value) not in ("ABCMeta", "abc.ABCMeta")
+                for kw in node.keywords
+            ):
+                return False
+            hooks = ("__subclasshook__", "__instancecheck__")
+            if any(
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in hooks
+                for stmt in node.body
+            ):
+                return False
+        return True
 
     def branch(
         self, test: ast.expr, state: frozenset[str]

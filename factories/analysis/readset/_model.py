@@ -211,11 +211,16 @@ class CallContext:
     meets them; the stub audit does not yet, since it would move the findings on the releases
     that its output is pinned to. Where it is asked, the walk follows what such values decide
     beyond a branch's own condition: a local bound to a condition over them holds its verdict,
-    ``isinstance`` of a value the test built is decided, a loop over items the test states runs
-    its body, a loop forgets the locals it rebinds, and a nested def's ``return`` ends only the
-    def.
-    ``returns``: ``(value,)`` where the test asserts that the call returns that literal
-    (``assert split(...) == 1536``): an undecided ``if`` whose arm is only ``return K``, with
+    ``isinstance`` of a value the test built is decided (an array torch or numpy builds is an
+    instance of no builtin type; a literal of no plain class of the tree), a local bound to a
+    literal or to a known field of ``self`` on the straight line keeps it (as a field of
+    ``self`` set there does, and a call of a predicate of the tree whose arguments decide it:
+    ``Decisions.call_value``), a loop over items
+    the test states runs its body, a loop forgets the locals it rebinds, and a nested def's
+    ``return`` ends only the def.
+    ``returns``: ``(value,)`` where the test asserts that the call returns that value
+    (``assert split(...) == 1536``, ``n = split(...)`` then ``assert n == 2 * block``:
+    ``factories.analysis.asserted``): an undecided ``if`` whose arm is only ``return K``, with
     ``K`` known and not that value, takes its other arm, as the test passes.  The stand-in
     audit states it for a namespace made ``self`` and for a function handed namespaces.
     ``real_self``: ``self`` is the real object the call builds (a constructor a test hands a
@@ -241,6 +246,10 @@ class CallContext:
     returns: tuple[object] | tuple[()] = ()
     real_self: bool = False
     bare_self: bool = False
+    # ``(function key, root, items)``: the test replaced the function (a key of
+    # ``patched_functions``) with one returning a container of stand-ins, at least ``items``
+    # of them; a loop over its items (``.items()``, ``.values()``) binds each to ``root``.
+    returned: frozenset[tuple[str, str, int]] = frozenset()
 
 
 @attrs.define

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 
 from factories.analysis._walk import child_nodes
-from factories.analysis.classes import MemberKind
+from factories.analysis.classes import FunctionRef, MemberKind
 from factories.analysis.readset._model import (
     WRITTEN_MARK,
     AttributeAccess,
@@ -19,7 +19,8 @@ from factories.analysis.readset._model import (
     unaliased,
 )
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
-from factories.analysis.values import Obj, Truth, compare, truthy
+from factories.analysis.values import Obj, Truth, compare, enum_member, truthy
+from factories.errors import SourceError
 
 
 class StatementHandlers:
@@ -100,6 +101,12 @@ class StatementHandlers:
             self.forget_rebound(node)
         stated = self.context.stated_locals and isinstance(node, ast.For)
         count = self.iterations(node.iter) if stated else None
+        items = self.container_items(node.iter, node.target) if stated else None
+        if items is not None:
+            name, root, at_least = items
+            self.aliases[name] = root  # each item is one of the stand-ins returned
+            self.name_consts.pop(name, None)
+            count = at_least or count
         with self.guarded(loop=node, runs=bool(count)):
             self.block(node.body, state)
         if count:
@@ -117,6 +124,50 @@ class StatementHandlers:
             self.block(node.body, state)
         with self.guarded():
             return meet(state, self.block(node.orelse, state))
+
+    def container_items(self, iterated: ast.expr, target: ast.expr) -> tuple[str, str, int] | None:
+        """``for k, item in box.items()`` or ``for item in box.values()`` over a container a
+        replaced function returned (``containers``): the local each item is bound to, the
+        root it stands for, how many items there surely are."""
+        if not (
+            isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Attribute)
+            and isinstance(iterated.func.value, ast.Name)
+            and not iterated.args
+        ):
+            return None
+        held = self.containers.get(iterated.func.value.id)
+        if held is None:
+            return None
+        if iterated.func.attr == "items":
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return None
+            target = target.elts[1]
+        elif iterated.func.attr != "values":
+            return None
+        return (target.id, *held) if isinstance(target, ast.Name) else None
+
+    def returned_container(self, value: ast.expr | None) -> tuple[str, int] | None:
+        """The root and item count of the container a call of a replaced function returns
+        (``CallContext.returned``), where ``value`` is such a call."""
+        if not (
+            self.context.returned
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, (ast.Name, ast.Attribute))
+        ):
+            return None
+        text = ast.unparse(value.func)
+        keys = {f"{self.module.name}.{text}"} if "." not in text else set()
+        try:
+            target = self.index.resolve(self.module, text, self.local_imports)
+        except SourceError:
+            target = None
+        if isinstance(target, FunctionRef):
+            keys.add(f"{target.module.name}.{target.node.name}")
+        for key, root, count in self.context.returned:
+            if key in keys:
+                return root, count
+        return None
 
     def forget_rebound(
         self, loop: ast.For | ast.AsyncFor | ast.While, fields: bool = False
@@ -216,17 +267,34 @@ class StatementHandlers:
     def stated_field(self, value: ast.expr | None) -> bool:
         """Whether ``value`` is a field of an object the test built and states
         (``metadata.num_prefills`` of ``Metadata(num_prefills=0)``): a value the test gave,
-        not a local that later code may change as a literal ``n = 0`` counter is."""
+        not a local that later code may change as a literal ``n = 0`` counter is; also a
+        field of ``self`` whose value the walk knows (``index_group = self.index_group`` of a
+        stand-in's ``index_group=None``)."""
+        if self.is_self_attr(value):
+            return value.attr in self.consts  # type: ignore[union-attr]
         return isinstance(value, ast.Attribute) and bool(
             (owner := self.known(value.value)) and isinstance(owner[0], Obj)
         )
 
+    def bound_literal(self, value: ast.expr | None) -> bool:
+        """Whether ``value`` is a literal (``cache = None``, ``n = 0``) or an enum member
+        (``route = Route.PLAIN``) the code binds a local to.  Where the test's values are
+        followed (``CallContext.stated_locals``), a loop forgets the locals it rebinds and a
+        branch those either arm rebinds, so one bound on the call's straight line holds it
+        until the code binds it again, and decides the branches it guards
+        (``if cache is not None:`` after ``cache = None``)."""
+        return isinstance(value, ast.Constant) or (
+            isinstance(value, ast.Attribute) and enum_member(value) is not None
+        )
+
     def stored_value(self, name: str, value: ast.expr) -> None:
         """``self.<name> = value`` on the real object a constructor builds
-        (``CallContext.real_self``), on every run: a value the test states (a literal, a
-        field of an object it built, the object itself), or the verdict of a condition over
-        such values (``self.off = self.mode == "off"``), is what the field holds from here
-        on, and decides the branches that test it as a stub's literal field does."""
+        (``CallContext.real_self``), or where the test's values are followed
+        (``CallContext.stated_locals``: a namespace made ``self``), on every run: a value the
+        test states (a literal, a field of an object it built, the object itself, what a
+        predicate returns for them), or the verdict of a condition over such values
+        (``self.off = self.mode == "off"``), is what the field holds from here on, and
+        decides the branches that test it as a stub's literal field does."""
         known = self.known(value)
         if known:
             self.consts[name] = known[0]
@@ -292,7 +360,11 @@ class StatementHandlers:
                 return state
             self.rec.writes.append(AttributeAccess(name, self.loc(target), self.qualname))
             self.consts.pop(name, None)
-            if self.context.real_self and self.certain and value is not None:
+            if (
+                (self.context.real_self or self.context.stated_locals)
+                and self.certain
+                and value is not None
+            ):
                 self.stored_value(name, value)
             return self.field_stored(target, value, state | {name})
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -313,11 +385,16 @@ class StatementHandlers:
                 and (
                     isinstance(value_known[0], Obj)
                     or sized(value) is not None
-                    or (self.context.stated_locals and self.stated_field(value))
+                    or (
+                        self.context.stated_locals
+                        and (self.stated_field(value) or self.bound_literal(value))
+                    )
+                    or isinstance(value, ast.Call)  # a predicate's or a stated lambda's value
                 )
             ):
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
-                # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built
+                # ``n = metadata.num_prefills`` of a ``Metadata(num_prefills=0)`` the test built,
+                # ``cache = None`` on the straight line, ``d = is_decode(metadata)`` it decides
                 self.name_consts[target.id] = value_known[0]
             elif (
                 (self.context.stated_locals or self.context.chains)
@@ -325,6 +402,11 @@ class StatementHandlers:
                 and value is not None
             ):
                 self.stored_verdict(target.id, value)
+            held = self.returned_container(value)
+            if held is not None:
+                self.containers[target.id] = held
+            else:
+                self.containers.pop(target.id, None)
             path = self.held_path(value, state) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path

@@ -83,6 +83,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.klass = klass if positional and owner is None else None
         self.cls_name = positional[0].arg if self.klass is not None else None
         self.aliases: dict[str, str] = dict(aliases)
+        # Locals bound to the container a replaced function returns (``CallContext.returned``):
+        # the root its items stand for, and how many it surely holds.
+        self.containers: dict[str, tuple[str, int]] = {}
         self.shadowed: set[str] = set()
         # Locals bound to a stand-in chain no write had replaced then (``saved =
         # runner.field``): storing one back onto that chain puts the stand-in's object back.

@@ -1,0 +1,255 @@
+"""What a test module states about a call's result and arguments, for the stand-in audit.
+
+A test that asserts the result of a call says which way the call went (``CallContext.returns``:
+an early ``return K`` whose ``K`` is not the asserted value is not the test's path).  Tests
+spell the asserted value and the arguments as plain literals, but also as arithmetic over
+names they bound once (``assert split(ns, r, 3 * block_size) == 2 * block_size``), and they
+assert a result through the local it was bound to (``n = split(...)`` then ``assert n ==
+32``).  This module answers both, and only where the text leaves one value:
+
+- ``TestNames.resolve``: the expression a name stands for where the module binds it exactly
+  once, before the use, on the straight line of the function (or at the module's top level
+  for a module constant); any other binding of the name (a loop target, an augmented
+  assignment, a branch, a parameter, a nested scope) leaves it unknown.
+- ``stated``: a plain value (``int``, ``str``, ``bool``, ``None``) of a test expression:
+  ``values.test_value`` with integer arithmetic (``+ - * // %``, unary minus) over such values.
+- ``assert_states``: what one ``assert`` states an expression is.
+- ``result_asserts``: the ``assert``s on the local a call's result is bound to, that run
+  whenever the binding does (later statements of the same block, with no ``return``,
+  ``break``, ``continue`` or rebinding of the local before them).
+
+The stub audit does not use any of it: its output is pinned to the releases.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+
+from factories.analysis._walk import link_parents, walk
+from factories.analysis.values import Truth, test_value
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_SCOPES = (*_FUNCTIONS, ast.ClassDef)
+_PLAIN = (int, str, bool, type(None))
+#: How many names and operators one stated value looks through.
+_MAX_DEPTH = 8
+
+
+class TestNames:
+    """Which expression a name of one test module stands for, where its text binds it once.
+    Parent links and each scope's bindings are computed once per scope asked about."""
+
+    def __init__(self, tree: ast.Module) -> None:
+        self.tree = tree
+        self._parents: dict[ast.AST, ast.AST] = {}
+        self._linked: set[int] = set()
+        self._bindings: dict[int, dict[str, list[ast.AST]]] = {}
+
+    def link(self, roots: Iterable[ast.AST]) -> None:
+        """Record parents below ``roots`` (the top-level statements a question is about)."""
+        for root in roots:
+            if id(root) not in self._linked:
+                self._linked.add(id(root))
+                link_parents(root, self._parents)
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(node)
+
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        """The innermost function or class around ``node`` (its parents linked), else the
+        module."""
+        current = self._parents.get(node)
+        while current is not None and not isinstance(current, _SCOPES):
+            current = self._parents.get(current)
+        return current if current is not None else self.tree
+
+    def bindings(self, scope: ast.AST) -> dict[str, list[ast.AST]]:
+        """Every node that binds each name in ``scope``'s own namespace: not what a nested
+        scope binds for itself, but what it rebinds there (``global``, ``nonlocal``),
+        counted as a binding (which only ever leaves a name unknown)."""
+        key = id(scope)
+        if key not in self._bindings:
+            found: dict[str, list[ast.AST]] = {}
+            body = scope.body if isinstance(scope, (ast.Module, *_SCOPES[:2])) else []
+            todo: list[ast.AST] = list(body)
+            for node in todo:
+                for name in _bound_names(node):
+                    found.setdefault(name, []).append(node)
+                if isinstance(node, _SCOPES):
+                    nested = [n for n in walk(node) if isinstance(n, (ast.Global, ast.Nonlocal))]
+                    for rebinding in nested:
+                        for name in rebinding.names:
+                            found.setdefault(name, []).append(rebinding)
+                    todo.extend(node.decorator_list if not isinstance(node, ast.Lambda) else ())
+                    continue
+                todo.extend(ast.iter_child_nodes(node))
+            if isinstance(scope, _FUNCTIONS):
+                args = scope.args
+                for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+                    found.setdefault(arg.arg, []).append(arg)
+                for arg in (args.vararg, args.kwarg):
+                    if arg is not None:
+                        found.setdefault(arg.arg, []).append(arg)
+            self._bindings[key] = found
+        return self._bindings[key]
+
+    def resolve(self, name: ast.Name) -> ast.expr | None:
+        """The value ``name`` stands for: the one assignment ``name = value`` of its function,
+        a statement of the function's own body before the use (so it ran), or where the
+        function binds it nowhere (and is not nested in another), the one top-level
+        assignment of the module."""
+        scope = self.scope_of(name)
+        if isinstance(scope, ast.ClassDef):
+            return None
+        if scope is not self.tree:
+            if self.scope_of(scope) is not self.tree and not isinstance(
+                self.scope_of(scope), ast.ClassDef
+            ):
+                return None  # a closure: the enclosing function's binding may change
+            local = self.bindings(scope).get(name.id)
+            if local is not None:
+                return _single(local, scope, name)
+        binds = self.bindings(self.tree).get(name.id)
+        if binds is None:
+            return None
+        return _single(binds, self.tree, name if scope is self.tree else None)
+
+
+def _bound_names(node: ast.AST) -> Iterator[str]:
+    """The names ``node`` binds in the scope it sits in."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        yield node.id
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        yield node.name
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            yield (alias.asname or alias.name).split(".")[0]
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        yield from node.names
+    elif isinstance(node, ast.ExceptHandler) and node.name:
+        yield node.name
+    elif isinstance(node, ast.MatchAs) and node.name:
+        yield node.name
+    elif isinstance(node, ast.MatchStar) and node.name:
+        yield node.name
+
+
+def _single(binds: list[ast.AST], scope: ast.AST, use: ast.AST | None) -> ast.expr | None:
+    """The value of the one binding in ``binds`` where it is ``name = value`` at the top of
+    ``scope``'s body (and, for a use in that scope, before it)."""
+    if len(binds) != 1 or not isinstance(binds[0], ast.Name):
+        return None
+    body = scope.body if isinstance(scope, (ast.Module, *_FUNCTIONS[:2])) else []
+    for stmt in body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is binds[0]:
+            if use is not None and (stmt.end_lineno or stmt.lineno) >= getattr(use, "lineno", 0):
+                return None
+            return stmt.value
+    return None
+
+
+def stated(node: ast.expr | None, names: TestNames, depth: int = 0) -> tuple[object] | tuple[()]:
+    """``(value,)`` for a plain value the test's expression states (see the module
+    docstring), else ``()``."""
+    if node is None or depth > _MAX_DEPTH:
+        return ()
+    if isinstance(node, ast.Name):
+        bound = names.resolve(node)
+        return stated(bound, names, depth + 1) if bound is not None else ()
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = stated(node.operand, names, depth + 1)
+        if inner and type(inner[0]) is int:
+            return (-inner[0] if isinstance(node.op, ast.USub) else inner[0],)
+        return ()
+    if isinstance(node, ast.BinOp):
+        left = stated(node.left, names, depth + 1)
+        right = stated(node.right, names, depth + 1)
+        if not (left and right and type(left[0]) is int and type(right[0]) is int):
+            return ()
+        return _arithmetic(node.op, left[0], right[0])  # type: ignore[arg-type]
+    value = test_value(node, lambda name: names.resolve(name))
+    return value if value and isinstance(value[0], _PLAIN) else ()
+
+
+def _arithmetic(op: ast.operator, a: int, b: int) -> tuple[int] | tuple[()]:
+    if isinstance(op, ast.Add):
+        return (a + b,)
+    if isinstance(op, ast.Sub):
+        return (a - b,)
+    if isinstance(op, ast.Mult):
+        return (a * b,)
+    if isinstance(op, (ast.FloorDiv, ast.Mod)) and b != 0:
+        return (a // b,) if isinstance(op, ast.FloorDiv) else (a % b,)
+    return ()
+
+
+def assert_states(node: ast.Assert, names: TestNames) -> Iterable[tuple[ast.AST, tuple[object]]]:
+    """``(expression, (value,))`` for what one ``assert`` states an expression is: itself
+    true, ``not`` it false, one side of ``==``/``is`` the plain value the other side states
+    (a literal, or ``stated`` arithmetic over names bound once)."""
+    test = node.test
+    yield test, (Truth(True),)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        yield test.operand, (Truth(False),)
+    if not isinstance(test, ast.Compare):
+        return
+    if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        return
+    sides = (test.left, test.comparators[0])
+    for side, other in (sides, sides[::-1]):
+        if isinstance(other, ast.Constant):
+            value = (other.value,) if isinstance(other.value, (int, str, type(None))) else ()
+        else:
+            value = stated(other, names)
+        if not value:
+            continue
+        if isinstance(test.ops[0], ast.Is) and value[0] is not None:
+            continue
+        yield side, value
+
+
+def result_asserts(
+    block: list[ast.stmt], names: TestNames
+) -> Iterable[tuple[ast.Call, tuple[object]]]:
+    """``(call, (value,))`` for ``x = call(...)`` in ``block`` followed, later in that block,
+    by an ``assert`` that states ``x`` (``assert x == 32``): the assert runs whenever the
+    call does, unless a statement between leaves the block (``return``, ``break``,
+    ``continue``, ``pytest.skip``) or rebinds ``x``, which stop the search."""
+    for i, stmt in enumerate(block):
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)
+        ):
+            continue
+        local = stmt.targets[0].id
+        for later in block[i + 1 :]:
+            if isinstance(later, ast.Assert):
+                for expression, value in assert_states(later, names):
+                    if isinstance(expression, ast.Name) and expression.id == local:
+                        yield stmt.value, value
+            if _leaves_or_rebinds(later, local):
+                break
+
+
+def _leaves_or_rebinds(stmt: ast.stmt, local: str) -> bool:
+    """Whether ``stmt`` may end the block's run before what follows it (outside a nested
+    def), or binds ``local`` again."""
+    todo: list[ast.AST] = [stmt]
+    for node in todo:
+        if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
+            return True
+        if local in _bound_names(node):
+            return True
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("skip", "xfail", "exit", "importorskip")
+        ):
+            return True
+        if isinstance(node, _FUNCTIONS) and node is not stmt:
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
