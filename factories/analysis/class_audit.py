@@ -210,7 +210,7 @@ class ClassAuditor:
                         nested=frozenset(nested),
                         stated_locals=True,
                     )
-                    held = held_chains(roots, nested)
+                    held = held_chains(roots, nested, event)
             report = self.analyzer.analyze(
                 cls,
                 event.name,

@@ -48,9 +48,11 @@ from factories.analysis.extraction import (
     Stub,
     StubEvent,
 )
+from factories.analysis.extraction._standin_meetings import UNNAMED_PATCH
 from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext
+from factories.analysis.readset._chains import element_key
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import Obj, Truth
 
@@ -114,8 +116,10 @@ class SelfCall:
         ``self`` or a link of a namespace on one)."""
         kind = finding.kind
         raising = {call.test for call in self.stub.calls if call.expect_raise}
-        uncertain = self.filled or (
-            set(finding.tests) <= raising if finding.tests else bool(raising)
+        uncertain = (
+            self.filled
+            or unnamed_patch(self.stub.patched)
+            or (set(finding.tests) <= raising if finding.tests else bool(raising))
         )
         if uncertain and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
@@ -389,6 +393,13 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
     audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
+    found = _handed_reads(index, analyzer, handed, table)
+    if unnamed_patch(handed.patched):
+        return [_possibly(finding) for finding in found]
+    return found
+
+
+def _handed_reads(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
     if handed.instance:
         return _on_instance(index, analyzer, handed, table)
     built = _callee_class(index, handed.dotted)
@@ -405,6 +416,20 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     return _as_function(
         index, analyzer, handed, table, function, owner, stated_shape(handed), bound, klass
     )
+
+
+def unnamed_patch(patched: Iterable[tuple[str, bool]] | Iterable[str]) -> bool:
+    """Whether the test patches something it names by a value the text does not settle
+    (``patch.object(mod, name)``, ``UNNAMED_PATCH``): the code the walk follows may be what
+    was replaced, so a read it finds is on a path the test may not take."""
+    return any((p[0] if isinstance(p, tuple) else p).endswith("." + UNNAMED_PATCH) for p in patched)
+
+
+def _possibly(finding: Finding) -> Finding:
+    """A missing read as a note: on a path the test may not take."""
+    if finding.kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
+        return attrs.evolve(finding, kind=FindingKind.POSSIBLY_MISSING_ATTRIBUTE)
+    return finding
 
 
 def _as_function(
@@ -430,7 +455,7 @@ def _as_function(
         context,
         call=call,
         bound=bound,
-        provided_chains=held_chains(roots, {}),
+        provided_chains=held_chains(roots, {}, handed.event),
         klass=klass,
     )
     return list(missing_fields(report, roots, {}, table, owner, handed.event))
@@ -514,12 +539,10 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
         return Obj(tuple((name, obj) for name, obj in held if obj is not None))
     if not _judged(standin, event):
         return None
-    counts: dict[str, int] = {}
-    for field in standin.fields:
-        counts[field.name] = counts.get(field.name, 0) + 1
     known: list[tuple[str, object]] = []
-    for field in standin.fields:
-        if counts[field.name] != 1 or field.name in standin.dropped or _later(field, event):
+    for name in dict.fromkeys(f.name for f in standin.fields):
+        field, settled = _field_at(standin, name, event)
+        if not settled or field is None or name in standin.dropped or _later(field, event):
             continue
         if field.has_value:
             known.append((field.name, field.value))
@@ -558,7 +581,7 @@ def _constructed(
         "__init__",
         call=stated_shape(handed),
         context=context,
-        provided_chains=held_chains(roots, {}),
+        provided_chains=held_chains(roots, {}, handed.event),
     )
     event = attrs.evolve(handed.event, name="__init__")
     return list(missing_fields(report, roots, {}, table, cls.name, event))
@@ -711,12 +734,19 @@ def bind_passed(
         for p in params
         if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
     }
+    args = node.args
     out: dict[str, tuple[StandIn, ...]] = {}
     for given in passed:
         if given.position is not None and given.position < len(positional):
             name = positional[given.position]
         elif given.keyword is not None and given.keyword in by_keyword:
             name = given.keyword
+        elif given.position is not None and args.vararg is not None:
+            # ``def __init__(self, *args, **kwargs)``: an element, which the walk follows
+            # where the function passes ``*args`` on
+            name = element_key(args.vararg.arg, given.position - len(positional))[1:]
+        elif given.keyword is not None and args.kwarg is not None:
+            name = element_key(args.kwarg.arg, given.keyword)[1:]
         else:
             continue
         out[name] = (*out.get(name, ()), given.standin)
@@ -762,13 +792,17 @@ def missing_fields(
 
 
 def held_chains(
-    roots: Mapping[str, tuple[StandIn, ...]], nested: Mapping[str, StandIn]
+    roots: Mapping[str, tuple[StandIn, ...]],
+    nested: Mapping[str, StandIn],
+    event: StubEvent | None = None,
 ) -> frozenset[str]:
     """The chains the call's namespaces hold (``metadata.prefill``, ``self.mla_dims.v``):
     what the test provided for each link, which alone prepares a block for the chain reads
     in it (``ReadSetAnalyzer.analyze``'s ``provided_chains``).  Setting a stub's field to a
     namespace provides that namespace's fields, not every link read below the field; a field
-    the test deletes again (``StandIn.dropped``) it may not hold on the run judged."""
+    the test deletes again (``StandIn.dropped``) it may not hold on the run judged, nor one
+    another test set on its own copy of the object (``_set_for``, where ``event`` is the
+    call)."""
     starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
     starts += [(standin, ("self", field)) for field, standin in nested.items()]
     out: set[str] = set()
@@ -778,6 +812,8 @@ def held_chains(
             continue
         for field in standin.fields:
             if field.name in standin.dropped:
+                continue
+            if event is not None and not _set_for(field, standin, event):
                 continue
             path = (*walked, field.name)
             out.add(".".join(path))
@@ -797,7 +833,9 @@ def _first_missing(
     for name in rest:
         if name in _OBJECT_NAMES:
             return None
-        field = next((f for f in standin.fields if f.name == name), None)
+        field, settled = _field_at(standin, name, event)
+        if not settled and standin.kind is not StandInKind.HOLDER:
+            return None  # set more than once: which value the call meets is not known
         if standin.kind is StandInKind.HOLDER:
             # What the holder holds besides its stand-ins is not known: only they are judged.
             if field is None or len(field.children) != 1:
@@ -833,16 +871,57 @@ def runs_code(meeting: Meeting) -> bool:
 
 def _judged(standin: StandIn, event: StubEvent) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
-    a namespace not handed to other code before it (which may fill it in, as a builder
-    fills the metadata it is given)."""
+    a namespace not handed to other code before it in the same test (which may fill it in,
+    as a builder fills the metadata it is given), and one that exists in the call's test at
+    all (a helper that puts the namespaces of several tests on its stub's field files them
+    under one place)."""
     if standin.kind not in NAMESPACE_KINDS or standin.opaque:
         return False
+    if not same_run(standin.test, event.test):
+        return False  # another test's object, met where a helper files them all
     return not any(
         runs_code(meeting)
         and meeting.location.path == event.location.path
         and meeting.location.line < event.location.line
+        and (standin.shared or same_run(meeting.test, event.test))
         for meeting in standin.meetings
     )
+
+
+def _field_at(standin: StandIn, name: str, event: StubEvent) -> tuple[StandInField | None, bool]:
+    """The field ``name`` of ``standin`` as ``event``'s call meets it, and whether that is
+    settled: ``(None, True)`` where nothing sets it for that call (``_set_for``), the one
+    set where that is the only one; where it is set again, the one the call's own test sets
+    before the call over the one the helper that builds the object sets (the test holds the
+    object, so the helper has run), else not settled."""
+    held = [f for f in standin.fields if f.name == name and _set_for(f, standin, event)]
+    if len(held) <= 1:
+        return (held[0] if held else None), True
+    own = [f for f in held if f.test is not None and event.test is not None]
+    if (
+        len(own) == 1
+        and not _later(own[0], event)
+        and all(f.test is None and not _later(f, event) for f in held if f is not own[0])
+    ):
+        return own[0], True
+    return None, False
+
+
+def _set_for(field: StandInField, standin: StandIn, event: StubEvent) -> bool:
+    """Whether ``field`` may be on the object ``event``'s call meets: set where the object is
+    built, or by the same test (another test's copy of an object a helper builds is another
+    object), or on one object all tests share (``StandIn.shared``)."""
+    return standin.shared or same_run(field.test, event.test)
+
+
+def same_run(test: str | None, other: str | None) -> bool:
+    """Whether two places may meet one object a function builds: in the same pytest test
+    (its parametrize cases alike), or where either is not known to run in a test.  A
+    namespace a helper or fixture builds is a new object on each call, so what another
+    test's code wrote on its copy is not on this one."""
+    if test is None or other is None:
+        return True
+    return test.partition("[")[0] == other.partition("[")[0]
 
 
 def _missing(chain, standin: StandIn, walked: tuple[str, ...], class_name, event) -> Finding:
@@ -916,13 +995,33 @@ def _head(meeting: Meeting) -> str:
 
 
 def _sets(standin: StandIn) -> list[StubEvent]:
+    bound = _bound_methods(standin)
     events = []
     for field in standin.fields:
         value, has_value = _value_of(field)
+        if field.location in bound:
+            value, has_value = Obj(truthy=True, bound=bound[field.location]), True
         events.append(
             StubEvent(EventKind.SET, field.name, field.location, value=value, has_value=has_value)
         )
     return events
+
+
+def _bound_methods(standin: StandIn) -> dict[Location, str]:
+    """The fields of ``standin`` set to one of its class's methods bound to it
+    (``ns.f = types.MethodType(Cls.m, ns)``, ``ns.f = Cls.m.__get__(ns)``), by where the
+    field is set: the dotted method each holds, which ``self.f(...)`` runs with ``ns`` as
+    ``self``."""
+    return {
+        meeting.location: meeting.callee.dotted
+        for meeting in standin.meetings
+        if meeting.how is MeetingHow.SELF
+        and not meeting.via
+        and meeting.self_shape in (SelfShape.METHOD_TYPE, SelfShape.DESCRIPTOR_GET)
+        and meeting.callee is not None
+        and meeting.callee.dotted is not None
+        and any(field.location == meeting.location for field in standin.fields)
+    }
 
 
 def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | None:
@@ -1100,13 +1199,17 @@ class _CallIndex:
         scope = self._enclosing_function(binding)
         for stmt in ast.walk(scope) if scope is not None else ():
             if isinstance(stmt, ast.Assign) and stmt.value is binding:
-                names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+                # A local (``f = types.MethodType(...)``; ``f(x)``) or a field of an object
+                # (``ns.f = types.MethodType(Cls.f, ns)``; ``ns.f(x)``), called by that name.
+                names = {
+                    ast.unparse(t) for t in stmt.targets if isinstance(t, (ast.Name, ast.Attribute))
+                }
                 later = [
                     node
                     for node in ast.walk(scope)
                     if isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Name)
-                    and node.func.id in names
+                    and isinstance(node.func, (ast.Name, ast.Attribute))
+                    and self._text(node.func) in names
                     and (node.lineno, node.col_offset)
                     > (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
                 ]

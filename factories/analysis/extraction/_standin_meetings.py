@@ -39,6 +39,10 @@ _SELF_SHAPES_BY_ATTR = {
     "fdel": SelfShape.PROPERTY_FGET,
 }
 
+#: The attribute of a patch target the test names by a value its text does not settle
+#: (``patch.object(mod, name)``): something of the owner is replaced, the audit cannot say what.
+UNNAMED_PATCH = "*"
+
 #: Calls that set an attribute named by their second argument on their first.
 _SETTERS = frozenset({"setattr", "__setattr__", "object"})
 
@@ -253,7 +257,40 @@ class MeetingMaker:
                     if head in imports and rest:
                         target = f"{imports[head].dotted}.{rest}"
                     found[target] = found.get(target, False) or raises
+                for target in self._named_by_value(scope):
+                    head, _, rest = target.partition(".")
+                    if head in imports and rest:
+                        target = f"{imports[head].dotted}.{rest}"
+                    found.setdefault(target, False)
         return tuple(sorted(found.items()))
+
+    def _named_by_value(self, scope: ast.AST) -> list[str]:
+        """``patch.object(mod, name)``, ``monkeypatch.setattr(Cls, name, v)`` in ``scope``
+        whose attribute is not written as a literal: ``owner.attr`` for each name the test's
+        parametrize cases bind it to, or ``owner.*`` where they do not all say (something of
+        ``owner`` is replaced, the walk cannot tell what: ``UNNAMED_PATCH``)."""
+        out: list[str] = []
+        test = self._test_function(scope) or (scope if isinstance(scope, FUNCTION_DEFS) else None)
+        cases = self.reader.param_cases(test) if test is not None else []
+        for node in self.scope.nodes(scope):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("setattr", "object")
+                and len(node.args) >= 2
+                and str_literal(node.args[1]) is None
+                and not isinstance(node.args[0], ast.Constant)
+            ):
+                continue
+            owner = ast.unparse(node.args[0])
+            names = {
+                self.reader.text_of(node.args[1], NO_BINDINGS.with_case(test, c)) for c in cases
+            }
+            if not cases or None in names:
+                out.append(f"{owner}.{UNNAMED_PATCH}")
+            else:
+                out.extend(f"{owner}.{name}" for name in sorted(names))  # type: ignore[type-var]
+        return out
 
     def _context(self, node: ast.AST, cases: tuple[str, ...]) -> Meeting:
         """A meeting at ``node`` with what the test states around it filled in."""

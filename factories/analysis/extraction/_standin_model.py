@@ -121,13 +121,17 @@ class Meeting:
 @attrs.frozen
 class StandInField:
     """A field the test gives the stand-in; ``value`` where the test states a plain literal,
-    ``children`` for stand-ins built as (or inside) its value."""
+    ``children`` for stand-ins built as (or inside) its value.  ``test``: the pytest test
+    whose body sets it (None: set where no test runs it alone, as a helper that builds the
+    object does), so that a test meeting its own copy of an object a helper builds is not
+    taken to hold what another test set on its copy."""
 
     name: str
     location: Location
     value: object = None
     has_value: bool = False
     children: tuple[StandIn, ...] = ()
+    test: str | None = None
 
 
 @attrs.frozen
@@ -141,7 +145,12 @@ class StandIn:
     (``del ns.f``, ``delattr(ns, "f")``), perhaps on some of its cases only: ``fields`` less
     these is what the stand-in holds on every run.  ``possible``: built as one alternative of
     a conditional expression the test's values do not decide (``None if c else ns``), so the
-    object holding it may hold the other: what it lacks is a note, never an error."""
+    object holding it may hold the other: what it lacks is a note, never an error.
+    ``shared``: built where one object serves every test that meets it (at module level, in
+    a class body, in a fixture of a wider scope than a function), not anew on each call of
+    the function that builds it: what code one test hands it to writes on it, another sees.
+    ``test``: the pytest test whose body builds it (None: a helper, fixture or module
+    does), the one run in which it exists."""
 
     kind: StandInKind
     location: Location
@@ -151,6 +160,8 @@ class StandIn:
     meetings: tuple[Meeting, ...] = ()
     dropped: frozenset[str] = frozenset()
     possible: bool = False
+    shared: bool = False
+    test: str | None = None
 
     @property
     def field_names(self) -> frozenset[str]:

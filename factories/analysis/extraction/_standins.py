@@ -142,7 +142,20 @@ class StandInExtractor:
             meetings=tuple(dict.fromkeys(found.meetings)),
             dropped=frozenset(found.dropped),
             possible=route.possible,
+            shared=self._shared(call),
+            test=self.reader.test_of(call, NO_BINDINGS),
         )
+
+    def _shared(self, call: ast.Call) -> bool:
+        """Whether one object built at ``call`` serves every test (``StandIn.shared``): no
+        function builds it anew per call, or a fixture that pytest calls once per module,
+        class or session does."""
+        current = self.scope.parents.get(call)
+        while current is not None:
+            if isinstance(current, FUNCTION_DEFS):
+                return _wide_fixture(current)
+            current = self.scope.parents.get(current)
+        return True
 
     def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
         known = self.reader.value_of(value, NO_BINDINGS)
@@ -153,6 +166,7 @@ class StandInExtractor:
             value=known[0] if literal else None,
             has_value=literal,
             children=tuple(self._children(value, route)),
+            test=self.reader.test_of(where, NO_BINDINGS),
         )
 
     def _children(self, value: ast.expr, route: _Route) -> list[StandIn]:
@@ -582,3 +596,18 @@ def _set_through(
     out = list(fields)
     out[at] = attrs.evolve(fields[at], children=(attrs.evolve(child, fields=tuple(inner)),))
     return out
+
+
+def _wide_fixture(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``@pytest.fixture(scope=...)`` with a scope wider than one test (or one not written
+    as a literal): its value is built once and handed to several tests."""
+    for decorator in func.decorator_list:
+        if not isinstance(decorator, ast.Call):
+            continue
+        name = decorator.func
+        if (name.attr if isinstance(name, ast.Attribute) else getattr(name, "id", "")) != "fixture":
+            continue
+        for keyword in decorator.keywords:
+            if keyword.arg == "scope":
+                return _str(keyword.value) != "function"
+    return False
