@@ -2359,3 +2359,41 @@ def test_a_shared_helper_s_namespace_on_its_stub_is_judged_in_the_calling_test(
     result = StubAuditor(root).audit_paths([root / "tests"], standins=True)
     found = {(f.kind, f.name) for f in result.findings if f.kind in (ERROR, NOTE, SELF)}
     assert found == expected
+
+
+# A helper that passes on one of several namespaces (its callers'): a link every one of them
+# lacks is named on each, where each is built (0.32.0's ``_make_tier``).
+ALTERNATIVES = """
+from vllm.mod import read_b
+
+
+def _run(runner):
+    return read_b(runner)
+
+
+def test_x():
+    _run(SimpleNamespace({fields}))
+
+
+def test_y():
+    _run(SimpleNamespace(a=3))
+"""
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [("a=2", {"test_x", "test_y"}), ("b=2", set())],
+)
+def test_a_link_every_alternative_lacks_is_named_on_each(tmp_path, fields, named):
+    test = ALTERNATIVES.format(fields=fields)
+    root, path = _tree(tmp_path, test)
+    result = StubAuditor(root).audit_paths([path], standins=True)
+    lines = (HEAD + textwrap.dedent(test)).splitlines()
+    where = {
+        name: lines.index(f"def {name}():") + 2  # the namespace built in its body
+        for name in ("test_x", "test_y")
+    }
+    found = {
+        f.stub_location.line for f in result.findings if f.kind is ERROR and f.name == "runner.b"
+    }
+    assert found == {where[name] for name in named}

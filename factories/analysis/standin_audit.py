@@ -763,11 +763,11 @@ def missing_fields(
 ) -> list[Finding]:
     """The chains of one call's report (``MethodReport.chain_reads``) that reach a name a
     namespace lacks: ``roots`` are the call's parameters handed one (a link is missing only
-    where every alternative the test may pass lacks it), ``nested`` the stub's fields set to
-    one.  Guarded reads never, nor a link the code allows to be missing
-    (``ChainRead.optional``); undecided ones as notes.  One finding per link a namespace
-    lacks (``cfg.model`` read as ``cfg.model.a`` and ``cfg.model.b``), a certain read's
-    first."""
+    where every alternative the test may pass lacks it, and then named on each of them),
+    ``nested`` the stub's fields set to one.  Guarded reads never, nor a link the code
+    allows to be missing (``ChainRead.optional``); undecided ones as notes.  One finding
+    per link a namespace lacks (``cfg.model`` read as ``cfg.model.a`` and ``cfg.model.b``),
+    a certain read's first."""
     found: dict[tuple[int, tuple[str, ...]], Finding] = {}
     for chain in report.chain_reads:
         if chain.guarded:
@@ -782,12 +782,13 @@ def missing_fields(
             continue
         missing = [_first_missing(*start, table, event) for start in starts]
         if all(m is not None and len(m[1]) - 2 >= chain.optional for m in missing):
-            standin, walked = missing[0]
-            key = (id(standin), walked)
-            if key not in found or (
-                chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
-            ):
-                found[key] = _missing(chain, standin, walked, class_name, event)
+            # Every object the test may pass lacks it: each is named where it is built.
+            for standin, walked in missing:  # type: ignore[misc]
+                key = (id(standin), walked)
+                if key not in found or (
+                    chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
+                ):
+                    found[key] = _missing(chain, standin, walked, class_name, event)
     return list(found.values())
 
 
@@ -891,18 +892,18 @@ def _judged(standin: StandIn, event: StubEvent) -> bool:
 def _field_at(standin: StandIn, name: str, event: StubEvent) -> tuple[StandInField | None, bool]:
     """The field ``name`` of ``standin`` as ``event``'s call meets it, and whether that is
     settled: ``(None, True)`` where nothing sets it for that call (``_set_for``), the one
-    set where that is the only one; where it is set again, the one the call's own test sets
-    before the call over the one the helper that builds the object sets (the test holds the
-    object, so the helper has run), else not settled."""
+    set where that is the only one or the only one above the call in its file; where it is
+    set again above the call, the one the call's own test sets over the one the helper that
+    builds the object sets (the test holds the object, so the helper has run), else not
+    settled."""
     held = [f for f in standin.fields if f.name == name and _set_for(f, standin, event)]
     if len(held) <= 1:
         return (held[0] if held else None), True
-    own = [f for f in held if f.test is not None and event.test is not None]
-    if (
-        len(own) == 1
-        and not _later(own[0], event)
-        and all(f.test is None and not _later(f, event) for f in held if f is not own[0])
-    ):
+    earlier = [f for f in held if not _later(f, event)]
+    if len(earlier) == 1:
+        return earlier[0], True  # set again only further down, after the call
+    own = [f for f in earlier if f.test is not None and event.test is not None]
+    if len(own) == 1 and all(f.test is None for f in earlier if f is not own[0]):
         return own[0], True
     return None, False
 
