@@ -597,6 +597,11 @@ class FwdBase:
 class Fwd(FwdBase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+
+
+class Caller:
+    def __call__(self, layer):
+        return layer.attn.depth
 """
 
 
@@ -1956,6 +1961,73 @@ CASES = [
             impl.forward = types.MethodType(Impl.forward, impl)
         """,
         frozenset(),
+    ),
+    Case(
+        "an-object-the-test-built-and-calls-runs-its-class-s-call",
+        """
+        from vllm.mod import Caller
+
+        def test_x():
+            c = Caller()
+            c(SimpleNamespace(attn=SimpleNamespace(width=1)))
+        """,
+        frozenset({(ERROR, "layer.attn.depth")}),
+    ),
+    Case(
+        "an-object-the-test-built-and-calls-finds-the-fields-its-call-reads",
+        """
+        from vllm.mod import Caller
+
+        def test_x():
+            c = Caller()
+            c(SimpleNamespace(attn=SimpleNamespace(depth=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-helper-builds-in-the-call-is-new-there",
+        """
+        from vllm.mod import fill_b, read_b
+
+        def _make():
+            return SimpleNamespace(a=1)
+
+        def test_x():
+            fill_b(_make())
+            read_b(_make())
+        """,
+        frozenset({(ERROR, "runner.b")}),
+    ),
+    Case(
+        "a-patch-a-test-class-s-own-helper-makes-holds-for-its-caller",
+        """
+        import vllm.mod as mod
+        from vllm.mod import sized_client
+
+        class TestX:
+            def _patch(self, monkeypatch):
+                monkeypatch.setattr(mod, "cfg_size", lambda cfg: 0)
+
+            def test_x(self, monkeypatch):
+                self._patch(monkeypatch)
+                sized_client(SimpleNamespace(parallel=SimpleNamespace()))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-test-class-s-helper-the-test-does-not-call-patches-nothing-for-it",
+        """
+        import vllm.mod as mod
+        from vllm.mod import sized_client
+
+        class TestX:
+            def _patch(self, monkeypatch):
+                monkeypatch.setattr(mod, "cfg_size", lambda cfg: 0)
+
+            def test_x(self, monkeypatch):
+                sized_client(SimpleNamespace(parallel=SimpleNamespace()))
+        """,
+        frozenset({(ERROR, "cfg.parallel.size")}),
     ),
 ]
 

@@ -307,12 +307,14 @@ def _hand(
     ):
         return
     key = (meeting.location, callee.text, callee.dotted, meeting.test)
+    call = calls.call_at(meeting.location.line, callee.text)
+    if call is None:
+        return
+    if not meeting.via and _built_in_place(call, meeting, standin):
+        standin = _fresh(standin, meeting)
     given = PassedStandIn(held_as(standin, meeting.via), meeting.position, meeting.keyword)
     known = handed.get(key)
     if known is None:
-        call = calls.call_at(meeting.location.line, callee.text)
-        if call is None:
-            return
         known = HandedCall(
             meeting.location,
             callee.dotted,
@@ -339,6 +341,33 @@ def _hand(
     handed[key] = attrs.evolve(
         known, passed=tuple(passed), given_self=known.given_self or given_self
     )
+
+
+def _built_in_place(call: ast.Call, meeting: Meeting, standin: StandIn) -> bool:
+    """Whether the call's argument the meeting is is itself a call that builds the namespace
+    (``f(_make_runner())``, ``x(_layer())``): the object is new there, so no code met it
+    before, whatever other calls of that helper handed their own objects to."""
+    if standin.shared:
+        return False
+    if meeting.keyword is not None:
+        arg = next((k.value for k in call.keywords if k.arg == meeting.keyword), None)
+    elif meeting.position is not None and meeting.position < len(call.args):
+        arg = call.args[meeting.position]
+    else:
+        return False
+    return isinstance(arg, ast.Call)
+
+
+def _fresh(standin: StandIn, meeting: Meeting) -> StandIn:
+    """``standin`` as the object a call builds in place at ``meeting``: the meetings above it
+    were other objects' (``_judged``)."""
+    here = meeting.location
+    kept = tuple(
+        m
+        for m in standin.meetings
+        if not (m.location.path == here.path and m.location.line < here.line)
+    )
+    return attrs.evolve(standin, meetings=kept)
 
 
 def held_as(standin: StandIn, via: tuple[str, ...]) -> StandIn:

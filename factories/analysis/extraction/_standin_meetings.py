@@ -145,6 +145,12 @@ class MeetingMaker:
             subclass = _test_subclass(self.scope.module.tree, func.id, imports)
             if subclass is not None:
                 return attrs.evolve(made, dotted=subclass[0], overrides=subclass[1])
+            # ``x = Cls(args); x(ns)``: the object called runs its class's ``__call__``
+            built = self._built(func, call, 0)
+            if built is not None:
+                return attrs.evolve(
+                    made, dotted=f"{built[0]}.__call__", instance=True, instance_fields=built[1]
+                )
         return made
 
     def _on_instance(
@@ -246,6 +252,7 @@ class MeetingMaker:
     def _patches(self, call: ast.Call) -> tuple[tuple[str, bool], ...]:
         """The patches of the function that makes ``call`` and of the test around it."""
         scopes = [self.scope.enclosing_scope(call), self._test_function(call)]
+        scopes += [m for s in scopes if s is not None for m in self._own_methods_called(s)]
         imports = self.sites.imports(call)
         found: dict[str, bool] = {}
         for scope in scopes:
@@ -263,6 +270,30 @@ class MeetingMaker:
                         target = f"{imports[head].dotted}.{rest}"
                     found.setdefault(target, False)
         return tuple(sorted(found.items()))
+
+    def _own_methods_called(self, scope: ast.AST) -> list[ast.AST]:
+        """The methods of a test class that ``scope`` (one of its methods) calls on
+        ``self`` (``self._patch_transports(monkeypatch)``): the patches they make hold
+        around the calls ``scope`` makes after them, as a module helper's do."""
+        if not isinstance(scope, FUNCTION_DEFS) or not scope.args.args:
+            return []
+        owner = self.scope.parents.get(scope)
+        if not isinstance(owner, ast.ClassDef):
+            return []
+        own = {node.name: node for node in owner.body if isinstance(node, FUNCTION_DEFS)}
+        me = scope.args.args[0].arg
+        out: list[ast.AST] = []
+        for node in self.scope.nodes(scope):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == me
+                and node.func.attr in own
+                and own[node.func.attr] is not scope
+            ):
+                out.append(own[node.func.attr])
+        return list(dict.fromkeys(out))
 
     def _named_by_value(self, scope: ast.AST) -> list[str]:
         """``patch.object(mod, name)``, ``monkeypatch.setattr(Cls, name, v)`` in ``scope``
