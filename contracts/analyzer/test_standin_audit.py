@@ -2029,6 +2029,23 @@ CASES = [
         """,
         frozenset({(ERROR, "cfg.parallel.size")}),
     ),
+    Case(
+        "a-helper-s-call-with-a-namespace-built-in-place-reads-as-notes",
+        """
+        from vllm.mod import fill_b, read_b
+
+        def _make():
+            return SimpleNamespace(a=1)
+
+        def _helper():
+            fill_b(_make())
+            read_b(_make())
+
+        def test_x():
+            _helper()
+        """,
+        frozenset({(NOTE, "runner.b")}),
+    ),
 ]
 
 

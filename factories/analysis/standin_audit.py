@@ -161,6 +161,10 @@ class HandedCall:
     # Holders of namespaces that are that real object, ``self`` of the method
     # (``x = Cls(args); x.cfg = ns; x.m()``: a holder whose ``cfg`` is ``ns``).
     self_holders: tuple[StandIn, ...] = ()
+    # A helper (no test around it) makes the call with a namespace it builds in place, which
+    # other calls of its builder met before (``_fresh``): what the helper's callers and their
+    # fixtures patched first is not known, so its reads are notes.
+    unsettled: bool = False
 
     @property
     def event(self) -> StubEvent:
@@ -310,8 +314,10 @@ def _hand(
     call = calls.call_at(meeting.location.line, callee.text)
     if call is None:
         return
-    if not meeting.via and _built_in_place(call, meeting, standin):
-        standin = _fresh(standin, meeting)
+    fresh = not meeting.via and _built_in_place(call, meeting, standin)
+    if fresh:
+        built = _fresh(standin, meeting)
+        fresh, standin = built.meetings != standin.meetings, built
     given = PassedStandIn(held_as(standin, meeting.via), meeting.position, meeting.keyword)
     known = handed.get(key)
     if known is None:
@@ -329,6 +335,8 @@ def _hand(
             instance_fields=callee.instance_fields,
             overrides=callee.overrides,
         )
+    if fresh and meeting.test is None:
+        known = attrs.evolve(known, unsettled=True)
     if held_self:
         holders = known.self_holders
         merged = _merged(holders[0], given.standin) if holders else given.standin
@@ -346,7 +354,9 @@ def _hand(
 def _built_in_place(call: ast.Call, meeting: Meeting, standin: StandIn) -> bool:
     """Whether the call's argument the meeting is is itself a call that builds the namespace
     (``f(_make_runner())``, ``x(_layer())``): the object is new there, so no code met it
-    before, whatever other calls of that helper handed their own objects to."""
+    before, whatever other calls of that helper handed their own objects to.  Where no test
+    is around the call (a helper's), the patches in force are not all known
+    (``HandedCall.unsettled``)."""
     if standin.shared:
         return False
     if meeting.keyword is not None:
@@ -423,7 +433,7 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
     audit replays (judged there), nor a call whose stand-ins a ``*args`` takes."""
     found = _handed_reads(index, analyzer, handed, table)
-    if unnamed_patch(handed.patched):
+    if handed.unsettled or unnamed_patch(handed.patched):
         return [_possibly(finding) for finding in found]
     return found
 
