@@ -719,6 +719,79 @@ def layer_specs(config):
             continue
         out[name] = layer.spec
     return out
+
+
+def read_b(runner):
+    return runner.b
+
+
+def fill_b(runner):
+    runner.b = 1
+
+
+def gated_read(runner):
+    if runner.cfg.on:
+        return runner.extra
+    return 0
+
+
+def probe_then_read(out):
+    state = getattr(out, "block_state", None)
+    ids = out.block_state.ids
+    return state, ids
+
+
+def probe_only(out):
+    state = getattr(out, "block_state", None)
+    if state is not None:
+        return state.ids
+    return None
+
+
+class Impl:
+    def forward(self, x):
+        return self._inner(x)
+
+    def _inner(self, x):
+        return self.width
+
+
+def set_named(obj, name, value):
+    setattr(obj, name, value)
+
+
+class Refill:
+    def build(self):
+        set_named(self, "weight", 1)
+
+    def build_other(self):
+        set_named(self, "other", 1)
+
+    def use(self):
+        return self.weight
+
+
+def cfg_size(cfg):
+    return cfg.parallel.size
+
+
+def sized_client(cfg):
+    return cfg_size(cfg)
+
+
+class FwdBase:
+    def __init__(self, spec, cfg):
+        self.width = cfg.spec.width
+
+
+class Fwd(FwdBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+
+class Caller:
+    def __call__(self, layer):
+        return layer.attn.depth
 """
 
 
@@ -2464,7 +2537,8 @@ CASES = [
         frozenset({(ERROR, "config.width")}),
     ),
     Case(
-        "a-patch-of-a-name-the-test-computes-may-replace-what-the-callee-runs",
+        # Its parametrize cases name the class the callee builds: that is replaced.
+        "a-patch-of-a-name-the-parametrize-cases-give-replaces-what-the-callee-runs",
         """
         import pytest
         from unittest.mock import patch
@@ -2473,6 +2547,20 @@ CASES = [
         @pytest.mark.parametrize("name", ["WidthEngine"])
         def test_x(name):
             with patch.object(mod, name):
+                mod.make_engine(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-patch-of-a-name-the-test-computes-may-replace-what-the-callee-runs",
+        """
+        import pytest
+        from unittest.mock import patch
+        import vllm.mod as mod
+
+        @pytest.mark.parametrize("name", ["width_engine"])
+        def test_x(name):
+            with patch.object(mod, name.title().replace("_", "")):
                 mod.make_engine(SimpleNamespace(other=1))
         """,
         frozenset({(NOTE, "config.width")}),
@@ -2681,6 +2769,328 @@ CASES = [
             c.capture()
         """,
         frozenset(),
+    ),
+    Case(
+        "a-helper-s-namespace-met-by-code-in-another-test-is-judged",
+        """
+        from vllm.mod import fill_b, read_b
+
+        def _make():
+            return SimpleNamespace(a=1)
+
+        def test_one():
+            fill_b(_make())
+
+        def test_two():
+            read_b(_make())
+        """,
+        frozenset({(ERROR, "runner.b")}),
+    ),
+    Case(
+        "a-namespace-met-by-code-earlier-in-the-same-test-is-not-judged",
+        """
+        from vllm.mod import fill_b, read_b
+
+        def _make():
+            return SimpleNamespace(a=1)
+
+        def test_one():
+            r = _make()
+            fill_b(r)
+            read_b(r)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-another-test-sets-on-its-copy-is-not-on-this-one",
+        """
+        from vllm.mod import read_b
+
+        def _make():
+            return SimpleNamespace(a=1)
+
+        def test_one():
+            r = _make()
+            r.b = 2
+            read_b(r)
+
+        def test_two():
+            read_b(_make())
+        """,
+        frozenset({(ERROR, "runner.b")}),
+    ),
+    Case(
+        "a-field-set-on-a-namespace-all-tests-share-is-on-it",
+        """
+        from vllm.mod import read_b
+
+        SHARED = SimpleNamespace(a=1)
+
+        def test_one():
+            SHARED.b = 2
+
+        def test_two():
+            read_b(SHARED)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-the-test-sets-again-is-the-one-the-call-meets",
+        """
+        from vllm.mod import gated_read
+
+        def _make():
+            return SimpleNamespace(cfg=SimpleNamespace(on=False))
+
+        def test_one():
+            r = _make()
+            r.cfg = SimpleNamespace(on=True)
+            gated_read(r)
+        """,
+        frozenset({(ERROR, "runner.extra")}),
+    ),
+    Case(
+        "a-field-the-test-sets-again-decides-the-branch-it-guards",
+        """
+        from vllm.mod import gated_read
+
+        def _make():
+            return SimpleNamespace(cfg=SimpleNamespace(on=True))
+
+        def test_one():
+            r = _make()
+            r.cfg = SimpleNamespace(on=False)
+            gated_read(r)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-getattr-default-does-not-guard-the-plain-read-after-it",
+        """
+        from vllm.mod import probe_then_read
+
+        def test_x():
+            probe_then_read(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "out.block_state")}),
+    ),
+    Case(
+        "a-read-through-what-a-getattr-default-gave-is-guarded",
+        """
+        from vllm.mod import probe_only
+
+        def test_x():
+            probe_only(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-bound-to-the-namespace-runs-on-it",
+        """
+        import types
+        from vllm.mod import Impl
+
+        def test_x():
+            impl = SimpleNamespace()
+            impl._inner = types.MethodType(Impl._inner, impl)
+            Impl.forward(impl, 1)
+        """,
+        frozenset({(SELF, "width")}),
+    ),
+    Case(
+        "a-method-bound-to-the-namespace-finds-its-fields",
+        """
+        import types
+        from vllm.mod import Impl
+
+        def test_x():
+            impl = SimpleNamespace(width=1)
+            impl._inner = types.MethodType(Impl._inner, impl)
+            Impl.forward(impl, 1)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-helper-handed-self-and-a-name-may-set-that-name",
+        """
+        from vllm.mod import Refill
+
+        def test_x():
+            ns = SimpleNamespace()
+            Refill.build(ns)
+            Refill.use(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-helper-handed-self-and-another-name-does-not-set-this-one",
+        """
+        from vllm.mod import Refill
+
+        def test_x():
+            ns = SimpleNamespace()
+            Refill.build_other(ns)
+            Refill.use(ns)
+        """,
+        frozenset({(SELF, "weight")}),
+    ),
+    Case(
+        "a-patch-of-a-name-the-text-does-not-settle-makes-reads-notes",
+        """
+        from unittest.mock import patch
+        import vllm.mod as mod
+        from vllm.mod import sized_client
+
+        def test_x(request):
+            with patch.object(mod, request.param):
+                sized_client(SimpleNamespace(parallel=SimpleNamespace()))
+        """,
+        frozenset({(NOTE, "cfg.parallel.size")}),
+    ),
+    Case(
+        "a-patch-of-a-name-its-parametrize-cases-give-replaces-that-name",
+        """
+        import pytest
+        from unittest.mock import patch
+        import vllm.mod as mod
+        from vllm.mod import sized_client
+
+        @pytest.mark.parametrize("name", ["cfg_size"])
+        def test_x(name):
+            with patch.object(mod, name):
+                sized_client(SimpleNamespace(parallel=SimpleNamespace()))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "an-argument-a-wrapper-passes-on-with-star-args-is-read-where-it-lands",
+        """
+        from vllm.mod import Fwd
+
+        def test_x():
+            Fwd(1, SimpleNamespace(spec=SimpleNamespace()))
+            Fwd(1, cfg=SimpleNamespace(spec=SimpleNamespace(other=1)))
+        """,
+        frozenset({(ERROR, "args[1].spec.width"), (ERROR, "kwargs['cfg'].spec.width")}),
+    ),
+    Case(
+        "an-argument-a-wrapper-passes-on-holds-what-is-read",
+        """
+        from vllm.mod import Fwd
+
+        def test_x():
+            Fwd(1, SimpleNamespace(spec=SimpleNamespace(width=2)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-bound-to-a-field-of-the-namespace-replays-where-the-field-is-called",
+        """
+        import types
+        from vllm.mod import Impl
+
+        def test_x():
+            impl = SimpleNamespace()
+            impl.forward = types.MethodType(Impl.forward, impl)
+            impl.forward(1)
+        """,
+        frozenset({(SELF, "_inner"), (NOTE, "width")}),
+    ),
+    Case(
+        "a-method-bound-to-a-field-never-called-replays-nothing",
+        """
+        import types
+        from vllm.mod import Impl
+
+        def test_x():
+            impl = SimpleNamespace()
+            impl.forward = types.MethodType(Impl.forward, impl)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "an-object-the-test-built-and-calls-runs-its-class-s-call",
+        """
+        from vllm.mod import Caller
+
+        def test_x():
+            c = Caller()
+            c(SimpleNamespace(attn=SimpleNamespace(width=1)))
+        """,
+        frozenset({(ERROR, "layer.attn.depth")}),
+    ),
+    Case(
+        "an-object-the-test-built-and-calls-finds-the-fields-its-call-reads",
+        """
+        from vllm.mod import Caller
+
+        def test_x():
+            c = Caller()
+            c(SimpleNamespace(attn=SimpleNamespace(depth=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-helper-builds-in-the-call-is-new-there",
+        """
+        from vllm.mod import fill_b, read_b
+
+        def _make():
+            return SimpleNamespace(a=1)
+
+        def test_x():
+            fill_b(_make())
+            read_b(_make())
+        """,
+        frozenset({(ERROR, "runner.b")}),
+    ),
+    Case(
+        "a-patch-a-test-class-s-own-helper-makes-holds-for-its-caller",
+        """
+        import vllm.mod as mod
+        from vllm.mod import sized_client
+
+        class TestX:
+            def _patch(self, monkeypatch):
+                monkeypatch.setattr(mod, "cfg_size", lambda cfg: 0)
+
+            def test_x(self, monkeypatch):
+                self._patch(monkeypatch)
+                sized_client(SimpleNamespace(parallel=SimpleNamespace()))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-test-class-s-helper-the-test-does-not-call-patches-nothing-for-it",
+        """
+        import vllm.mod as mod
+        from vllm.mod import sized_client
+
+        class TestX:
+            def _patch(self, monkeypatch):
+                monkeypatch.setattr(mod, "cfg_size", lambda cfg: 0)
+
+            def test_x(self, monkeypatch):
+                sized_client(SimpleNamespace(parallel=SimpleNamespace()))
+        """,
+        frozenset({(ERROR, "cfg.parallel.size")}),
+    ),
+    Case(
+        "a-helper-s-call-with-a-namespace-built-in-place-reads-as-notes",
+        """
+        from vllm.mod import fill_b, read_b
+
+        def _make():
+            return SimpleNamespace(a=1)
+
+        def _helper():
+            fill_b(_make())
+            read_b(_make())
+
+        def test_x():
+            _helper()
+        """,
+        frozenset({(NOTE, "runner.b")}),
     ),
 ]
 
@@ -3086,3 +3496,41 @@ def test_a_shared_helper_s_namespace_on_its_stub_is_judged_in_the_calling_test(
     result = StubAuditor(root).audit_paths([root / "tests"], standins=True)
     found = {(f.kind, f.name) for f in result.findings if f.kind in (ERROR, NOTE, SELF)}
     assert found == expected
+
+
+# A helper that passes on one of several namespaces (its callers'): a link every one of them
+# lacks is named on each, where each is built (0.32.0's ``_make_tier``).
+ALTERNATIVES = """
+from vllm.mod import read_b
+
+
+def _run(runner):
+    return read_b(runner)
+
+
+def test_x():
+    _run(SimpleNamespace({fields}))
+
+
+def test_y():
+    _run(SimpleNamespace(a=3))
+"""
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [("a=2", {"test_x", "test_y"}), ("b=2", set())],
+)
+def test_a_link_every_alternative_lacks_is_named_on_each(tmp_path, fields, named):
+    test = ALTERNATIVES.format(fields=fields)
+    root, path = _tree(tmp_path, test)
+    result = StubAuditor(root).audit_paths([path], standins=True)
+    lines = (HEAD + textwrap.dedent(test)).splitlines()
+    where = {
+        name: lines.index(f"def {name}():") + 2  # the namespace built in its body
+        for name in ("test_x", "test_y")
+    }
+    found = {
+        f.stub_location.line for f in result.findings if f.kind is ERROR and f.name == "runner.b"
+    }
+    assert found == {where[name] for name in named}

@@ -68,6 +68,7 @@ from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext
+from factories.analysis.readset._chains import element_key
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import Obj
 
@@ -194,6 +195,10 @@ class HandedCall:
     # ``(dotted function, namespaces, items)`` of each function the test replaced with one
     # returning a container of namespaces before the call (``_with_returned``).
     returned: tuple[tuple[str, tuple[StandIn, ...], int], ...] = ()
+    # A helper (no test around it) makes the call with a namespace it builds in place, which
+    # other calls of its builder met before (``_fresh``): what the helper's callers and their
+    # fixtures patched first is not known, so its reads are notes.
+    unsettled: bool = False
 
     @property
     def event(self) -> StubEvent:
@@ -415,12 +420,16 @@ def _hand(
     ):
         return
     key = (meeting.location, callee.text, callee.dotted, meeting.test)
+    call = calls.call_at(meeting.location.line, callee.text)
+    if call is None:
+        return
+    fresh = not meeting.via and _built_in_place(call, meeting, standin)
+    if fresh:
+        built = _fresh(standin, meeting)
+        fresh, standin = built.meetings != standin.meetings, built
     given = PassedStandIn(held_as(standin, meeting.via), meeting.position, meeting.keyword)
     known = handed.get(key)
     if known is None:
-        call = calls.call_at(meeting.location.line, callee.text)
-        if call is None:
-            return
         known = HandedCall(
             meeting.location,
             callee.dotted,
@@ -437,6 +446,8 @@ def _hand(
             arms=meeting.arms,
             unnamed_patch=meeting.unnamed_patch,
         )
+    if fresh and meeting.test is None:
+        known = attrs.evolve(known, unsettled=True)
     if held_self:
         holders = known.self_holders
         merged = _merged(holders[0], given.standin) if holders else given.standin
@@ -454,6 +465,35 @@ def _hand(
     handed[key] = attrs.evolve(
         known, passed=tuple(passed), given_self=known.given_self or given_self
     )
+
+
+def _built_in_place(call: ast.Call, meeting: Meeting, standin: StandIn) -> bool:
+    """Whether the call's argument the meeting is is itself a call that builds the namespace
+    (``f(_make_runner())``, ``x(_layer())``): the object is new there, so no code met it
+    before, whatever other calls of that helper handed their own objects to.  Where no test
+    is around the call (a helper's), the patches in force are not all known
+    (``HandedCall.unsettled``)."""
+    if not standin.per_test:
+        return False  # one object every call of its builder hands out
+    if meeting.keyword is not None:
+        arg = next((k.value for k in call.keywords if k.arg == meeting.keyword), None)
+    elif meeting.position is not None and meeting.position < len(call.args):
+        arg = call.args[meeting.position]
+    else:
+        return False
+    return isinstance(arg, ast.Call)
+
+
+def _fresh(standin: StandIn, meeting: Meeting) -> StandIn:
+    """``standin`` as the object a call builds in place at ``meeting``: the meetings above it
+    were other objects' (``_judged``)."""
+    here = meeting.location
+    kept = tuple(
+        m
+        for m in standin.meetings
+        if not (m.location.path == here.path and m.location.line < here.line)
+    )
+    return attrs.evolve(standin, meetings=kept)
 
 
 def held_as(standin: StandIn, via: tuple[str, ...]) -> StandIn:
@@ -508,15 +548,17 @@ def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) ->
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
     audit replays (judged there), nor a call whose stand-ins a ``*args`` takes.  Where the
-    test patches a target it does not name (``HandedCall.unnamed_patch``), the walk may
-    follow code that does not run: its findings are notes."""
+    test patches a target it does not name (``HandedCall.unnamed_patch``), or a helper hands
+    a namespace it builds in place whose callers' patches are not known
+    (``HandedCall.unsettled``), the walk may follow code that does not run: its findings are
+    notes."""
     found = _handed_findings(index, analyzer, handed, table)
-    return [uncertain(f) for f in found] if handed.unnamed_patch else found
+    return [uncertain(f) for f in found] if handed.unnamed_patch or handed.unsettled else found
 
 
 def uncertain(finding: Finding) -> Finding:
-    """A missing-field finding as a note: a read on a path the test may not take."""
-    if finding.kind is not FindingKind.MISSING_FIELD:
+    """A missing read as a note: a read on a path the test may not take."""
+    if finding.kind not in (FindingKind.MISSING_FIELD, FindingKind.MISSING_ATTRIBUTE):
         return finding
     return attrs.evolve(
         finding,
@@ -644,18 +686,25 @@ def stated_shape(handed: HandedCall) -> CallShape:
     )
 
 
-def field_at(standin: StandIn, name: str, event: StubEvent) -> StandInField | None:
-    """The field ``name`` of ``standin`` that ``event``'s call finds, where one set settles
-    it: the last of those its own test sets in its body before the call, on the object a
-    helper built and returned to it (``config = make(); config.spec = SimpleNamespace()``:
-    the helper's own ``spec`` came first); else the one set the call may find (none of
-    another test's own).  None where several other sets may give it (one of several
-    callers', a set again by a helper)."""
+def field_at(standin: StandIn, name: str, event: StubEvent) -> tuple[StandInField | None, bool]:
+    """The field ``name`` of ``standin`` that ``event``'s call finds, and whether one set
+    settles it: ``(None, True)`` where no set the call may find gives it; the last of those
+    its own test sets in its body before the call, on the object a helper built and
+    returned to it (``config = make(); config.spec = SimpleNamespace()``: the helper's own
+    ``spec`` came first); else the one set the call may find (none of another test's own),
+    or the only one above the call in its file (set again only further down, after it).
+    Not settled where several other sets may give it (one of several callers', a set again
+    by a helper)."""
     fields = [f for f in standin.fields if f.name == name and f.visible_to(event.test)]
-    own = [f for f in fields if f.test is not None and not _later(f, event)]
+    if len(fields) <= 1:
+        return (fields[0] if fields else None), True
+    earlier = [f for f in fields if not _later(f, event)]
+    own = [f for f in earlier if f.test is not None]
     if own:
-        return max(own, key=lambda f: f.location.line)
-    return fields[0] if len(fields) == 1 else None
+        return max(own, key=lambda f: f.location.line), True
+    if len(earlier) == 1:
+        return earlier[0], True
+    return None, False
 
 
 def _later(field: StandInField, event: StubEvent) -> bool:
@@ -696,8 +745,8 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
         return None
     known: list[tuple[str, object]] = []
     for name in dict.fromkeys(f.name for f in standin.fields):
-        field = field_at(standin, name, event)
-        if field is None or name in standin.dropped or _later(field, event):
+        field, settled = field_at(standin, name, event)
+        if not settled or field is None or name in standin.dropped or _later(field, event):
             continue
         if field.has_value:
             known.append((field.name, field.value))
@@ -896,12 +945,19 @@ def bind_passed(
         for p in params
         if p.kind in (ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY)
     }
+    args = node.args
     out: dict[str, tuple[StandIn, ...]] = {}
     for given in passed:
         if given.position is not None and given.position < len(positional):
             name = positional[given.position]
         elif given.keyword is not None and given.keyword in by_keyword:
             name = given.keyword
+        elif given.position is not None and args.vararg is not None:
+            # ``def __init__(self, *args, **kwargs)``: an element, which the walk follows
+            # where the function passes ``*args`` on
+            name = element_key(args.vararg.arg, given.position - len(positional))[1:]
+        elif given.keyword is not None and args.kwarg is not None:
+            name = element_key(args.kwarg.arg, given.keyword)[1:]
         else:
             continue
         out[name] = (*out.get(name, ()), given.standin)
@@ -918,11 +974,11 @@ def missing_fields(
 ) -> list[Finding]:
     """The chains of one call's report (``MethodReport.chain_reads``) that reach a name a
     namespace lacks: ``roots`` are the call's parameters handed one (a link is missing only
-    where every alternative the test may pass lacks it), ``nested`` the stub's fields set to
-    one.  Guarded reads never, nor a link the code allows to be missing
-    (``ChainRead.optional``); undecided ones as notes.  One finding per link a namespace
-    lacks (``cfg.model`` read as ``cfg.model.a`` and ``cfg.model.b``), a certain read's
-    first."""
+    where every alternative the test may pass lacks it, and then named on each of them),
+    ``nested`` the stub's fields set to one.  Guarded reads never, nor a link the code
+    allows to be missing (``ChainRead.optional``); undecided ones as notes.  One finding
+    per link a namespace lacks (``cfg.model`` read as ``cfg.model.a`` and ``cfg.model.b``),
+    a certain read's first."""
     found: dict[tuple[int, tuple[str, ...]], Finding] = {}
     for chain in report.chain_reads:
         if chain.guarded:
@@ -937,12 +993,13 @@ def missing_fields(
             continue
         missing = [_first_missing(*start, table, event) for start in starts]
         if all(m is not None and len(m[1]) - 2 >= chain.optional for m in missing):
-            standin, walked = missing[0]
-            key = (id(standin), walked)
-            if key not in found or (
-                chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
-            ):
-                found[key] = _missing(chain, standin, walked, class_name, event, table)
+            # Every object the test may pass lacks it: each is named where it is built.
+            for standin, walked in missing:  # type: ignore[misc]
+                key = (id(standin), walked)
+                if key not in found or (
+                    chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
+                ):
+                    found[key] = _missing(chain, standin, walked, class_name, event, table)
     return list(found.values())
 
 
@@ -985,8 +1042,9 @@ def _first_missing(
     for name in rest:
         if name in _OBJECT_NAMES:
             return None
-        fields = [f for f in standin.fields if f.name == name and f.visible_to(event.test)]
-        field = field_at(standin, name, event) or next(iter(fields), None)
+        field, settled = field_at(standin, name, event)
+        if not settled and standin.kind is not StandInKind.HOLDER:
+            return None  # set more than once: which value the call meets is not known
         if standin.kind is StandInKind.HOLDER:
             # What the holder holds besides its stand-ins is not known: only they are judged.
             if field is None or len(field.children) != 1:
@@ -1179,13 +1237,33 @@ def _head(meeting: Meeting) -> str:
 
 
 def _sets(standin: StandIn) -> list[StubEvent]:
+    bound = _bound_methods(standin)
     events = []
     for field in standin.fields:
         value, has_value = _value_of(field)
+        if field.location in bound:
+            value, has_value = Obj(truthy=True, bound=bound[field.location]), True
         events.append(
             StubEvent(EventKind.SET, field.name, field.location, value=value, has_value=has_value)
         )
     return events
+
+
+def _bound_methods(standin: StandIn) -> dict[Location, str]:
+    """The fields of ``standin`` set to one of its class's methods bound to it
+    (``ns.f = types.MethodType(Cls.m, ns)``, ``ns.f = Cls.m.__get__(ns)``), by where the
+    field is set: the dotted method each holds, which ``self.f(...)`` runs with ``ns`` as
+    ``self``."""
+    return {
+        meeting.location: meeting.callee.dotted
+        for meeting in standin.meetings
+        if meeting.how is MeetingHow.SELF
+        and not meeting.via
+        and meeting.self_shape in (SelfShape.METHOD_TYPE, SelfShape.DESCRIPTOR_GET)
+        and meeting.callee is not None
+        and meeting.callee.dotted is not None
+        and any(field.location == meeting.location for field in standin.fields)
+    }
 
 
 def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | None:
@@ -1496,13 +1574,17 @@ class _CallIndex:
         scope = self._enclosing_function(binding)
         for stmt in walk(scope) if scope is not None else ():
             if isinstance(stmt, ast.Assign) and stmt.value is binding:
-                names = {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+                # A local (``f = types.MethodType(...)``; ``f(x)``) or a field of an object
+                # (``ns.f = types.MethodType(Cls.f, ns)``; ``ns.f(x)``), called by that name.
+                names = {
+                    ast.unparse(t) for t in stmt.targets if isinstance(t, (ast.Name, ast.Attribute))
+                }
                 later = [
                     node
                     for node in walk(scope)
                     if isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Name)
-                    and node.func.id in names
+                    and isinstance(node.func, (ast.Name, ast.Attribute))
+                    and self._text(node.func) in names
                     and (node.lineno, node.col_offset)
                     > (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
                 ]

@@ -13,6 +13,8 @@ the other shapes tests use to select a path, each known only as far as the test'
   displays and for arrays built from one or with a literal size (``torch.tensor([3, 5])``,
   ``torch.zeros(4, 8)``, ``np.arange(3)``), so ``if not idx.shape[0]: return`` is decided.
   A lambda whose body the test states ``returns`` that value when called.
+  A method bound to the object holding it (``ns.f = types.MethodType(Cls.m, ns)``) is an
+  ``Obj`` that names the method (``bound``).
 - ``EnumMember``: ``AttentionType.DECODER``, compared by its ``Class.MEMBER`` text, since the
   test and the vLLM module may import the class under different paths.
 
@@ -71,6 +73,10 @@ class Obj:
     # of its equality or text: the stub extraction's tracks (compared per parametrize case)
     # and the stub audit's output do not depend on it; only a stand-in's walk reads it.
     returns: tuple[object] | tuple[()] = attrs.field(default=(), eq=False, repr=False)
+    # A method bound to the object that holds this value as a field (``ns.f =
+    # types.MethodType(Cls.m, ns)``): the method's dotted name (``vllm.x.Cls.m``), which a call
+    # of ``self.f(...)`` runs on that same object.
+    bound: str | None = None
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
         for key, value in self.fields:

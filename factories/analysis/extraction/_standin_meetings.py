@@ -154,6 +154,12 @@ class MeetingMaker:
             subclass = _test_subclass(self.scope.module.tree, func.id, imports)
             if subclass is not None:
                 return attrs.evolve(made, dotted=subclass[0], overrides=subclass[1])
+            # ``x = Cls(args); x(ns)``: the object called runs its class's ``__call__``
+            built = self._built(func, call, 0)
+            if built is not None:
+                return attrs.evolve(
+                    made, dotted=f"{built[0]}.__call__", instance=True, instance_fields=built[1]
+                )
         return made
 
     def _on_instance(
@@ -255,6 +261,7 @@ class MeetingMaker:
     def _patches(self, call: ast.Call) -> tuple[tuple[str, bool], ...]:
         """The patches of the function that makes ``call`` and of the test around it."""
         scopes = [self.scope.enclosing_scope(call), self._test_function(call)]
+        scopes += [m for s in scopes if s is not None for m in self._own_methods_called(s)]
         imports = self.sites.imports(call)
         found: dict[str, bool] = {}
         for scope in scopes:
@@ -266,23 +273,89 @@ class MeetingMaker:
                     if head in imports and rest:
                         target = f"{imports[head].dotted}.{rest}"
                     found[target] = found.get(target, False) or raises
+                for target in self._named_by_value(scope):
+                    head, _, rest = target.partition(".")
+                    if head in imports and rest:
+                        target = f"{imports[head].dotted}.{rest}"
+                    found.setdefault(target, False)
         return tuple(sorted(found.items()))
 
     def _unnamed_patch(self, call: ast.Call) -> bool:
-        """Whether the function making ``call`` or its test (decorators too) patches a
-        target whose name is not written out (``patch.object(mod, name)``,
-        ``monkeypatch.setattr(mod, name, v)``, ``patch(target)``): what it replaces is not
-        known, so anything the callee runs may be it (``Meeting.unnamed_patch``)."""
-        for scope in {
-            id(s): s for s in (self.scope.enclosing_scope(call), self._test_function(call))
-        }.values():
+        """Whether the function making ``call`` or its test (decorators too), or a method of
+        the test's class that it calls on ``self`` (``_own_methods_called``), patches a target
+        whose name is not written out (``patch.object(mod, name)``, ``monkeypatch.setattr(mod,
+        name, v)``, ``patch(target)``) and that the test's parametrize cases do not all settle
+        (``_named_by_value``): what it replaces is not known, so anything the callee runs may
+        be it (``Meeting.unnamed_patch``)."""
+        scopes = [self.scope.enclosing_scope(call), self._test_function(call)]
+        scopes += [m for s in scopes if s is not None for m in self._own_methods_called(s)]
+        for scope in {id(s): s for s in scopes}.values():
             if not isinstance(scope, FUNCTION_DEFS):
                 continue
-            decorators = [sub for deco in scope.decorator_list for sub in ast.walk(deco)]
+            decorators = [sub for deco in scope.decorator_list for sub in walk(deco)]
             for node in decorators + list(self.scope.nodes(scope)):
-                if isinstance(node, ast.Call) and _names_no_target(node):
+                if (
+                    isinstance(node, ast.Call)
+                    and _names_no_target(node)
+                    and self._case_targets(node, scope) is None
+                ):
                     return True
         return False
+
+    def _own_methods_called(self, scope: ast.AST) -> list[ast.AST]:
+        """The methods of a test class that ``scope`` (one of its methods) calls on
+        ``self`` (``self._patch_transports(monkeypatch)``): the patches they make hold
+        around the calls ``scope`` makes after them, as a module helper's do."""
+        if not isinstance(scope, FUNCTION_DEFS) or not scope.args.args:
+            return []
+        owner = self.scope.parents.get(scope)
+        if not isinstance(owner, ast.ClassDef):
+            return []
+        own = {node.name: node for node in owner.body if isinstance(node, FUNCTION_DEFS)}
+        me = scope.args.args[0].arg
+        out: list[ast.AST] = []
+        for node in self.scope.nodes(scope):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == me
+                and node.func.attr in own
+                and own[node.func.attr] is not scope
+            ):
+                out.append(own[node.func.attr])
+        return list(dict.fromkeys(out))
+
+    def _named_by_value(self, scope: ast.AST) -> list[str]:
+        """The targets of the patches in ``scope`` whose name is not written out but that the
+        test's parametrize cases all settle (``patch.object(mod, name)`` with ``name`` a
+        parameter: ``mod.attr`` for each name the cases bind it to)."""
+        out: list[str] = []
+        for node in self.scope.nodes(scope):
+            if isinstance(node, ast.Call) and _names_no_target(node):
+                out.extend(self._case_targets(node, scope) or ())
+        return out
+
+    def _case_targets(self, node: ast.Call, scope: ast.AST) -> list[str] | None:
+        """What a patch whose target's name is not a literal (``_names_no_target``) replaces
+        on the runs of the test around ``scope``: the target each parametrize case names
+        (``owner.attr`` of ``patch.object(owner, name)``, ``monkeypatch.setattr(owner, name,
+        v)``); None where the cases do not all say."""
+        test = self._test_function(scope) or (scope if isinstance(scope, FUNCTION_DEFS) else None)
+        cases = self.reader.param_cases(test) if test is not None else []
+        args, func = node.args, node.func
+        # ``patch(target)``, ``monkeypatch.setattr(target, v)``: a dotted text, not an owner
+        # and a name.
+        owned = isinstance(func, ast.Attribute) and (
+            func.attr == "object" or (func.attr == "setattr" and len(args) > 2)
+        )
+        if not cases or not owned or isinstance(args[0], ast.Constant):
+            return None
+        owner = ast.unparse(args[0])
+        names = {self.reader.text_of(args[1], NO_BINDINGS.with_case(test, c)) for c in cases}
+        if None in names:
+            return None
+        return [f"{owner}.{name}" for name in sorted(names)]  # type: ignore[type-var]
 
     def _context(self, node: ast.AST, cases: tuple[str, ...]) -> Meeting:
         """A meeting at ``node`` with what the test states around it filled in."""

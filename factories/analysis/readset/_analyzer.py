@@ -164,7 +164,8 @@ class ReadSetAnalyzer:
             if recorder.chains
             else ()
         )
-        roots = {"self", *(p.name for p in signature.params)}
+        # The parameters, and the elements of ``*args``/``**kwargs`` handed a stand-in.
+        roots = {"self", *(p.name for p in signature.params), *context.standins}
         return MethodReport(
             class_name=cls.name,
             method=method,

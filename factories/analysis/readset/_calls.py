@@ -12,6 +12,7 @@ import attrs
 from factories.analysis._walk import statements
 from factories.analysis.binding import CallShape
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
+from factories.analysis.readset._chains import bound_name
 from factories.analysis.readset._model import AttributeAccess, CallSite, State
 from factories.analysis.readset._syntax import literal_name
 from factories.analysis.values import Obj
@@ -60,6 +61,11 @@ class CallHandlers:
             if name in state and isinstance(stored, Obj) and stored.raises:
                 self.end_path()  # the test put a mock that raises there
                 return state
+            bound = self.bound_method(stored) if name in state else None
+            if bound is not None:
+                # ``ns.f = types.MethodType(Cls.m, ns)``: ``Cls.m`` runs on this object
+                self.read_attr(name, func, state)
+                return self.call_method(bound, node, state)
             member = self.index.lookup(self.cls, name) if name not in state else None
             if self.context.bare_self and member is not None:
                 # A namespace made ``self`` lacks it: a missing read, and a method walked
@@ -94,6 +100,23 @@ class CallHandlers:
 
         return self.call_out(node, state)
 
+    def bound_method(self, stored: object) -> Member | None:
+        """The method a field holds bound to the object walked (``Obj.bound``), where the
+        tree shows it as a plain method of its class: what a call of the field runs."""
+        if not isinstance(stored, Obj) or stored.bound is None:
+            return None
+        head, _, name = stored.bound.rpartition(".")
+        try:
+            owner = self.index.resolve_absolute(head)
+        except SourceError:
+            return None
+        if not isinstance(owner, ClassInfo):
+            return None
+        member = self.index.lookup(owner, name)
+        if member is None or member.kind is not MemberKind.METHOD:
+            return None
+        return member
+
     def call_out(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """A call of something outside the instance: recorded, and, when the test arranged
         for it (``CallContext``), where the expected exception may come from."""
@@ -102,6 +125,7 @@ class CallHandlers:
         if target is not None:
             self.rec.calls.append(CallSite(target, self.loc(node), CallShape.of(node)))
         state = self.expr(func, state)
+        state = self.named_by_helper(node, state)
         context = self.context
         if context.expect_raise and self.function_raises(func):
             self.raised = True
@@ -116,6 +140,25 @@ class CallHandlers:
                 self.raised = True
                 self.certain = False  # the test's replacement may be what raises
         return self.pass_on(node, state)
+
+    def named_by_helper(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
+        """``refill_derived(self, "w", x)``: code handed ``self`` together with a string that
+        names an attribute (as ``setattr`` is) may set that attribute on it; from here on it
+        counts as written, so a later read of it is not one the object lacks.  Where the
+        stand-in audit walks (``CallContext.chains``, ``bare_self``): the stub audit's
+        output is pinned to the releases."""
+        if not (self.context.chains or self.context.bare_self) or self.self_name is None:
+            return state
+        if not any(isinstance(a, ast.Name) and a.id == self.self_name for a in node.args):
+            return state
+        named = {
+            value.value
+            for value in (*node.args, *(k.value for k in node.keywords))
+            if isinstance(value, ast.Constant)
+            and isinstance(value.value, str)
+            and value.value.isidentifier()
+        }
+        return state | named if named else state
 
     def call_method(
         self,
@@ -158,6 +201,10 @@ class CallHandlers:
             path = self.held_path(kw.value, state) if kw.arg else None
             if path is not None:
                 aliases[kw.arg] = path  # type: ignore[index]
+        for where, text in self.spread(call):  # ``super().__init__(*args, **kwargs)``
+            name = bound_name(callee, 1, where)
+            if name is not None:
+                aliases.setdefault(name, text)
         return aliases, self.literal_shape(call).bind_literals(callee, bound=True)
 
     def literal_shape(self, call: ast.Call) -> CallShape:

@@ -18,6 +18,7 @@ import attrs
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._model import (
     GUARDED_MARK,
+    PROBED_MARK,
     WRITTEN_MARK,
     ChainRead,
     alias_mark,
@@ -34,6 +35,9 @@ MAX_FUNCTION_DEPTH = 3
 
 #: The prefix of a function's entry in a walk's call stack (methods have none).
 FUNCTION_FRAME = "fn:"
+
+#: The prefix of an alias key that names an element of a variadic parameter (``element_key``).
+STAR_ELEMENT = "*"
 
 Chain = tuple[str, tuple[str, ...]]
 
@@ -66,7 +70,7 @@ def _outer(state: frozenset[str]) -> frozenset[str]:
 
 def marks(state: frozenset[str]) -> frozenset[str]:
     """The chain marks of a state (what a called function needs of it, and gives back)."""
-    return frozenset(n for n in state if n[:1] in (WRITTEN_MARK, GUARDED_MARK))
+    return frozenset(n for n in state if n[:1] in (WRITTEN_MARK, GUARDED_MARK, PROBED_MARK))
 
 
 class ChainHandlers:
@@ -81,6 +85,15 @@ class ChainHandlers:
         may set to a nested stand-in).  A bare parameter gives an empty path; a bare ``self``
         gives None, and so does every node unless the context asks for chains
         (``CallContext.chains``)."""
+        found = self.chain_through(node, state)
+        return None if found is None else found[0]
+
+    def chain_through(
+        self, node: ast.AST | None, state: frozenset[str] = frozenset()
+    ) -> tuple[Chain, int] | None:
+        """``chain_of``, with how many of the chain's first links are not written at
+        ``node`` but stood for by the local, parameter or field of ``self`` it starts from
+        (``x.m`` with ``x = getattr(p, "n", None)``: one, ``n``)."""
         if not self.context.chains:
             return None
         parts: list[str] = []
@@ -96,25 +109,34 @@ class ChainHandlers:
             held = aliased(state, path[0]) if state else None
             if held is not None:
                 root, *head = held.split(".")
-                return root, (*head, *path[1:])
+                return (root, (*head, *path[1:])), len(head)
             member = self.index.lookup(self.cls, path[0])
             if member is not None and member.kind is not MemberKind.ATTRIBUTE:
                 return None
-            return "self", path
+            return ("self", path), 0
         if node.id in self.aliases:
             root, *head = self.aliases[node.id].split(".")
-            return root, tuple(head) + path
+            return (root, tuple(head) + path), len(head)
         if self.entry and node.id in self.params and node.id not in self.shadowed:
-            return node.id, path
+            return (node.id, path), 0
         return None
 
     def chain_read(
-        self, chain: Chain, node: ast.AST, state: frozenset[str], guarded: bool = False
+        self,
+        chain: Chain,
+        node: ast.AST,
+        state: frozenset[str],
+        guarded: bool = False,
+        through: int = 0,
     ) -> None:
         """Record a read of ``chain`` here, unless the walk itself wrote a link of it on every
         path so far (then the object read is the walk's, not the stand-in's).  A link the code
         allows to be missing there (``GUARDED_MARK``) guards the read where it is the last;
-        before it, the read judges only the links past it (``ChainRead.optional``)."""
+        before it, the read judges only the links past it (``ChainRead.optional``).  A link a
+        ``getattr`` with a default stood for (``PROBED_MARK``) is allowed to be missing only
+        where the read reaches it through what that ``getattr`` gave (its first ``through``
+        links come from the local or parameter read): written out again (``p.n.m`` after
+        ``getattr(p, "n", None)``), it raises where ``p`` lacks ``n``."""
         root, path = chain
         text = root
         optional = 0
@@ -122,7 +144,7 @@ class ChainHandlers:
             text += "." + name
             if WRITTEN_MARK + text in state:
                 return
-            if GUARDED_MARK + text in state:
+            if GUARDED_MARK + text in state or (length <= through and PROBED_MARK + text in state):
                 if length == len(path):
                     guarded = True
                 else:
@@ -136,14 +158,15 @@ class ChainHandlers:
         ``self``, a chain of one name is the ``self`` read itself, not a chain; not in a
         method walked as a function (``Cls.m(mock)``), whose ``self`` is a parameter like
         any other, handed the stand-in."""
-        chain = self.chain_of(node, state)
-        if (
-            chain is None
-            or not chain[1]
-            or (chain[0] == "self" and self.self_name is not None and len(chain[1]) < 2)
+        found = self.chain_through(node, state)
+        if found is None:
+            return False
+        chain, through = found
+        if not chain[1] or (
+            chain[0] == "self" and self.self_name is not None and len(chain[1]) < 2
         ):
             return False
-        self.chain_read(chain, node, state)
+        self.chain_read(chain, node, state, through=through)
         return True
 
     def chain_written(self, target: ast.expr, state: frozenset[str]) -> frozenset[str]:
@@ -197,18 +220,20 @@ class ChainHandlers:
         ):
             return state
         literal = literal_name(call.args[1])
-        chain = self.chain_of(call.args[0], state)
-        if literal is None or chain is None:
+        found = self.chain_through(call.args[0], state)
+        if literal is None or found is None:
             return state
+        chain, through = found
         full = (chain[0], chain[1] + (literal,))
         text = ".".join((full[0], *full[1]))
         if func.id == "setattr":
             return state | {WRITTEN_MARK + text}
         defaulted = func.id == "getattr" and len(call.args) > 2
-        self.chain_read(full, call, state, guarded=func.id == "hasattr" or defaulted)
+        guarded = func.id == "hasattr" or defaulted
+        self.chain_read(full, call, state, guarded=guarded, through=through)
         # What the default stands in for may be what the code reads on (through a local,
-        # ``held_path``): from here on, the code allows that link to be missing.
-        return state | {GUARDED_MARK + text} if defaulted else state
+        # ``held_path``): from here on, a read through it allows that link to be missing.
+        return state | {PROBED_MARK + text} if defaulted else state
 
     def chain_guard(self, test: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """The mark ``hasattr(<stand-in chain>, "n")`` establishes where it holds."""
@@ -239,7 +264,10 @@ class ChainHandlers:
         ]
         passed += [(k.arg, self.chain_of(k.value, state)) for k in call.keywords if k.arg]
         passed = [(where, chain) for where, chain in passed if chain and self.handed(chain)]
-        if not passed:
+        spread = [
+            (where, _split(text)) for where, text in self.spread(call) if self.handed(_split(text))
+        ]
+        if not passed and not spread:
             return state
         if sum(1 for frame in self.stack if _passed_frame(frame)) >= MAX_FUNCTION_DEPTH:
             return state
@@ -262,6 +290,12 @@ class ChainHandlers:
             name = positional[where] if isinstance(where, int) else where
             if name in known:
                 aliases[name] = ".".join((chain[0], *chain[1]))
+        if target.built is not None:
+            spread = [(where, chain) for where, chain in spread if chain[0] != "self"]
+        for where, chain in spread:
+            name = bound_name(node, target.skip, where)
+            if name is not None:
+                aliases.setdefault(name, ".".join((chain[0], *chain[1])))
         if not aliases:
             return state
         params = self.literal_shape(call).bind_literals(node, bound=target.skip > 0)
@@ -306,6 +340,41 @@ class ChainHandlers:
         if not runs or walked.state is None:
             return state
         return state | _outer(marks(walked.state))
+
+    def spread(self, call: ast.Call) -> list[tuple[int | str, str]]:
+        """What ``f(a, *args, **kwargs)`` hands on of the stand-ins this function's own
+        ``*args`` and ``**kwargs`` hold (``forwarded``): each as ``(where, chain)``, where
+        is the position in the call (the arguments written before the star counted) or the
+        keyword.  A wrapper's ``super().__init__(*args, **kwargs)`` passes the caller's
+        arguments on unchanged, so they bind to the parameters of the code it calls."""
+        out: list[tuple[int | str, str]] = []
+        for index, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                if isinstance(arg.value, ast.Name):
+                    for element, text in self.forwarded(arg.value.id):
+                        if isinstance(element, int):
+                            out.append((index + element, text))
+                break  # where the arguments after a star land is not known
+        for keyword in call.keywords:
+            if keyword.arg is None and isinstance(keyword.value, ast.Name):
+                for element, text in self.forwarded(keyword.value.id):
+                    if isinstance(element, str):
+                        out.append((element, text))
+        return out
+
+    def forwarded(self, name: str) -> list[tuple[int | str, str]]:
+        """The stand-ins the variadic parameter ``name`` holds (``args``, ``kwargs``): its
+        elements the caller bound (``STAR_ELEMENT`` aliases: position or keyword, chain),
+        unless the function rebound the name."""
+        if name in self.shadowed or name in self.locals:
+            return []
+        prefix = f"{STAR_ELEMENT}{name}["
+        out: list[tuple[int | str, str]] = []
+        for key, text in self.aliases.items():
+            if key.startswith(prefix) and key.endswith("]"):
+                inner = key[len(prefix) : -1]
+                out.append((int(inner), text) if inner.isdigit() else (inner.strip("'"), text))
+        return out
 
     def handed(self, chain: Chain) -> bool:
         """Whether a chain passed to a call is on a stand-in the call is handed
@@ -393,6 +462,37 @@ class ChainHandlers:
         if defined in patched:
             return True
         return bool(text) and "." not in text and f"{self.module.name}.{text}" in patched
+
+
+def _split(text: str) -> Chain:
+    root, *path = text.split(".")
+    return root, tuple(path)
+
+
+def element_key(name: str, where: int | str) -> str:
+    """The alias key of one element of a variadic parameter: ``*args[2]``, ``*kwargs['cfg']``
+    (no name can spell it, so it never meets a local's)."""
+    return f"{STAR_ELEMENT}{name}[{where if isinstance(where, int) else repr(where)}]"
+
+
+def bound_name(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, skip: int, where: int | str
+) -> str | None:
+    """The parameter of ``node`` (its first ``skip`` not passed) an argument at position or
+    keyword ``where`` binds to, or the element of its ``*args``/``**kwargs`` that takes it
+    (``element_key``); None where none does."""
+    args = node.args
+    positional = [a.arg for a in list(args.posonlyargs) + list(args.args)][skip:]
+    if isinstance(where, int):
+        if where < len(positional):
+            return positional[where]
+        if args.vararg is not None:
+            return element_key(args.vararg.arg, where - len(positional))
+        return None
+    named = {a.arg for a in args.args[skip:]} | {a.arg for a in args.kwonlyargs}
+    if where in named:
+        return where
+    return element_key(args.kwarg.arg, where) if args.kwarg is not None else None
 
 
 def _root_attribute(node: ast.AST | None) -> ast.AST | None:

@@ -16,13 +16,16 @@ State = frozenset[str] | None  # None: this path cannot be reached (after return
 # Besides ``self`` attribute names, a state holds marks about stand-in chains, which no
 # attribute name can equal: ``=metadata.x`` (the walk wrote ``metadata.x`` on every path so
 # far: what is read under it is not the stand-in's), ``?metadata.x`` (a ``hasattr`` guard
-# holds: a read under it tolerates a missing name) and ``~cfg=vllm_config.model_config`` (on
+# holds: a read under it tolerates a missing name), ``!metadata.x`` (a ``getattr`` with a
+# default stood for ``metadata.x``: a read through what it gave tolerates a missing name, one
+# that writes the link out again does not) and ``~cfg=vllm_config.model_config`` (on
 # every path so far the walk stored that chain of a stand-in in ``self.cfg``: a read of
 # ``self.cfg.x`` reads the stand-in, ``alias_mark``).  ``names`` strips them.
 WRITTEN_MARK = "="
 GUARDED_MARK = "?"
+PROBED_MARK = "!"
 ALIAS_MARK = "~"
-_MARKS = (WRITTEN_MARK, GUARDED_MARK, ALIAS_MARK)
+_MARKS = (WRITTEN_MARK, GUARDED_MARK, PROBED_MARK, ALIAS_MARK)
 
 
 def names(state: frozenset[str]) -> frozenset[str]:

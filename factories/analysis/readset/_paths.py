@@ -102,17 +102,14 @@ def first_by_name(items: Iterable[AttributeAccess]) -> tuple[AttributeAccess, ..
 
 
 def first_unguarded_by_name(items: Iterable[ChainRead]) -> tuple[ChainRead, ...]:
-    """One read per chain: the first certain one, and among those an unguarded one first, and
-    one that judges the most links (a chain read plainly anywhere on the test's path is
-    needed, whatever else probes it)."""
-    seen: dict[tuple[str, tuple[str, ...]], ChainRead] = {}
+    """One read per chain and tolerance: the first certain one among the reads that allow the
+    same links to be missing (``guarded``, ``optional``).  A chain read plainly anywhere is
+    needed there, whatever else probes it: a ``getattr`` with a default on the test's path
+    does not hide a plain read of the same chain further on (on some runs only, a note)."""
+    seen: dict[tuple[str, tuple[str, ...], bool, int], ChainRead] = {}
     for item in items:
-        key = (item.root, item.path)
+        key = (item.root, item.path, item.guarded, item.optional)
         old = seen.get(key)
-        if old is None or (item.certain, not item.guarded, -item.optional) > (
-            old.certain,
-            not old.guarded,
-            -old.optional,
-        ):
+        if old is None or (item.certain and not old.certain):
             seen[key] = item
     return tuple(seen.values())

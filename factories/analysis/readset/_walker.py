@@ -21,7 +21,7 @@ import attrs
 from factories.analysis.classes import ClassInfo, Member
 from factories.analysis.findings import Location
 from factories.analysis.readset._calls import CallHandlers
-from factories.analysis.readset._chains import ChainHandlers
+from factories.analysis.readset._chains import STAR_ELEMENT, ChainHandlers
 from factories.analysis.readset._decisions import Decisions
 from factories.analysis.readset._expressions import ExpressionHandlers
 from factories.analysis.readset._model import CallContext, Recorder, State, Walked, meet
@@ -86,6 +86,13 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         # Locals bound to the container a replaced function returns (``CallContext.returned``):
         # the root its items stand for, and how many it surely holds.
         self.containers: dict[str, tuple[str, int]] = {}
+        if entry:
+            # The analysed call's ``*args``/``**kwargs`` elements the test hands stand-ins
+            # (``args[2]``): passed on as they are by ``f(*args, **kwargs)``.
+            variadic = [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+            for root in context.standins:
+                if any(root.startswith(f"{name}[") for name in variadic):
+                    self.aliases.setdefault(STAR_ELEMENT + root, root)
         self.shadowed: set[str] = set()
         # Locals bound to a stand-in chain no write had replaced then (``saved =
         # runner.field``): storing one back onto that chain puts the stand-in's object back.
