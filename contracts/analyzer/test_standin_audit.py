@@ -17,10 +17,11 @@ import pytest
 from factories.analysis.audit import StubAuditor
 from factories.analysis.findings import FindingKind
 
-ERROR, NOTE, SELF = (
+ERROR, NOTE, SELF, STALE = (
     FindingKind.MISSING_FIELD,
     FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
     (FindingKind.MISSING_ATTRIBUTE),
+    FindingKind.STALE_FIELD,
 )
 
 BUILDER = """
@@ -529,6 +530,63 @@ class Drafter:
 
     def load(self, cfg):
         return cfg.spec.model_path
+
+
+def stale_reads(cfg):
+    return cfg.used
+
+
+def stale_branch(cfg, flag=False):
+    if flag:
+        return cfg.rare
+    return cfg.used
+
+
+_KEPT = None
+
+
+def stale_keeps(cfg):
+    global _KEPT
+    _KEPT = cfg
+    return cfg.used
+
+
+def stale_vars(cfg):
+    return dict(vars(cfg))
+
+
+def stale_passes(cfg):
+    return stale_reads(cfg)
+
+
+def stale_returns(cfg):
+    return cfg
+
+
+class StaleKeeper:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+
+def stale_nested(cfg):
+    return cfg.model.dtype
+
+
+def stale_named(cfg, name):
+    return getattr(cfg, name)
+
+
+def stale_local(cfg):
+    model = cfg.model
+    return model.dtype
+
+
+from elsewhere import traced  # noqa: E402  (a decorator outside the tree)
+
+
+@traced
+def stale_decorated(cfg):
+    return cfg.used
 """
 
 
@@ -853,7 +911,7 @@ CASES = [
         def test_x(n):
             mod.warm(SimpleNamespace(other=1), n)
         """,
-        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh")}),
+        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh"), (STALE, "other")}),
     ),
     Case(
         "handed-a-read-past-an-undecided-early-return-stays-a-note",
@@ -920,7 +978,7 @@ CASES = [
         def test_x():
             query_len(SimpleNamespace(other=1))
         """,
-        frozenset(),
+        frozenset({(STALE, "other")}),
     ),
     Case(
         "handed-a-holder-s-namespace-decides-the-none-test",
@@ -1027,7 +1085,7 @@ CASES = [
         def test_x():
             make_made(SimpleNamespace(other=1))
         """,
-        frozenset({(ERROR, "cfg.size")}),
+        frozenset({(ERROR, "cfg.size"), (STALE, "other")}),
     ),
     Case(
         "handed-a-local-flag-the-test-s-values-set-takes-its-arm",
@@ -1101,7 +1159,7 @@ CASES = [
         def test_x():
             mod.build_common(SimpleNamespace(other=1))
         """,
-        frozenset({(ERROR, "common.num_actual_tokens")}),
+        frozenset({(ERROR, "common.num_actual_tokens"), (STALE, "other")}),
     ),
     Case(
         "handed-to-a-module-loaded-by-a-computed-name",
@@ -1221,7 +1279,7 @@ CASES = [
         def test_x():
             mod.by_kind(SimpleNamespace(size=1), {"a": 1})
         """,
-        frozenset({(ERROR, "runner.fresh")}),
+        frozenset({(ERROR, "runner.fresh"), (STALE, "size")}),
     ),
     Case(
         "handed-a-list-display-takes-the-isinstance-early-return",
@@ -1230,7 +1288,7 @@ CASES = [
         def test_x():
             mod.by_kind(SimpleNamespace(size=1), [1])
         """,
-        frozenset(),
+        frozenset({(STALE, "size")}),
     ),
     Case(
         "handed-an-unstated-argument-leaves-isinstance-undecided",
@@ -1239,7 +1297,7 @@ CASES = [
         def test_x(meta):
             mod.by_kind(SimpleNamespace(size=1), meta)
         """,
-        frozenset({(NOTE, "runner.fresh")}),
+        frozenset({(NOTE, "runner.fresh"), (STALE, "size")}),
     ),
     Case(
         "handed-a-local-bound-to-and-holds-the-operand-it-evaluates-to",
@@ -1266,7 +1324,7 @@ CASES = [
         def test_x():
             mod.each(SimpleNamespace(other=1), [0, 1])
         """,
-        frozenset({(ERROR, "runner.size"), (NOTE, "runner.fresh")}),
+        frozenset({(ERROR, "runner.size"), (NOTE, "runner.fresh"), (STALE, "other")}),
     ),
     Case(
         "handed-a-loop-over-a-stated-empty-list-or-unstated-items-stays-a-note",
@@ -1276,7 +1334,7 @@ CASES = [
             mod.each(SimpleNamespace(other=1), [])
             mod.each(SimpleNamespace(other=2), groups)
         """,
-        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh")}),
+        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh"), (STALE, "other")}),
     ),
     Case(
         "handed-a-holder-is-known-by-the-namespaces-set-on-it",
@@ -1310,7 +1368,7 @@ CASES = [
         def test_x():
             mod.validate(SimpleNamespace(size=1), Params())
         """,
-        frozenset({(ERROR, "proc.fresh")}),
+        frozenset({(ERROR, "proc.fresh"), (STALE, "size")}),
     ),
     Case(
         "handed-an-object-of-another-class-leaves-isinstance-undecided",
@@ -1320,7 +1378,7 @@ CASES = [
         def test_x():
             mod.validate(SimpleNamespace(size=1), Sub())
         """,
-        frozenset({(NOTE, "proc.fresh")}),
+        frozenset({(NOTE, "proc.fresh"), (STALE, "size")}),
     ),
     Case(
         "made-self-lacks-a-method-of-the-class",
@@ -1510,7 +1568,7 @@ CASES = [
             )
             spec_width(config)
         """,
-        frozenset({(ERROR, "config.speculative_config.width")}),
+        frozenset({(ERROR, "config.speculative_config.width"), (STALE, "other")}),
     ),
     Case(
         "a-conditional-s-namespace-no-case-selects-is-not-the-field",
@@ -1557,7 +1615,7 @@ CASES = [
         def test_x(method):
             spec_width(_make(method))
         """,
-        frozenset({(ERROR, "config.speculative_config.width")}),
+        frozenset({(ERROR, "config.speculative_config.width"), (STALE, "other")}),
     ),
     Case(
         "a-conditional-s-call-taking-a-namespace-is-not-the-namespace",
@@ -1586,7 +1644,7 @@ CASES = [
         def test_x():
             _build(Widths)
         """,
-        frozenset({(ERROR, "config.speculative_config.width")}),
+        frozenset({(ERROR, "config.speculative_config.width"), (STALE, "other")}),
     ),
     Case(
         "a-class-a-helper-s-caller-does-not-name-is-not-met",
@@ -1648,6 +1706,245 @@ CASES = [
 
         def test_x():
             _Test(SimpleNamespace(spec=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-field-no-code-it-meets-reads",
+        """
+        from vllm.mod import stale_reads
+
+        def test_x():
+            stale_reads(SimpleNamespace(used=1, unused=2))
+        """,
+        frozenset({(STALE, "unused")}),
+    ),
+    Case(
+        "stale-a-field-the-test-itself-reads-is-not",
+        """
+        from vllm.mod import stale_reads
+
+        def test_x():
+            ns = SimpleNamespace(used=1, unused=2)
+            stale_reads(ns)
+            assert ns.unused == 2
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-read-on-a-branch-the-test-does-not-take-still-reads-it",
+        """
+        from vllm.mod import stale_branch
+
+        def test_x():
+            stale_branch(SimpleNamespace(used=1, rare=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-read-through-a-function-it-is-passed-on-to",
+        """
+        from vllm.mod import stale_passes
+
+        def test_x():
+            stale_passes(SimpleNamespace(used=1, unused=2))
+        """,
+        frozenset({(STALE, "unused")}),
+    ),
+    Case(
+        "stale-kept-in-a-global-is-not-judged",
+        """
+        from vllm.mod import stale_keeps
+
+        def test_x():
+            stale_keeps(SimpleNamespace(used=1, unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-seen-whole-by-vars-is-not-judged",
+        """
+        from vllm.mod import stale_vars
+
+        def test_x():
+            stale_vars(SimpleNamespace(unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-returned-to-the-test-is-not-judged",
+        """
+        from vllm.mod import stale_returns
+
+        def test_x():
+            stale_returns(SimpleNamespace(unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-stored-by-a-constructor-is-not-judged",
+        """
+        from vllm.mod import StaleKeeper
+
+        def test_x():
+            StaleKeeper(SimpleNamespace(unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-read-by-a-computed-getattr-is-not-judged",
+        """
+        from vllm.mod import stale_named
+
+        def test_x():
+            stale_named(SimpleNamespace(a=1), "a")
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-decorated-callee-is-not-judged",
+        """
+        from vllm.mod import stale_decorated
+
+        def test_x():
+            stale_decorated(SimpleNamespace(used=1, unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-nested-fields-are-judged-where-their-owner-is",
+        """
+        from vllm.mod import stale_nested
+
+        def test_x():
+            stale_nested(SimpleNamespace(model=SimpleNamespace(dtype=1, extra=2), top=3))
+        """,
+        frozenset({(STALE, "extra"), (STALE, "top")}),
+    ),
+    Case(
+        "stale-a-nested-namespace-read-through-a-local-alias",
+        """
+        from vllm.mod import stale_local
+
+        def test_x():
+            stale_local(SimpleNamespace(model=SimpleNamespace(dtype=1, extra=2)))
+        """,
+        frozenset({(STALE, "extra")}),
+    ),
+    Case(
+        "stale-a-nested-namespace-the-test-hands-on-is-not-judged",
+        """
+        from vllm.mod import stale_nested
+
+        def test_x():
+            ns = SimpleNamespace(model=SimpleNamespace(dtype=1, extra=2))
+            stale_nested(ns)
+            print(ns.model)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-meeting-no-walk-follows-is-not-judged",
+        """
+        import json
+        from vllm.mod import stale_reads
+
+        def test_x():
+            ns = SimpleNamespace(used=1, unused=2)
+            stale_reads(ns)
+            json.dumps(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-judged-over-every-meeting",
+        """
+        from vllm.mod import stale_branch, stale_reads
+
+        def test_x():
+            ns = SimpleNamespace(used=1, rare=2, unused=3)
+            stale_reads(ns)
+            stale_branch(ns, flag=True)
+        """,
+        frozenset({(STALE, "unused")}),
+    ),
+    Case(
+        "stale-built-by-a-private-helper-of-the-test-module",
+        """
+        from vllm.mod import stale_reads
+
+        def _make():
+            return SimpleNamespace(used=1, unused=2)
+
+        def test_x():
+            stale_reads(_make())
+        """,
+        frozenset({(STALE, "unused")}),
+    ),
+    Case(
+        "stale-built-by-a-helper-other-modules-may-import-is-not-judged",
+        """
+        from vllm.mod import stale_reads
+
+        def make():
+            return SimpleNamespace(used=1, unused=2)
+
+        def test_x():
+            stale_reads(make())
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-put-in-a-list-by-the-test-is-not-judged",
+        """
+        from vllm.mod import stale_reads
+
+        def test_x():
+            ns = SimpleNamespace(used=1, unused=2)
+            stale_reads(ns)
+            kept = [ns]
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-an-indirect-parametrize-value-is-not-judged",
+        """
+        import pytest
+        from vllm.mod import stale_reads
+
+        @pytest.mark.parametrize("cfg", [SimpleNamespace(used=1, unused=2)], indirect=True)
+        def test_x(cfg):
+            stale_reads(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-silenced-on-the-line-that-builds-it",
+        """
+        from vllm.mod import stale_reads
+
+        def test_x():
+            stale_reads(SimpleNamespace(used=1, unused=2))  # audit-stubs: ignore[stale-field]
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-namespace-a-field-s-value-hands-to-a-call-is-not-judged",
+        """
+        import copy
+        from vllm.mod import stale_nested
+
+        def test_x():
+            stale_nested(SimpleNamespace(model=copy.copy(SimpleNamespace(dtype=1, extra=2))))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-made-self-namespace-is-not-judged",
+        """
+        def test_x():
+            ns = SimpleNamespace(_decode_causal=True, _new_field=1, unused=2)
+            Builder.decode(ns, 1)
         """,
         frozenset(),
     ),
@@ -2001,7 +2298,7 @@ def test_standin_findings(tmp_path, case):
     found = {
         (f.kind, f.name)
         for f in result.findings
-        if f.kind in (ERROR, NOTE, SELF)
+        if f.kind in (ERROR, NOTE, SELF, STALE)
         and ("stand" in f.message or "made self" in f.message or "SimpleNamespace" in f.message)
     }
     assert found == case.expected

@@ -141,7 +141,12 @@ class StandIn:
     (``del ns.f``, ``delattr(ns, "f")``), perhaps on some of its cases only: ``fields`` less
     these is what the stand-in holds on every run.  ``possible``: built as one alternative of
     a conditional expression the test's values do not decide (``None if c else ns``), so the
-    object holding it may hold the other: what it lacks is a note, never an error."""
+    object holding it may hold the other: what it lacks is a note, never an error.
+    ``test_reads``: the chains below it the test itself reads (``ns.x`` in an ``assert``,
+    ``getattr(ns, "x")``, ``ns.cfg.n += 1``), as field paths; ``loose``: those whose object
+    the test hands on where no meeting follows it (``()``: the stand-in itself, returned
+    from a helper other modules may import, put in a list, printed, ``vars(ns)``; ``("cfg",)``:
+    ``f(ns.cfg)``).  What a stale field of a namespace needs: every use the test makes."""
 
     kind: StandInKind
     location: Location
@@ -151,6 +156,11 @@ class StandIn:
     meetings: tuple[Meeting, ...] = ()
     dropped: frozenset[str] = frozenset()
     possible: bool = False
+    test_reads: frozenset[tuple[str, ...]] = frozenset()
+    loose: frozenset[tuple[str, ...]] = frozenset()
+    # The creation call's column: with ``location``, which namespace of a line it is
+    # (``SimpleNamespace(model=SimpleNamespace(...))`` builds two there).
+    column: int = 0
 
     @property
     def field_names(self) -> frozenset[str]:
