@@ -8,12 +8,14 @@ what is *not* a finding: a guarded read, a field the test sets, a real object's 
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
 import attrs
 import pytest
 
+from contracts.analyzer.cases import cli
 from factories.analysis.audit import StubAuditor
 from factories.analysis.findings import FindingKind
 
@@ -2350,3 +2352,237 @@ def test_a_shared_helper_s_namespace_on_its_stub_is_judged_in_the_calling_test(
     result = StubAuditor(root).audit_paths([root / "tests"], standins=True)
     found = {(f.kind, f.name) for f in result.findings if f.kind in (ERROR, NOTE, SELF)}
     assert found == expected
+
+
+# -- what applies to a stub's findings applies to a stand-in's (issue 19) ---------------------
+# A tree whose test meets vLLM code with namespaces in each way the audit follows: handed to a
+# function (a link missing on an undecided branch, a note; a field no code reads, a stale-field
+# warning), handed to a stub's method (a missing link, an error), made ``self`` (a missing
+# field, an error).  The baseline, the inline comment on the line that builds the namespace,
+# the allowlist, ``--base-src`` and ``--format github`` each act on those findings as on a
+# stub's; each test also runs the input that must not pass.
+
+ADOPTION_MOD = """
+def build(cfg, flag):
+    if flag:
+        return cfg.extra
+    return cfg.n
+
+
+class Builder:
+    def run(self, common):
+        return common.size
+
+    def decode(self):
+        return self.known + self.missing
+"""
+
+ADOPTION_TEST = """
+from types import SimpleNamespace
+
+from vllm.mod import Builder, build
+
+
+def test_handed(flag):
+    cfg = SimpleNamespace(n=1, unused=2)  # HANDED
+    build(cfg, flag)
+
+
+def test_stub_argument():
+    b = object.__new__(Builder)
+    common = SimpleNamespace(other=1)  # STUB
+    b.run(common)
+
+
+def test_made_self():
+    ns = SimpleNamespace(known=1)  # SELF
+    Builder.decode(ns)
+"""
+
+#: ``kind name`` of each finding of ``ADOPTION_TEST`` (notes included).
+ADOPTION_FINDINGS = {
+    "possibly-missing-attribute cfg.extra",
+    "stale-field unused",
+    "missing-field common.size",
+    "missing-attribute missing",
+}
+
+
+def _adoption(tmp_path: Path, test: str = ADOPTION_TEST, mod: str = ADOPTION_MOD) -> Path:
+    root = tmp_path / "src"
+    (root / "vllm").mkdir(parents=True, exist_ok=True)
+    (root / "vllm" / "__init__.py").write_text("")
+    (root / "vllm" / "mod.py").write_text(mod)
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "tests" / "test_x.py").write_text(test)
+    return root
+
+
+def _found(out: str) -> set[str]:
+    return {f"{f['kind']} {f['name']}" for f in json.loads(out)}
+
+
+def _audit_json(root: Path, *args: str, capsys) -> tuple[int, set[str]]:
+    status, out, err = cli(
+        root,
+        "--standins",
+        "--no-cache",
+        "--format",
+        "json",
+        *args,
+        str(root / "tests"),
+        capsys=capsys,
+    )
+    assert status in (0, 1), err
+    return status, _found(out)
+
+
+def test_adoption_tree_has_a_finding_of_each_route(tmp_path, capsys):
+    status, found = _audit_json(_adoption(tmp_path), capsys=capsys)
+    assert (status, found) == (1, ADOPTION_FINDINGS)
+
+
+def test_a_baseline_knows_standin_findings_by_keys_without_lines(tmp_path, capsys):
+    root = _adoption(tmp_path)
+    baseline = tmp_path / "baseline.txt"
+    status, out, err = cli(
+        root,
+        "--standins",
+        "--no-cache",
+        "--write-baseline",
+        str(baseline),
+        str(root / "tests"),
+        capsys=capsys,
+    )
+    assert status == 0, out + err  # what it records does not fail
+    keys = [line for line in baseline.read_text().splitlines() if not line.startswith("#")]
+    assert sorted(keys) == [
+        "tests/test_x.py::missing-attribute:Builder.decode:missing",
+        "tests/test_x.py::missing-field:Builder.run:common.size",
+        "tests/test_x.py::possibly-missing-attribute:vllm.mod.build:cfg.extra",
+        "tests/test_x.py::stale-field:types.SimpleNamespace.build:unused",
+    ]
+    # Lines moved: every finding is still known.
+    (root / "tests" / "test_x.py").write_text("# a comment moves every line\n" + ADOPTION_TEST)
+    known = ("--baseline", str(baseline))
+    assert _audit_json(root, *known, capsys=capsys) == (0, set())
+    # A second namespace lacking the same link in the file is a new finding.
+    (root / "tests" / "test_x.py").write_text(
+        ADOPTION_TEST
+        + "\n\ndef test_again():\n    b = object.__new__(Builder)\n    b.run(SimpleNamespace())\n"
+    )
+    assert _audit_json(root, *known, capsys=capsys) == (1, {"missing-field common.size"})
+
+
+@pytest.mark.parametrize(
+    ("marker", "kinds", "silenced"),
+    [
+        (
+            "HANDED",
+            "possibly-missing-attribute, stale-field",
+            ADOPTION_FINDINGS - {"missing-field common.size", "missing-attribute missing"},
+        ),
+        ("STUB", "missing-field", {"missing-field common.size"}),
+        ("SELF", "missing-attribute", {"missing-attribute missing"}),
+        (
+            "HANDED",
+            "",
+            ADOPTION_FINDINGS - {"missing-field common.size", "missing-attribute missing"},
+        ),
+        # A comment naming another kind silences nothing.
+        ("HANDED", "missing-field", set()),
+        ("STUB", "stale-field", set()),
+        ("SELF", "missing-field", set()),
+    ],
+)
+def test_a_comment_on_the_line_that_builds_a_namespace_silences_its_findings(
+    tmp_path, capsys, marker, kinds, silenced
+):
+    comment = "# audit-stubs: ignore" + (f"[{kinds}]" if kinds else "")
+    root = _adoption(tmp_path, ADOPTION_TEST.replace(f"# {marker}", comment))
+    _, found = _audit_json(root, "--show-possible", capsys=capsys)
+    assert found == ADOPTION_FINDINGS - silenced
+
+
+def test_a_comment_naming_no_kind_on_a_namespace_s_line_is_exit_2(tmp_path, capsys):
+    root = _adoption(tmp_path, ADOPTION_TEST.replace("# HANDED", "# audit-stubs: ignore[nope]"))
+    status, out, err = cli(root, "--standins", "--no-cache", str(root / "tests"), capsys=capsys)
+    assert (status, out) == (2, "")
+    assert "names no finding kind" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("patterns", "left"),
+    [
+        (
+            [
+                "missing-field:Builder.run:common.size",
+                "stale-field:types.SimpleNamespace.build:unused",
+                "tests/test_x.py::missing-attribute:Builder.decode:*",
+            ],
+            {"possibly-missing-attribute cfg.extra"},
+        ),
+        # Patterns for other links, fields or files silence nothing.
+        (
+            [
+                "missing-field:Builder.run:common.other",
+                "stale-field:types.SimpleNamespace.build:n",
+                "tests/other.py::missing-attribute:Builder.decode:*",
+            ],
+            ADOPTION_FINDINGS,
+        ),
+    ],
+)
+def test_the_allowlist_silences_standin_findings(tmp_path, capsys, patterns, left):
+    root = _adoption(tmp_path)
+    allow = tmp_path / "allow.txt"
+    allow.write_text("\n".join(patterns) + "\n")
+    _, found = _audit_json(root, "--allowlist", str(allow), capsys=capsys)
+    assert found == left
+
+
+@pytest.mark.parametrize(
+    ("base", "expected"),
+    [
+        # The base did not read ``cfg.extra``: the change added it, an error.
+        (
+            ADOPTION_MOD.replace("return cfg.extra", "return 0"),
+            ADOPTION_FINDINGS - {"possibly-missing-attribute cfg.extra"}
+            | {"newly-read-attribute cfg.extra"},
+        ),
+        # The base read it too: still a note (the base is audited with its namespaces).
+        (ADOPTION_MOD, ADOPTION_FINDINGS),
+    ],
+)
+def test_base_src_a_namespace_read_the_change_added_is_an_error(tmp_path, capsys, base, expected):
+    root = _adoption(tmp_path)
+    old = tmp_path / "old"
+    (old / "vllm").mkdir(parents=True)
+    (old / "vllm" / "__init__.py").write_text("")
+    (old / "vllm" / "mod.py").write_text(base)
+    status, found = _audit_json(root, "--base-src", str(old), capsys=capsys)
+    assert (status, found) == (1, expected)
+
+
+def test_github_format_annotates_standin_findings(tmp_path, capsys):
+    root = _adoption(tmp_path)
+    args = ("--standins", "--no-cache", "--format", "github")
+    status, out, _ = cli(root, *args, str(root / "tests"), capsys=capsys)
+    levels = sorted(line.split(" ", 1)[0] for line in out.splitlines())
+    assert (status, levels) == (1, ["::error", "::error", "::warning"])
+    assert all(",line=" in line and "test_x.py" in line for line in out.splitlines())
+    status, out, _ = cli(root, *args, "--show-possible", str(root / "tests"), capsys=capsys)
+    assert sorted(line.split(" ", 1)[0] for line in out.splitlines()) == [
+        "::error",
+        "::error",
+        "::notice",
+        "::warning",
+    ]
+    # Namespaces that hold every field read: nothing to annotate.
+    clean = (
+        ADOPTION_TEST.replace("n=1, unused=2", "n=1, extra=2")
+        .replace("other=1", "size=1")
+        .replace("known=1", "known=1, missing=2")
+    )
+    root = _adoption(tmp_path / "clean", clean)
+    assert cli(root, *args, "--show-possible", str(root / "tests"), capsys=capsys)[:2] == (0, "")
