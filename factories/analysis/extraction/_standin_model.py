@@ -156,11 +156,13 @@ class StandIn:
     meetings: tuple[Meeting, ...] = ()
     dropped: frozenset[str] = frozenset()
     possible: bool = False
-    test_reads: frozenset[tuple[str, ...]] = frozenset()
-    loose: frozenset[tuple[str, ...]] = frozenset()
+    # Only stale fields ask for these three: not part of a stand-in's identity, so that
+    # the meetings' grouping (``standin_audit``) is the same with or without them.
+    test_reads: frozenset[tuple[str, ...]] = attrs.field(default=frozenset(), eq=False)
+    loose: frozenset[tuple[str, ...]] = attrs.field(default=frozenset(), eq=False)
     # The creation call's column: with ``location``, which namespace of a line it is
     # (``SimpleNamespace(model=SimpleNamespace(...))`` builds two there).
-    column: int = 0
+    column: int = attrs.field(default=0, eq=False)
 
     @property
     def field_names(self) -> frozenset[str]:
