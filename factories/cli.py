@@ -400,7 +400,9 @@ def _known_reads(
     _note(args, f"base {base.label} ({what}): auditing the same stubs against it")
     cache = _result_cache(args, root, base.overlay)
     base_auditor = StubAuditor(root, base.overlay, cache)
-    base_result = base_auditor.audit_paths(paths, Allowlist(), progress)
+    # The same judgement of the base: with --standins, its namespaces' reads too, or each
+    # undecided read of a namespace would look new.
+    base_result = base_auditor.audit_paths(paths, Allowlist(), progress, standins=args.standins)
     return KnownReads.of(base.label, base_result.findings)
 
 

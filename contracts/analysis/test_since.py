@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from contracts.analyzer.cases import cli
+from contracts.analyzer.test_standin_audit import ADOPTION_MOD, ADOPTION_TEST
 from contracts.analyzer.worker_tree import BASE, NEW_READ, TEST, vllm_tree
 
 #: With --selfcheck (CI) only: the real history reads pinned releases, and each CLI case spawns
@@ -96,6 +97,32 @@ def test_bad_base_is_exit_2_with_one_line(checkout, capsys, args, needle):
     assert status == 2
     assert needle in err and len(err.strip().splitlines()) == 1, err
     assert "Traceback" not in err and out == ""
+
+
+def test_since_head_a_namespace_read_an_uncommitted_change_adds_is_an_error(tmp_path, capsys):
+    """With ``--standins``, the base is audited with its namespaces too: a read of one the
+    change added is an error, one the base already had stays a note."""
+    repo = tmp_path / "repo"
+    (repo / "vllm").mkdir(parents=True)
+    (repo / "vllm" / "__init__.py").write_text("")
+    base = ADOPTION_MOD.replace("return cfg.extra", "return 0")
+    (repo / "vllm" / "mod.py").write_text(base)
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_x.py").write_text(ADOPTION_TEST)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "base")
+    args = ("--standins", "--no-cache", "--since", "HEAD", "--format", "json")
+    (repo / "vllm" / "mod.py").write_text(ADOPTION_MOD)
+    status, out, err = cli(repo, *args, str(repo / "tests"), capsys=capsys)
+    kinds = {f["name"]: f["kind"] for f in json.loads(out)}
+    assert (status, kinds["cfg.extra"]) == (1, "newly-read-attribute"), err
+    # The same read committed: the base has it, a note again.
+    _git(repo, "commit", "-qam", "read extra")
+    (repo / "vllm" / "mod.py").write_text(ADOPTION_MOD + "\n# touched\n")
+    status, out, err = cli(repo, *args, str(repo / "tests"), capsys=capsys)
+    kinds = {f["name"]: f["kind"] for f in json.loads(out)}
+    assert kinds["cfg.extra"] == "possibly-missing-attribute", err
 
 
 # -- real history ------------------------------------------------------------------------------

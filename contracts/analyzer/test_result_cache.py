@@ -11,6 +11,7 @@ release file is in ``contracts/analysis/test_result_cache_release.py`` (``--self
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -269,3 +270,28 @@ def test_a_test_session_keeps_audit_results_out_of_the_user_cache():
     assert configured, f"{RESULTS_ENV} is not set in this test session"
     assert default_results_dir() == Path(configured)
     assert not Path(configured).resolve().is_relative_to(cache_dir().resolve())
+
+
+# A namespace handed to a function that reads one of its two fields: the other is a stale
+# field, judged over the run from what each file's entry keeps (``FileAudit.sites``/``uses``).
+STALE_TREE = {
+    "vllm/__init__.py": "",
+    "vllm/mod.py": "def build(cfg):\n    return cfg.used\n",
+    "tests/test_s.py": (
+        "from types import SimpleNamespace\n\nfrom vllm.mod import build\n\n\n"
+        "def test_s():\n    build(SimpleNamespace(used=1, unused=2))\n"
+    ),
+}
+
+
+def test_a_hit_keeps_a_namespace_s_stale_field(tmp_path, capsys):
+    write_tree(tmp_path / "src", STALE_TREE)
+    args = ["--format", "json", "--standins", str(tmp_path / "src" / "tests")]
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    uncached = cli(tmp_path / "src", "--no-cache", *args, capsys=capsys)
+    cold = cli(tmp_path / "src", *cache, *args, capsys=capsys)
+    warm = cli(tmp_path / "src", *cache, *args, capsys=capsys)
+    found = json.loads(uncached[1])
+    assert [(f["kind"], f["name"]) for f in found] == [("stale-field", "unused")]
+    assert cold == uncached
+    assert warm == cold

@@ -8,19 +8,22 @@ what is *not* a finding: a guarded read, a field the test sets, a real object's 
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
 import attrs
 import pytest
 
+from contracts.analyzer.cases import cli
 from factories.analysis.audit import StubAuditor
 from factories.analysis.findings import FindingKind
 
-ERROR, NOTE, SELF = (
+ERROR, NOTE, SELF, STALE = (
     FindingKind.MISSING_FIELD,
     FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
     (FindingKind.MISSING_ATTRIBUTE),
+    FindingKind.STALE_FIELD,
 )
 
 BUILDER = """
@@ -721,6 +724,63 @@ def layer_specs(config):
     return out
 
 
+def stale_reads(cfg):
+    return cfg.used
+
+
+def stale_branch(cfg, flag=False):
+    if flag:
+        return cfg.rare
+    return cfg.used
+
+
+_KEPT = None
+
+
+def stale_keeps(cfg):
+    global _KEPT
+    _KEPT = cfg
+    return cfg.used
+
+
+def stale_vars(cfg):
+    return dict(vars(cfg))
+
+
+def stale_passes(cfg):
+    return stale_reads(cfg)
+
+
+def stale_returns(cfg):
+    return cfg
+
+
+class StaleKeeper:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+
+def stale_nested(cfg):
+    return cfg.model.dtype
+
+
+def stale_named(cfg, name):
+    return getattr(cfg, name)
+
+
+def stale_local(cfg):
+    model = cfg.model
+    return model.dtype
+
+
+from elsewhere import traced  # noqa: E402  (a decorator outside the tree)
+
+
+@traced
+def stale_decorated(cfg):
+    return cfg.used
+
+
 def read_b(runner):
     return runner.b
 
@@ -792,6 +852,11 @@ class Fwd(FwdBase):
 class Caller:
     def __call__(self, layer):
         return layer.attn.depth
+
+
+class ExtWrap:
+    def __init__(self, *args, **kwargs):
+        External(*args, **kwargs)
 """
 
 
@@ -1116,7 +1181,7 @@ CASES = [
         def test_x(n):
             mod.warm(SimpleNamespace(other=1), n)
         """,
-        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh")}),
+        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh"), (STALE, "other")}),
     ),
     Case(
         "handed-a-read-past-an-undecided-early-return-stays-a-note",
@@ -1183,7 +1248,7 @@ CASES = [
         def test_x():
             query_len(SimpleNamespace(other=1))
         """,
-        frozenset(),
+        frozenset({(STALE, "other")}),
     ),
     Case(
         "handed-a-holder-s-namespace-decides-the-none-test",
@@ -1290,7 +1355,7 @@ CASES = [
         def test_x():
             make_made(SimpleNamespace(other=1))
         """,
-        frozenset({(ERROR, "cfg.size")}),
+        frozenset({(ERROR, "cfg.size"), (STALE, "other")}),
     ),
     Case(
         "handed-a-local-flag-the-test-s-values-set-takes-its-arm",
@@ -1364,7 +1429,7 @@ CASES = [
         def test_x():
             mod.build_common(SimpleNamespace(other=1))
         """,
-        frozenset({(ERROR, "common.num_actual_tokens")}),
+        frozenset({(ERROR, "common.num_actual_tokens"), (STALE, "other")}),
     ),
     Case(
         "handed-to-a-module-loaded-by-a-computed-name",
@@ -1484,7 +1549,7 @@ CASES = [
         def test_x():
             mod.by_kind(SimpleNamespace(size=1), {"a": 1})
         """,
-        frozenset({(ERROR, "runner.fresh")}),
+        frozenset({(ERROR, "runner.fresh"), (STALE, "size")}),
     ),
     Case(
         "handed-a-list-display-takes-the-isinstance-early-return",
@@ -1493,7 +1558,7 @@ CASES = [
         def test_x():
             mod.by_kind(SimpleNamespace(size=1), [1])
         """,
-        frozenset(),
+        frozenset({(STALE, "size")}),
     ),
     Case(
         "handed-an-unstated-argument-leaves-isinstance-undecided",
@@ -1502,7 +1567,7 @@ CASES = [
         def test_x(meta):
             mod.by_kind(SimpleNamespace(size=1), meta)
         """,
-        frozenset({(NOTE, "runner.fresh")}),
+        frozenset({(NOTE, "runner.fresh"), (STALE, "size")}),
     ),
     Case(
         "handed-a-local-bound-to-and-holds-the-operand-it-evaluates-to",
@@ -1529,7 +1594,7 @@ CASES = [
         def test_x():
             mod.each(SimpleNamespace(other=1), [0, 1])
         """,
-        frozenset({(ERROR, "runner.size"), (NOTE, "runner.fresh")}),
+        frozenset({(ERROR, "runner.size"), (NOTE, "runner.fresh"), (STALE, "other")}),
     ),
     Case(
         "handed-a-loop-over-a-stated-empty-list-or-unstated-items-stays-a-note",
@@ -1539,7 +1604,7 @@ CASES = [
             mod.each(SimpleNamespace(other=1), [])
             mod.each(SimpleNamespace(other=2), groups)
         """,
-        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh")}),
+        frozenset({(NOTE, "runner.size"), (NOTE, "runner.fresh"), (STALE, "other")}),
     ),
     Case(
         "handed-a-holder-is-known-by-the-namespaces-set-on-it",
@@ -1573,7 +1638,7 @@ CASES = [
         def test_x():
             mod.validate(SimpleNamespace(size=1), Params())
         """,
-        frozenset({(ERROR, "proc.fresh")}),
+        frozenset({(ERROR, "proc.fresh"), (STALE, "size")}),
     ),
     Case(
         "handed-an-object-of-another-class-leaves-isinstance-undecided",
@@ -1583,7 +1648,7 @@ CASES = [
         def test_x():
             mod.validate(SimpleNamespace(size=1), Sub())
         """,
-        frozenset({(NOTE, "proc.fresh")}),
+        frozenset({(NOTE, "proc.fresh"), (STALE, "size")}),
     ),
     Case(
         "made-self-lacks-a-method-of-the-class",
@@ -1773,7 +1838,7 @@ CASES = [
             )
             spec_width(config)
         """,
-        frozenset({(ERROR, "config.speculative_config.width")}),
+        frozenset({(ERROR, "config.speculative_config.width"), (STALE, "other")}),
     ),
     Case(
         "a-conditional-s-namespace-no-case-selects-is-not-the-field",
@@ -1820,7 +1885,7 @@ CASES = [
         def test_x(method):
             spec_width(_make(method))
         """,
-        frozenset({(ERROR, "config.speculative_config.width")}),
+        frozenset({(ERROR, "config.speculative_config.width"), (STALE, "other")}),
     ),
     Case(
         "a-conditional-s-call-taking-a-namespace-is-not-the-namespace",
@@ -1849,7 +1914,7 @@ CASES = [
         def test_x():
             _build(Widths)
         """,
-        frozenset({(ERROR, "config.speculative_config.width")}),
+        frozenset({(ERROR, "config.speculative_config.width"), (STALE, "other")}),
     ),
     Case(
         "a-class-a-helper-s-caller-does-not-name-is-not-met",
@@ -1911,6 +1976,245 @@ CASES = [
 
         def test_x():
             _Test(SimpleNamespace(spec=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-field-no-code-it-meets-reads",
+        """
+        from vllm.mod import stale_reads
+
+        def test_x():
+            stale_reads(SimpleNamespace(used=1, unused=2))
+        """,
+        frozenset({(STALE, "unused")}),
+    ),
+    Case(
+        "stale-a-field-the-test-itself-reads-is-not",
+        """
+        from vllm.mod import stale_reads
+
+        def test_x():
+            ns = SimpleNamespace(used=1, unused=2)
+            stale_reads(ns)
+            assert ns.unused == 2
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-read-on-a-branch-the-test-does-not-take-still-reads-it",
+        """
+        from vllm.mod import stale_branch
+
+        def test_x():
+            stale_branch(SimpleNamespace(used=1, rare=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-read-through-a-function-it-is-passed-on-to",
+        """
+        from vllm.mod import stale_passes
+
+        def test_x():
+            stale_passes(SimpleNamespace(used=1, unused=2))
+        """,
+        frozenset({(STALE, "unused")}),
+    ),
+    Case(
+        "stale-kept-in-a-global-is-not-judged",
+        """
+        from vllm.mod import stale_keeps
+
+        def test_x():
+            stale_keeps(SimpleNamespace(used=1, unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-seen-whole-by-vars-is-not-judged",
+        """
+        from vllm.mod import stale_vars
+
+        def test_x():
+            stale_vars(SimpleNamespace(unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-returned-to-the-test-is-not-judged",
+        """
+        from vllm.mod import stale_returns
+
+        def test_x():
+            stale_returns(SimpleNamespace(unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-stored-by-a-constructor-is-not-judged",
+        """
+        from vllm.mod import StaleKeeper
+
+        def test_x():
+            StaleKeeper(SimpleNamespace(unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-read-by-a-computed-getattr-is-not-judged",
+        """
+        from vllm.mod import stale_named
+
+        def test_x():
+            stale_named(SimpleNamespace(a=1), "a")
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-decorated-callee-is-not-judged",
+        """
+        from vllm.mod import stale_decorated
+
+        def test_x():
+            stale_decorated(SimpleNamespace(used=1, unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-nested-fields-are-judged-where-their-owner-is",
+        """
+        from vllm.mod import stale_nested
+
+        def test_x():
+            stale_nested(SimpleNamespace(model=SimpleNamespace(dtype=1, extra=2), top=3))
+        """,
+        frozenset({(STALE, "extra"), (STALE, "top")}),
+    ),
+    Case(
+        "stale-a-nested-namespace-read-through-a-local-alias",
+        """
+        from vllm.mod import stale_local
+
+        def test_x():
+            stale_local(SimpleNamespace(model=SimpleNamespace(dtype=1, extra=2)))
+        """,
+        frozenset({(STALE, "extra")}),
+    ),
+    Case(
+        "stale-a-nested-namespace-the-test-hands-on-is-not-judged",
+        """
+        from vllm.mod import stale_nested
+
+        def test_x():
+            ns = SimpleNamespace(model=SimpleNamespace(dtype=1, extra=2))
+            stale_nested(ns)
+            print(ns.model)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-meeting-no-walk-follows-is-not-judged",
+        """
+        import json
+        from vllm.mod import stale_reads
+
+        def test_x():
+            ns = SimpleNamespace(used=1, unused=2)
+            stale_reads(ns)
+            json.dumps(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-judged-over-every-meeting",
+        """
+        from vllm.mod import stale_branch, stale_reads
+
+        def test_x():
+            ns = SimpleNamespace(used=1, rare=2, unused=3)
+            stale_reads(ns)
+            stale_branch(ns, flag=True)
+        """,
+        frozenset({(STALE, "unused")}),
+    ),
+    Case(
+        "stale-built-by-a-private-helper-of-the-test-module",
+        """
+        from vllm.mod import stale_reads
+
+        def _make():
+            return SimpleNamespace(used=1, unused=2)
+
+        def test_x():
+            stale_reads(_make())
+        """,
+        frozenset({(STALE, "unused")}),
+    ),
+    Case(
+        "stale-built-by-a-helper-other-modules-may-import-is-not-judged",
+        """
+        from vllm.mod import stale_reads
+
+        def make():
+            return SimpleNamespace(used=1, unused=2)
+
+        def test_x():
+            stale_reads(make())
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-put-in-a-list-by-the-test-is-not-judged",
+        """
+        from vllm.mod import stale_reads
+
+        def test_x():
+            ns = SimpleNamespace(used=1, unused=2)
+            stale_reads(ns)
+            kept = [ns]
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-an-indirect-parametrize-value-is-not-judged",
+        """
+        import pytest
+        from vllm.mod import stale_reads
+
+        @pytest.mark.parametrize("cfg", [SimpleNamespace(used=1, unused=2)], indirect=True)
+        def test_x(cfg):
+            stale_reads(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-silenced-on-the-line-that-builds-it",
+        """
+        from vllm.mod import stale_reads
+
+        def test_x():
+            stale_reads(SimpleNamespace(used=1, unused=2))  # audit-stubs: ignore[stale-field]
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-namespace-a-field-s-value-hands-to-a-call-is-not-judged",
+        """
+        import copy
+        from vllm.mod import stale_nested
+
+        def test_x():
+            stale_nested(SimpleNamespace(model=copy.copy(SimpleNamespace(dtype=1, extra=2))))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stale-a-made-self-namespace-is-not-judged",
+        """
+        def test_x():
+            ns = SimpleNamespace(_decode_causal=True, _new_field=1, unused=2)
+            Builder.decode(ns, 1)
         """,
         frozenset(),
     ),
@@ -2434,7 +2738,7 @@ CASES = [
             config.spec = SimpleNamespace(other=1)
             spec_reason(config)
         """,
-        frozenset({(ERROR, "config.spec.reason")}),
+        frozenset({(ERROR, "config.spec.reason"), (STALE, "other")}),
     ),
     Case(
         "a-caller-s-set-in-a-branch-leaves-the-field-unsettled",
@@ -2450,7 +2754,7 @@ CASES = [
                 config.spec = SimpleNamespace(other=1)
             spec_reason(config)
         """,
-        frozenset(),
+        frozenset({(STALE, "other")}),
     ),
     Case(
         "a-caller-s-deep-set-on-a-helper-s-namespace-decides-its-call",
@@ -2465,7 +2769,7 @@ CASES = [
             config.spec.reason = 1
             spec_reason(config)
         """,
-        frozenset(),
+        frozenset({(STALE, "other")}),
     ),
     Case(
         "another-test-s-set-and-call-do-not-reach-a-helper-s-new-namespace",
@@ -2484,7 +2788,7 @@ CASES = [
             config = _make()
             extra_of(config)
         """,
-        frozenset({(ERROR, "config.extra")}),
+        frozenset({(ERROR, "config.extra"), (STALE, "other")}),
     ),
     Case(
         "a-module-scoped-fixture-s-namespace-is-every-test-s",
@@ -2504,7 +2808,7 @@ CASES = [
         def test_b(config):
             extra_of(config)
         """,
-        frozenset(),
+        frozenset({(STALE, "other")}),
     ),
     Case(
         "a-function-scoped-fixture-s-namespace-is-each-test-s-own",
@@ -2524,7 +2828,7 @@ CASES = [
         def test_b(config):
             extra_of(config)
         """,
-        frozenset({(ERROR, "config.extra")}),
+        frozenset({(ERROR, "config.extra"), (STALE, "other")}),
     ),
     Case(
         "a-constructor-the-callee-runs-is-walked",
@@ -2534,7 +2838,7 @@ CASES = [
         def test_x():
             mod.make_engine(SimpleNamespace(other=1))
         """,
-        frozenset({(ERROR, "config.width")}),
+        frozenset({(ERROR, "config.width"), (STALE, "other")}),
     ),
     Case(
         # Its parametrize cases name the class the callee builds: that is replaced.
@@ -2582,7 +2886,7 @@ CASES = [
         def test_b(spec):
             drafts(_make(spec))
         """,
-        frozenset({(NOTE, "runner.max_reqs")}),
+        frozenset({(NOTE, "runner.max_reqs"), (STALE, "n")}),
     ),
     Case(
         "a-parametrize-value-in-a-field-decides-each-case-s-path",
@@ -2686,7 +2990,7 @@ CASES = [
             fill_extra(cfg)
             extra_of(cfg)
         """,
-        frozenset(),
+        frozenset({(STALE, "other")}),
     ),
     Case(
         "a-lambda-s-stated-value-decides-the-path-of-the-object-holding-it",
@@ -2784,7 +3088,7 @@ CASES = [
         def test_two():
             read_b(_make())
         """,
-        frozenset({(ERROR, "runner.b")}),
+        frozenset({(ERROR, "runner.b"), (STALE, "a")}),
     ),
     Case(
         "a-namespace-met-by-code-earlier-in-the-same-test-is-not-judged",
@@ -2799,7 +3103,7 @@ CASES = [
             fill_b(r)
             read_b(r)
         """,
-        frozenset(),
+        frozenset({(STALE, "a")}),
     ),
     Case(
         "a-field-another-test-sets-on-its-copy-is-not-on-this-one",
@@ -2817,7 +3121,7 @@ CASES = [
         def test_two():
             read_b(_make())
         """,
-        frozenset({(ERROR, "runner.b")}),
+        frozenset({(ERROR, "runner.b"), (STALE, "a")}),
     ),
     Case(
         "a-field-set-on-a-namespace-all-tests-share-is-on-it",
@@ -2872,7 +3176,7 @@ CASES = [
         def test_x():
             probe_then_read(SimpleNamespace(other=1))
         """,
-        frozenset({(ERROR, "out.block_state")}),
+        frozenset({(ERROR, "out.block_state"), (STALE, "other")}),
     ),
     Case(
         "a-read-through-what-a-getattr-default-gave-is-guarded",
@@ -2882,7 +3186,7 @@ CASES = [
         def test_x():
             probe_only(SimpleNamespace(other=1))
         """,
-        frozenset(),
+        frozenset({(STALE, "other")}),
     ),
     Case(
         "a-method-bound-to-the-namespace-runs-on-it",
@@ -2974,6 +3278,19 @@ CASES = [
         frozenset({(ERROR, "args[1].spec.width"), (ERROR, "kwargs['cfg'].spec.width")}),
     ),
     Case(
+        # Handed on through ``*args`` where the walk cannot see what reads it: no field of
+        # it is judged unread.
+        "an-argument-a-wrapper-hands-outside-the-tree-is-not-stale",
+        """
+        from vllm.mod import ExtWrap
+
+        def test_x():
+            ExtWrap(SimpleNamespace(unused=1))
+            ExtWrap(cfg=SimpleNamespace(unused=2))
+        """,
+        frozenset(),
+    ),
+    Case(
         "an-argument-a-wrapper-passes-on-holds-what-is-read",
         """
         from vllm.mod import Fwd
@@ -3017,7 +3334,7 @@ CASES = [
             c = Caller()
             c(SimpleNamespace(attn=SimpleNamespace(width=1)))
         """,
-        frozenset({(ERROR, "layer.attn.depth")}),
+        frozenset({(ERROR, "layer.attn.depth"), (STALE, "width")}),
     ),
     Case(
         "an-object-the-test-built-and-calls-finds-the-fields-its-call-reads",
@@ -3042,7 +3359,7 @@ CASES = [
             fill_b(_make())
             read_b(_make())
         """,
-        frozenset({(ERROR, "runner.b")}),
+        frozenset({(ERROR, "runner.b"), (STALE, "a")}),
     ),
     Case(
         "a-patch-a-test-class-s-own-helper-makes-holds-for-its-caller",
@@ -3442,7 +3759,7 @@ def test_standin_findings(tmp_path, case):
     found = {
         (f.kind, f.name)
         for f in result.findings
-        if f.kind in (ERROR, NOTE, SELF)
+        if f.kind in (ERROR, NOTE, SELF, STALE)
         and any(
             word in f.message for word in ("stand", "made self", "SimpleNamespace", "spec'd mock")
         )
@@ -3496,6 +3813,240 @@ def test_a_shared_helper_s_namespace_on_its_stub_is_judged_in_the_calling_test(
     result = StubAuditor(root).audit_paths([root / "tests"], standins=True)
     found = {(f.kind, f.name) for f in result.findings if f.kind in (ERROR, NOTE, SELF)}
     assert found == expected
+
+
+# -- what applies to a stub's findings applies to a stand-in's (issue 19) ---------------------
+# A tree whose test meets vLLM code with namespaces in each way the audit follows: handed to a
+# function (a link missing on an undecided branch, a note; a field no code reads, a stale-field
+# warning), handed to a stub's method (a missing link, an error), made ``self`` (a missing
+# field, an error).  The baseline, the inline comment on the line that builds the namespace,
+# the allowlist, ``--base-src`` and ``--format github`` each act on those findings as on a
+# stub's; each test also runs the input that must not pass.
+
+ADOPTION_MOD = """
+def build(cfg, flag):
+    if flag:
+        return cfg.extra
+    return cfg.n
+
+
+class Builder:
+    def run(self, common):
+        return common.size
+
+    def decode(self):
+        return self.known + self.missing
+"""
+
+ADOPTION_TEST = """
+from types import SimpleNamespace
+
+from vllm.mod import Builder, build
+
+
+def test_handed(flag):
+    cfg = SimpleNamespace(n=1, unused=2)  # HANDED
+    build(cfg, flag)
+
+
+def test_stub_argument():
+    b = object.__new__(Builder)
+    common = SimpleNamespace(other=1)  # STUB
+    b.run(common)
+
+
+def test_made_self():
+    ns = SimpleNamespace(known=1)  # SELF
+    Builder.decode(ns)
+"""
+
+#: ``kind name`` of each finding of ``ADOPTION_TEST`` (notes included).
+ADOPTION_FINDINGS = {
+    "possibly-missing-attribute cfg.extra",
+    "stale-field unused",
+    "missing-field common.size",
+    "missing-attribute missing",
+}
+
+
+def _adoption(tmp_path: Path, test: str = ADOPTION_TEST, mod: str = ADOPTION_MOD) -> Path:
+    root = tmp_path / "src"
+    (root / "vllm").mkdir(parents=True, exist_ok=True)
+    (root / "vllm" / "__init__.py").write_text("")
+    (root / "vllm" / "mod.py").write_text(mod)
+    (root / "tests").mkdir(exist_ok=True)
+    (root / "tests" / "test_x.py").write_text(test)
+    return root
+
+
+def _found(out: str) -> set[str]:
+    return {f"{f['kind']} {f['name']}" for f in json.loads(out)}
+
+
+def _audit_json(root: Path, *args: str, capsys) -> tuple[int, set[str]]:
+    status, out, err = cli(
+        root,
+        "--standins",
+        "--no-cache",
+        "--format",
+        "json",
+        *args,
+        str(root / "tests"),
+        capsys=capsys,
+    )
+    assert status in (0, 1), err
+    return status, _found(out)
+
+
+def test_adoption_tree_has_a_finding_of_each_route(tmp_path, capsys):
+    status, found = _audit_json(_adoption(tmp_path), capsys=capsys)
+    assert (status, found) == (1, ADOPTION_FINDINGS)
+
+
+def test_a_baseline_knows_standin_findings_by_keys_without_lines(tmp_path, capsys):
+    root = _adoption(tmp_path)
+    baseline = tmp_path / "baseline.txt"
+    status, out, err = cli(
+        root,
+        "--standins",
+        "--no-cache",
+        "--write-baseline",
+        str(baseline),
+        str(root / "tests"),
+        capsys=capsys,
+    )
+    assert status == 0, out + err  # what it records does not fail
+    keys = [line for line in baseline.read_text().splitlines() if not line.startswith("#")]
+    assert sorted(keys) == [
+        "tests/test_x.py::missing-attribute:Builder.decode:missing",
+        "tests/test_x.py::missing-field:Builder.run:common.size",
+        "tests/test_x.py::possibly-missing-attribute:vllm.mod.build:cfg.extra",
+        "tests/test_x.py::stale-field:types.SimpleNamespace.build:unused",
+    ]
+    # Lines moved: every finding is still known.
+    (root / "tests" / "test_x.py").write_text("# a comment moves every line\n" + ADOPTION_TEST)
+    known = ("--baseline", str(baseline))
+    assert _audit_json(root, *known, capsys=capsys) == (0, set())
+    # A second namespace lacking the same link in the file is a new finding.
+    (root / "tests" / "test_x.py").write_text(
+        ADOPTION_TEST
+        + "\n\ndef test_again():\n    b = object.__new__(Builder)\n    b.run(SimpleNamespace())\n"
+    )
+    assert _audit_json(root, *known, capsys=capsys) == (1, {"missing-field common.size"})
+
+
+@pytest.mark.parametrize(
+    ("marker", "kinds", "silenced"),
+    [
+        (
+            "HANDED",
+            "possibly-missing-attribute, stale-field",
+            ADOPTION_FINDINGS - {"missing-field common.size", "missing-attribute missing"},
+        ),
+        ("STUB", "missing-field", {"missing-field common.size"}),
+        ("SELF", "missing-attribute", {"missing-attribute missing"}),
+        (
+            "HANDED",
+            "",
+            ADOPTION_FINDINGS - {"missing-field common.size", "missing-attribute missing"},
+        ),
+        # A comment naming another kind silences nothing.
+        ("HANDED", "missing-field", set()),
+        ("STUB", "stale-field", set()),
+        ("SELF", "missing-field", set()),
+    ],
+)
+def test_a_comment_on_the_line_that_builds_a_namespace_silences_its_findings(
+    tmp_path, capsys, marker, kinds, silenced
+):
+    comment = "# audit-stubs: ignore" + (f"[{kinds}]" if kinds else "")
+    root = _adoption(tmp_path, ADOPTION_TEST.replace(f"# {marker}", comment))
+    _, found = _audit_json(root, "--show-possible", capsys=capsys)
+    assert found == ADOPTION_FINDINGS - silenced
+
+
+def test_a_comment_naming_no_kind_on_a_namespace_s_line_is_exit_2(tmp_path, capsys):
+    root = _adoption(tmp_path, ADOPTION_TEST.replace("# HANDED", "# audit-stubs: ignore[nope]"))
+    status, out, err = cli(root, "--standins", "--no-cache", str(root / "tests"), capsys=capsys)
+    assert (status, out) == (2, "")
+    assert "names no finding kind" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("patterns", "left"),
+    [
+        (
+            [
+                "missing-field:Builder.run:common.size",
+                "stale-field:types.SimpleNamespace.build:unused",
+                "tests/test_x.py::missing-attribute:Builder.decode:*",
+            ],
+            {"possibly-missing-attribute cfg.extra"},
+        ),
+        # Patterns for other links, fields or files silence nothing.
+        (
+            [
+                "missing-field:Builder.run:common.other",
+                "stale-field:types.SimpleNamespace.build:n",
+                "tests/other.py::missing-attribute:Builder.decode:*",
+            ],
+            ADOPTION_FINDINGS,
+        ),
+    ],
+)
+def test_the_allowlist_silences_standin_findings(tmp_path, capsys, patterns, left):
+    root = _adoption(tmp_path)
+    allow = tmp_path / "allow.txt"
+    allow.write_text("\n".join(patterns) + "\n")
+    _, found = _audit_json(root, "--allowlist", str(allow), capsys=capsys)
+    assert found == left
+
+
+@pytest.mark.parametrize(
+    ("base", "expected"),
+    [
+        # The base did not read ``cfg.extra``: the change added it, an error.
+        (
+            ADOPTION_MOD.replace("return cfg.extra", "return 0"),
+            ADOPTION_FINDINGS - {"possibly-missing-attribute cfg.extra"}
+            | {"newly-read-attribute cfg.extra"},
+        ),
+        # The base read it too: still a note (the base is audited with its namespaces).
+        (ADOPTION_MOD, ADOPTION_FINDINGS),
+    ],
+)
+def test_base_src_a_namespace_read_the_change_added_is_an_error(tmp_path, capsys, base, expected):
+    root = _adoption(tmp_path)
+    old = tmp_path / "old"
+    (old / "vllm").mkdir(parents=True)
+    (old / "vllm" / "__init__.py").write_text("")
+    (old / "vllm" / "mod.py").write_text(base)
+    status, found = _audit_json(root, "--base-src", str(old), capsys=capsys)
+    assert (status, found) == (1, expected)
+
+
+def test_github_format_annotates_standin_findings(tmp_path, capsys):
+    root = _adoption(tmp_path)
+    args = ("--standins", "--no-cache", "--format", "github")
+    status, out, _ = cli(root, *args, str(root / "tests"), capsys=capsys)
+    levels = sorted(line.split(" ", 1)[0] for line in out.splitlines())
+    assert (status, levels) == (1, ["::error", "::error", "::warning"])
+    assert all(",line=" in line and "test_x.py" in line for line in out.splitlines())
+    status, out, _ = cli(root, *args, "--show-possible", str(root / "tests"), capsys=capsys)
+    assert sorted(line.split(" ", 1)[0] for line in out.splitlines()) == [
+        "::error",
+        "::error",
+        "::notice",
+        "::warning",
+    ]
+    # Namespaces that hold every field read: nothing to annotate.
+    clean = (
+        ADOPTION_TEST.replace("n=1, unused=2", "n=1, extra=2")
+        .replace("other=1", "size=1")
+        .replace("known=1", "known=1, missing=2")
+    )
+    root = _adoption(tmp_path / "clean", clean)
+    assert cli(root, *args, "--show-possible", str(root / "tests"), capsys=capsys)[:2] == (0, "")
 
 
 # A helper that passes on one of several namespaces (its callers'): a link every one of them

@@ -31,10 +31,13 @@ from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import ReadSetAnalyzer
 from factories.analysis.report import (
     FieldUsage,
+    NamespaceSite,
+    NamespaceUse,
     dedup_key,
     merged_tests,
     report_order,
     stale_fields,
+    stale_namespace_fields,
     unreadable_input,
     unreadable_module,
     unresolved,
@@ -409,6 +412,8 @@ class StubAuditor:
             allowlist,
             unreadable,
             since,
+            [s for unit in units.values() for s in unit.sites],
+            [u for unit in units.values() for u in unit.uses],
         )
         audited = tuple(p for p in files if not any(e.path == p for e in unreadable))
         return attrs.evolve(result, files=audited)
@@ -484,9 +489,11 @@ class StubAuditor:
         records = tuple(self._record(analysis, stub, table) for stub in found)
         selves: tuple[Finding, ...] = ()
         handed: tuple[Finding, ...] = ()
+        uses: tuple[NamespaceUse, ...] = ()
         if table is not None:
             selves = tuple(self._standin_selves_of(analysis, table))
-            handed = tuple(self._handed_of(analysis, str(path), table))
+            found_handed, found_uses = self._handed_of(analysis, str(path), table)
+            handed, uses = tuple(found_handed), tuple(found_uses)
         dependencies: frozenset[str] = frozenset()
         if analysis is not self._shared:  # recorded: the trigger's index too
             dependencies = frozenset().union(*(self.dependencies(s, analysis) for s in found))
@@ -497,6 +504,8 @@ class StubAuditor:
             selves=selves,
             handed=handed,
             has_standins=table is not None,
+            sites=table.sites if table is not None else (),
+            uses=uses,
             exports=tuple(name for name, _, _ in exported[1]) if exported else (),
             dependencies=dependencies,
         )
@@ -568,7 +577,7 @@ class StubAuditor:
             if own is None:
                 continue
             if table is None:
-                table = attrs.evolve(own, selves=(), handed=())
+                table = attrs.evolve(own, selves=(), handed=(), sites=())
             else:
                 table = attrs.evolve(table, stubs=table.stubs.joined(own.stubs))
         return table
@@ -633,9 +642,24 @@ class StubAuditor:
             self._record(self._shared, stub, tables.get(_calling_path(stub))) for stub in stubs
         ]
         selves = [f for t in tables.values() for f in self._standin_selves_of(self._shared, t)]
-        handed = [f for p, t in tables.items() for f in self._handed_of(self._shared, p, t)]
+        handed: list[Finding] = []
+        uses: list[NamespaceUse] = []
+        for path, table in tables.items():
+            found, met = self._handed_of(self._shared, path, table)
+            handed += found
+            uses += met
+        sites = [site for table in tables.values() for site in table.sites]
         return self._merged(
-            records, selves, handed, n_files, n_with_stubs, allowlist, unreadable, since
+            records,
+            selves,
+            handed,
+            n_files,
+            n_with_stubs,
+            allowlist,
+            unreadable,
+            since,
+            sites,
+            uses,
         )
 
     def _merged(
@@ -648,9 +672,13 @@ class StubAuditor:
         allowlist: Allowlist,
         unreadable: Sequence[SourceError],
         since: KnownReads | None,
+        namespaces: Sequence[NamespaceSite] = (),
+        walks: Sequence[NamespaceUse] = (),
     ) -> AuditResult:
         """The run's findings from the files' parts: merged over tests, the stand-ins' own,
-        stale fields over every use of a site, ``since``, the allowlist, the order."""
+        stale fields over every use of a site (a stub's; a namespace's, ``namespaces`` and
+        the ``walks`` that met them, with ``--standins``), ``since``, the allowlist, the
+        order."""
         findings: dict[tuple, Finding] = {}
         sites: set[Location] = set()
         resolved_sites: set[Location] = set()
@@ -692,6 +720,11 @@ class StubAuditor:
                 if is_suppressed(silenced_at.get(site), finding):
                     suppressed += 1
                     continue
+                findings.setdefault(dedup_key(finding), finding)
+        for finding, silenced in stale_namespace_fields(namespaces, walks):
+            if silenced:
+                suppressed += 1
+            else:
                 findings.setdefault(dedup_key(finding), finding)
         used: set[str] = set()
         kept: list[Finding] = [unreadable_input(exc) for exc in unreadable]
@@ -752,24 +785,39 @@ class StubAuditor:
         reader = self.test_reader(path)
         return tuple(extraction.StandInExtractor(module, reader.scope, reader).standins())
 
-    def _handed_of(self, analysis: Analysis, path: str, table: StandInTable) -> Iterable[Finding]:
+    def _handed_of(
+        self, analysis: Analysis, path: str, table: StandInTable
+    ) -> tuple[list[Finding], list[NamespaceUse]]:
         """The findings of the namespaces one test file hands to a function or a static or
-        class method (``handed_findings``)."""
+        class method, and what those walks read of them (``handed_audit``).  A comment on the
+        call's line silences a finding, and one on the line that builds the namespace."""
+        findings: list[Finding] = []
+        uses: list[NamespaceUse] = []
         if not table.handed:
-            return
-        from factories.analysis.standin_audit import handed_findings  # --standins runs only
+            return findings, uses
+        from factories.analysis.standin_audit import handed_audit  # --standins runs only
 
         lines = None
         for handed in table.handed:
             try:
-                found = handed_findings(analysis.index, analysis.analyzer, handed, table.stubs)
+                found, met = handed_audit(analysis.index, analysis.analyzer, handed, table.stubs)
             except SourceError:
                 continue  # the module is reported where a stub of it is audited
+            uses += met
             if lines is None:
                 lines = self._standin_lines(path)
             for finding in found:
-                if not is_suppressed(suppressed_kinds(lines, handed.location.line, path), finding):
-                    yield finding
+                built = finding.stub_location
+                if is_suppressed(suppressed_kinds(lines, handed.location.line, path), finding):
+                    continue
+                if (
+                    built is not None
+                    and built.path == path
+                    and is_suppressed(suppressed_kinds(lines, built.line, path), finding)
+                ):
+                    continue
+                findings.append(finding)
+        return findings, uses
 
     def _standin_lines(self, path: str) -> Sequence[str]:
         return self.test_module(Path(path)).lines

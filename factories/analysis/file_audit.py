@@ -19,7 +19,7 @@ import attrs
 
 from factories.analysis.baseline import ALL_KINDS
 from factories.analysis.findings import Finding, FindingKind, Location
-from factories.analysis.report import FieldUsage
+from factories.analysis.report import FieldUsage, NamespaceSite, NamespaceUse
 from factories.errors import SourceError
 
 
@@ -97,6 +97,10 @@ class FileAudit:
     exports: tuple[str, ...] = ()
     dependencies: frozenset[str] = frozenset()
     consulted: frozenset[str] = frozenset()
+    # ``--standins``: its namespaces as the test uses them, and what the walks of the calls
+    # it hands them to read of them (their stale fields are judged over the run).
+    sites: tuple[NamespaceSite, ...] = ()
+    uses: tuple[NamespaceUse, ...] = ()
 
     def to_json(self) -> dict:
         return {
@@ -104,6 +108,8 @@ class FileAudit:
             "records": [r.to_json() for r in self.records],
             "selves": [_finding(f) for f in self.selves],
             "handed": [_finding(f) for f in self.handed],
+            "sites": [_site(site) for site in self.sites],
+            "uses": [_use(use) for use in self.uses],
             "has_standins": self.has_standins,
             "exports": list(self.exports),
             "dependencies": sorted(self.dependencies),
@@ -117,6 +123,8 @@ class FileAudit:
             records=tuple(StubRecord.from_json(r) for r in data["records"]),
             selves=tuple(_finding_of(f) for f in data["selves"]),
             handed=tuple(_finding_of(f) for f in data["handed"]),
+            sites=tuple(_site_of(site) for site in data["sites"]),
+            uses=tuple(_use_of(use) for use in data["uses"]),
             has_standins=data["has_standins"],
             exports=tuple(data["exports"]),
             dependencies=frozenset(data["dependencies"]),
@@ -189,4 +197,57 @@ def _usage_of(data: dict) -> FieldUsage:
         set_at={name: Location(path, line) for name, path, line in data["set_at"]},
         reads=frozenset(data["reads"]),
         eligible=data["eligible"],
+    )
+
+
+def _key_of(data: list) -> tuple:
+    path, line, text, dotted, test = data
+    return (path, line, text, dotted, test)
+
+
+def _site(site: NamespaceSite) -> dict:
+    return {
+        "at": _location(site.site),
+        "kind": site.kind,
+        "set_at": [[name, *_location(where)] for name, where in site.set_at],  # type: ignore[misc]
+        "test_reads": sorted(site.test_reads),
+        "expects": sorted((list(key) for key in site.expects), key=repr),
+        "eligible": site.eligible,
+        "silenced": sorted(site.silenced),
+        "column": site.column,
+    }
+
+
+def _site_of(data: dict) -> NamespaceSite:
+    return NamespaceSite(
+        site=_location_of(data["at"]),  # type: ignore[arg-type]
+        kind=data["kind"],
+        set_at=tuple((name, Location(path, line)) for name, path, line in data["set_at"]),
+        test_reads=frozenset(data["test_reads"]),
+        expects=frozenset(_key_of(key) for key in data["expects"]),
+        eligible=data["eligible"],
+        silenced=frozenset(data["silenced"]),
+        column=data["column"],
+    )
+
+
+def _use(use: NamespaceUse) -> dict:
+    return {
+        "at": _location(use.site),
+        "key": list(use.key),
+        "reads": sorted(use.reads),
+        "eligible": use.eligible,
+        "callee": use.callee,
+        "column": use.column,
+    }
+
+
+def _use_of(data: dict) -> NamespaceUse:
+    return NamespaceUse(
+        site=_location_of(data["at"]),  # type: ignore[arg-type]
+        key=_key_of(data["key"]),  # type: ignore[arg-type]
+        reads=frozenset(data["reads"]),
+        eligible=data["eligible"],
+        callee=data["callee"],
+        column=data["column"],
     )

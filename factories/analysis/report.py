@@ -59,6 +59,93 @@ class FieldUsage:
         return cls(stub.class_expr, (), {}, frozenset(), eligible=False)
 
 
+#: Which meeting of a namespace a walk stands for: the handed call's file, line, callee as
+#: written, callee dotted and test (``standin_audit.handed_key``).
+MeetingKey = tuple[str, int, str, str, "str | None"]
+
+
+@attrs.frozen
+class NamespaceSite:
+    """A namespace stand-in as the test uses it (``audit-stubs --standins``), for its stale
+    fields: where it is built (``site``), the fields it is given (``set_at``, each where first
+    set), those the test itself reads, the meetings with vLLM code whose walks must all be
+    seen (``expects``; a nested namespace's include its owners'), and ``eligible``: no other
+    use (one no walk follows, a use the test's text does not settle) may read its fields."""
+
+    site: Location
+    kind: str
+    set_at: tuple[tuple[str, Location], ...]
+    test_reads: frozenset[str]
+    expects: frozenset[MeetingKey]
+    eligible: bool
+    # The creation call's column (``StandIn.column``): one line may build several.
+    column: int = 0
+    # Fields whose stale-field warning an ``# audit-stubs: ignore`` comment silences, on the
+    # line that builds the namespace or the one that sets the field.
+    silenced: frozenset[str] = frozenset()
+
+
+@attrs.frozen
+class NamespaceUse:
+    """What one walk of vLLM code read of a namespace built at ``site`` (its fields, on any
+    branch) at the meeting ``key``; ``eligible``: the walk ran and handed the namespace on
+    nowhere it could not follow (``readset._handovers``).  ``callee`` names the code."""
+
+    site: Location
+    key: MeetingKey
+    reads: frozenset[str]
+    eligible: bool
+    callee: str
+    column: int = 0
+
+
+def stale_namespace_fields(
+    sites: Iterable[NamespaceSite], uses: Iterable[NamespaceUse]
+) -> Iterable[tuple[Finding, bool]]:
+    """Fields the test gives a namespace that nothing reads: neither the vLLM code of any
+    of its meetings, over every use of its creation site in the run, nor the test.  Only
+    where every use of the site is eligible and every meeting it expects was walked: a
+    meeting not walked, or a namespace handed on where no walk follows it, may read any
+    field.  Each finding with whether a comment silences it (``NamespaceSite.silenced``)."""
+    by_site: dict[tuple[Location, int], list[NamespaceSite]] = {}
+    for site in sites:
+        by_site.setdefault((site.site, site.column), []).append(site)
+    walked: dict[tuple[Location, int], list[NamespaceUse]] = {}
+    for use in uses:
+        walked.setdefault((use.site, use.column), []).append(use)
+    for (where, column), known in sorted(by_site.items()):
+        met = walked.get((where, column), [])
+        expects = frozenset().union(*(k.expects for k in known))
+        if not expects or not all(k.eligible for k in known):
+            continue
+        if not all(u.eligible for u in met) or not expects <= {u.key for u in met}:
+            continue
+        read = frozenset().union(*(k.test_reads for k in known), *(u.reads for u in met))
+        callees = sorted({u.callee.rpartition(".")[2] for u in met})
+        set_at: dict[str, Location] = {}
+        for site in known:
+            for name, location in site.set_at:
+                set_at.setdefault(name, location)
+        kind = known[0].kind
+        silenced = frozenset().union(*(k.silenced for k in known))
+        for name, location in sorted(set_at.items()):
+            if name in read:
+                continue
+            finding = Finding(
+                kind=FindingKind.STALE_FIELD,
+                class_name=kind,
+                method=",".join(callees),
+                name=name,
+                message=f"the {kind} the test builds at {where} sets {name!r} but neither "
+                f"the vLLM code it is handed to ({', '.join(callees)}) nor the test reads it",
+                vllm_location=None,
+                stub_location=location,
+                stub_side=f"{kind}(..., {name}=...)",
+                vllm_side="never read",
+            )
+            yield finding, name in silenced
+
+
 def unresolved(stub: Stub, target: object) -> Finding:
     """A stub not audited because its class is not a class of the tree, with the reason."""
     if isinstance(target, External):

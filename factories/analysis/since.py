@@ -17,6 +17,7 @@ overlaid, so both audits see the same stubs at the same lines, and a finding's i
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -135,10 +136,29 @@ class KnownReads:
         return attrs.evolve(
             finding,
             kind=FindingKind.NEWLY_READ_ATTRIBUTE,
-            message=f"{finding.class_name}.{finding.method}() reads self.{finding.name} "
-            f"({finding.vllm_side.removeprefix('read ')}) since {label}, and the stub never "
-            "sets it: the test "
+            message=f"{finding.class_name}.{finding.method}() {_what_is_read(finding)} since "
+            f"{label}, and {_who_lacks(finding)}: the test "
             "passed without it before, and the change added the read to the code its call "
             "runs (on a branch the analysis cannot decide)",
             vllm_side=f"{finding.vllm_side}, new since {label}",
         )
+
+
+def _what_is_read(finding: Finding) -> str:
+    """``reads self.x (in Cls.m)`` for a stub's read; a namespace stand-in's chain
+    (``standin_audit``: its ``vllm_side`` is ``reads cfg.model.x``) as the chain it is."""
+    if finding.vllm_side.startswith("reads "):
+        return f"reads {finding.name}"
+    return f"reads self.{finding.name} ({finding.vllm_side.removeprefix('read ')})"
+
+
+def _who_lacks(finding: Finding) -> str:
+    """What lacks the field: the stub, a namespace the test builds (its ``stub_side`` names
+    its kind and fields), or a namespace made ``self`` (as its message says)."""
+    kind = finding.stub_side.partition("(")[0]
+    if finding.vllm_side.startswith("reads ") and kind:
+        return f"the {kind} the test builds has no {finding.name.rpartition('.')[2]!r}"
+    made_self = re.search(r"the (\S+) made self never sets it", finding.message)
+    if made_self is not None:
+        return made_self.group(0)
+    return "the stub never sets it"

@@ -36,12 +36,13 @@ objects the test built (``stated_shape``), whose stated fields decide the callee
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
 from factories.analysis._walk import link_parents, walk, walk_all
 from factories.analysis.asserted import TestNames, assert_states, result_asserts, stated
+from factories.analysis.baseline import is_suppressed, suppressed_kinds
 from factories.analysis.binding import CallShape, ParamKind, Signature
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import (
@@ -67,8 +68,9 @@ from factories.analysis.extraction import (
 from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
-from factories.analysis.readset import CallContext
+from factories.analysis.readset import CallContext, plain_function, plainly_built
 from factories.analysis.readset._chains import element_key
+from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import Obj
 
@@ -199,6 +201,14 @@ class HandedCall:
     # other calls of its builder met before (``_fresh``): what the helper's callers and their
     # fixtures patched first is not known, so its reads are notes.
     unsettled: bool = False
+    # The callee as written (``build(...)``, ``mod.build``): with the location, ``dotted``
+    # and ``test``, the meetings it stands for (``handed_key``).
+    text: str = ""
+
+    @property
+    def key(self) -> tuple:
+        """The meetings this call stands for (``handed_key``)."""
+        return (self.location.path, self.location.line, self.text, self.dotted, self.test)
 
     @property
     def event(self) -> StubEvent:
@@ -218,6 +228,8 @@ class StandInTable:
     stubs: StubStandIns
     selves: tuple[SelfCall, ...] = ()
     handed: tuple[HandedCall, ...] = ()
+    # The namespaces as the test uses them, for their stale fields (``namespace_sites``).
+    sites: tuple[NamespaceSite, ...] = ()
 
     @classmethod
     def of(
@@ -257,7 +269,12 @@ class StandInTable:
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
         calls_made = _with_returned(tuple(handed.values()), standins)
-        return cls(StubStandIns(sets, passed_by, frozenset(late), specs), tuple(selves), calls_made)
+        return cls(
+            StubStandIns(sets, passed_by, frozenset(late), specs),
+            tuple(selves),
+            calls_made,
+            tuple(namespace_sites(standins, module.lines)),
+        )
 
 
 def _with_returned(
@@ -445,6 +462,7 @@ def _hand(
             overrides=callee.overrides,
             arms=meeting.arms,
             unnamed_patch=meeting.unnamed_patch,
+            text=callee.text,
         )
     if fresh and meeting.test is None:
         known = attrs.evolve(known, unsettled=True)
@@ -542,18 +560,31 @@ def _merged(a: StandIn, b: StandIn) -> StandIn:
     return attrs.evolve(a, fields=tuple(fields.values()))
 
 
+Judged = tuple[list[Finding], list["NamespaceUse"]]
+
+
 def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
+    """The links the namespaces of one ``HandedCall`` lack where its callee reads them
+    (``handed_audit``'s findings)."""
+    return handed_audit(index, analyzer, handed, table)[0]
+
+
+def handed_audit(index, analyzer, handed: HandedCall, table: StubStandIns) -> Judged:
     """The links the namespaces of one ``HandedCall`` lack where its callee reads them: the
     callee walked as a function handed them (``ReadSetAnalyzer.analyze_function``), its
     parameters bound through its signature.  A callee that is not a function or a static,
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
-    audit replays (judged there), nor a call whose stand-ins a ``*args`` takes.  Where the
-    test patches a target it does not name (``HandedCall.unnamed_patch``), or a helper hands
-    a namespace it builds in place whose callers' patches are not known
-    (``HandedCall.unsettled``), the walk may follow code that does not run: its findings are
-    notes."""
-    found = _handed_findings(index, analyzer, handed, table)
-    return [uncertain(f) for f in found] if handed.unnamed_patch or handed.unsettled else found
+    audit replays (judged there), nor a call whose stand-ins a ``*args`` takes.  Besides the
+    findings, what the walk read of each namespace and whether it handed one on
+    (``NamespaceUse``); none where the call is not judged.  Where the test patches a
+    target it does not name (``HandedCall.unnamed_patch``), or a helper hands a namespace it
+    builds in place whose callers' patches are not known (``HandedCall.unsettled``), the
+    walk may follow code that does not run: its findings are notes, and it judges no field
+    stale."""
+    found, uses = _handed_audit(index, analyzer, handed, table)
+    if not (handed.unnamed_patch or handed.unsettled):
+        return found, uses
+    return [uncertain(f) for f in found], [attrs.evolve(u, eligible=False) for u in uses]
 
 
 def uncertain(finding: Finding) -> Finding:
@@ -569,7 +600,7 @@ def uncertain(finding: Finding) -> Finding:
     )
 
 
-def _handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
+def _handed_audit(index, analyzer, handed: HandedCall, table: StubStandIns) -> Judged:
     if handed.instance:
         return _on_instance(index, analyzer, handed, table)
     built = _callee_class(index, handed.dotted)
@@ -577,10 +608,10 @@ def _handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) -
         return _constructed(index, analyzer, handed, built, table)
     target = _callee_function(index, handed.dotted)
     if target is None:
-        return []
+        return [], []
     function, kind, owner = target
     if kind is MemberKind.METHOD and handed.given_self:
-        return []
+        return [], []
     bound = kind is MemberKind.CLASSMETHOD
     klass = _callee_class(index, handed.dotted.rpartition(".")[0]) if bound else None
     return _as_function(
@@ -598,14 +629,14 @@ def _as_function(
     call: CallShape,
     bound: bool,
     klass: ClassInfo | None = None,
-) -> list[Finding]:
+) -> Judged:
     """A callee walked as a function handed the call's namespaces (a module function, a
     static or class method: ``bound`` skips a class method's ``cls``, run on ``klass``), its
     parameters bound through its signature; none where no namespace reaches a parameter."""
     roots = {**bind_passed(function.node, handed.passed, bound=bound)}
     roots.update(returned_roots(index, handed))
     if not roots:
-        return []
+        return [], namespace_uses(None, roots, handed)
     context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
     report = analyzer.analyze_function(
         function,
@@ -615,7 +646,10 @@ def _as_function(
         provided_chains=held_chains(roots, {}, handed.test),
         klass=klass,
     )
-    return list(missing_fields(report, roots, {}, table, owner, handed.event))
+    return (
+        list(missing_fields(report, roots, {}, table, owner, handed.event)),
+        namespace_uses(report, roots, handed, plain=plain_function(function.node)),
+    )
 
 
 def returned_roots(index, handed: HandedCall) -> dict[str, tuple[StandIn, ...]]:
@@ -764,7 +798,7 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
 
 def _constructed(
     index, analyzer, handed: HandedCall, cls: ClassInfo, table: StubStandIns
-) -> list[Finding]:
+) -> Judged:
     """``Cls(ns, ...)``: the namespaces the constructor's ``__init__`` (found through the MRO,
     ``ClassIndex.constructor``) reads, its parameters past ``self`` bound through its
     signature.  ``self`` is the real object being built (``CallContext.real_self``): what it
@@ -773,11 +807,11 @@ def _constructed(
     ``__init__`` the tree does not show is not judged."""
     member = index.constructor(cls)
     if member is None:
-        return []
+        return [], []
     roots = {**bind_passed(member.node, handed.passed, bound=True)}
     roots.update(returned_roots(index, handed))
     if not roots:
-        return []
+        return [], namespace_uses(None, roots, handed)
     context = _handed_context(index, handed, roots)
     overridden = frozenset((cls.qualname, name) for name in handed.overrides)
     context = attrs.evolve(context, real_self=True, replaced=context.replaced | overridden)
@@ -789,10 +823,14 @@ def _constructed(
         provided_chains=held_chains(roots, {}, handed.test),
     )
     event = attrs.evolve(handed.event, name="__init__")
-    return list(missing_fields(report, roots, {}, table, cls.name, event))
+    plain = plain_function(member.node) and plainly_built(index, cls)
+    return (
+        list(missing_fields(report, roots, {}, table, cls.name, event)),
+        namespace_uses(report, roots, handed, plain=plain),
+    )
 
 
-def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
+def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Judged:
     """``Cls(args).m(ns)`` (or ``x.m(ns)``, ``x = Cls(args)``): ``m`` as the class the test
     built finds it through its MRO, on the real object (``CallContext.real_self``: what it
     reads of itself is not the stand-in's), whose ``__dict__`` holds the attributes the test
@@ -807,13 +845,13 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
     cls = _callee_class(index, head)
     member = index.lookup(cls, name) if cls is not None else None
     if member is None or not isinstance(member.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return []
+        return [], []
     if member.kind in (MemberKind.STATICMETHOD, MemberKind.CLASSMETHOD):
         function = FunctionRef(member.owner.module, member.node)
         bound = member.kind is MemberKind.CLASSMETHOD
         return _as_function(index, analyzer, handed, table, function, cls.name, handed.shape, bound)
     if member.kind is not MemberKind.METHOD:
-        return []
+        return [], []
     roots = {**bind_passed(member.node, handed.passed, bound=True)}
     roots.update(returned_roots(index, handed))
     nested = {
@@ -823,7 +861,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
         if len(field.children) == 1
     }
     if not roots and not nested:
-        return []
+        return [], namespace_uses(None, roots, handed)
     context = attrs.evolve(
         _handed_context(index, handed, roots), real_self=True, returns=handed.returns
     )
@@ -840,7 +878,10 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
         context=context,
         provided_chains=(),
     )
-    return list(missing_fields(report, roots, nested, table, cls.name, handed.event))
+    return (
+        list(missing_fields(report, roots, nested, table, cls.name, handed.event)),
+        namespace_uses(report, roots, handed, plain=plain_function(member.node)),
+    )
 
 
 def _patches(
@@ -1631,3 +1672,140 @@ def _argument(
     defaults = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
     defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     return stated(defaults[name], names) if name in defaults else ()
+
+
+def handed_key(meeting: Meeting) -> MeetingKey:
+    """The ``HandedCall.key`` of the call a ``_handed`` meeting is filed in."""
+    callee = meeting.callee
+    assert callee is not None and callee.dotted is not None
+    return (meeting.location.path, meeting.location.line, callee.text, callee.dotted, meeting.test)
+
+
+def namespace_sites(
+    standins: Iterable[StandIn], lines: Sequence[str] = ()
+) -> Iterable[NamespaceSite]:
+    """Each namespace the test builds (nested ones too) as ``stale_namespace_fields`` judges
+    it.  Only the meetings the audit walks as a ``HandedCall`` are followed for stale fields
+    (a function, a static or class method, a constructor, a method of an object the test
+    built, handed the namespace as an argument); any other meeting (a stub's field or call,
+    ``self``, a holder), a use the test makes that no meeting follows (``StandIn.loose``),
+    fields set by names the text does not show (``opaque``), or a namespace the test may not
+    build (``possible``) leaves its fields unjudged.  A nested namespace is met where its
+    owner is, and is judged only where its owner is.  ``lines``: the test module's, whose
+    ``# audit-stubs: ignore`` comments silence a field's warning on the line that builds the
+    namespace or on the one that sets the field."""
+    for root in standins:
+        for site in _sites(root, (), frozenset(), frozenset(), owner_judged=True, nested=False):
+            yield attrs.evolve(site, silenced=_silenced_fields(site, lines))
+
+
+def _silenced_fields(site: NamespaceSite, lines: Sequence[str]) -> frozenset[str]:
+    stale = Finding(FindingKind.STALE_FIELD, "", "", "", "", None, None)
+    path = site.site.path
+    if is_suppressed(suppressed_kinds(lines, site.site.line, path), stale):
+        return frozenset(name for name, _ in site.set_at)
+    return frozenset(
+        name
+        for name, where in site.set_at
+        if where.path == path and is_suppressed(suppressed_kinds(lines, where.line, path), stale)
+    )
+
+
+def _sites(
+    standin: StandIn,
+    expects: tuple[MeetingKey, ...],
+    loose: frozenset[tuple[str, ...]],
+    reads: frozenset[tuple[str, ...]],
+    owner_judged: bool,
+    nested: bool,
+) -> Iterable[NamespaceSite]:
+    """``standin`` and the namespaces below it; ``expects``, ``loose`` and ``reads`` are
+    what its owners' meetings and the test's uses of them say of it (paths from it)."""
+    if standin.kind not in NAMESPACE_KINDS:
+        return
+    own = set(expects)
+    eligible = owner_judged and not standin.opaque and not standin.possible
+    for meeting in standin.meetings:
+        if nested and meeting.how is MeetingHow.ATTRIBUTE and meeting.owner_kind in NAMESPACE_KINDS:
+            continue  # its owner's meetings stand for it
+        if _handed(meeting) and not meeting.via:
+            own.add(handed_key(meeting))
+        else:
+            eligible = False
+    loose = loose | standin.loose
+    reads = reads | standin.test_reads
+    if () in loose:
+        eligible = False
+    set_at: dict[str, Location] = {}
+    for field in standin.fields:
+        if field.name not in standin.dropped:
+            set_at.setdefault(field.name, field.location)
+    yield NamespaceSite(
+        standin.location,
+        standin.kind.value,
+        tuple(set_at.items()),
+        frozenset(path[0] for path in reads if path),
+        frozenset(own),
+        eligible,
+        column=standin.column,
+    )
+    for field in standin.fields:
+        below_loose = frozenset(p[1:] for p in loose if p[:1] == (field.name,))
+        below_reads = frozenset(p[1:] for p in reads if p[:1] == (field.name,))
+        for child in field.children:
+            yield from _sites(
+                child, tuple(own), below_loose, below_reads, owner_judged=eligible, nested=True
+            )
+
+
+def _namespaces_in(standin: StandIn, at: tuple[str, ...] = ()):
+    """Each namespace of ``standin``'s tree with the fields that lead to it."""
+    if standin.kind not in NAMESPACE_KINDS:
+        return
+    yield standin, at
+    for field in standin.fields:
+        for child in field.children:
+            yield from _namespaces_in(child, (*at, field.name))
+
+
+def namespace_uses(
+    report, roots: Mapping[str, tuple[StandIn, ...]], handed: HandedCall, plain: bool = True
+) -> list[NamespaceUse]:
+    """What the walk of one ``HandedCall`` (``report``; None: not walked) read of each
+    namespace it was handed, nested ones included, on any branch (``ChainRead``s and
+    ``touched``), and whether it handed one on where it could not follow (``escapes``: a
+    chain at or above the namespace).  A namespace no parameter takes is not followed, nor
+    any where the callee is not ``plain`` (a decorator or a ``__new__`` may look at it:
+    ``readset._handovers.plain_function``, ``plainly_built``)."""
+    out: list[NamespaceUse] = []
+    walked = report is not None and report.walked and plain
+    reads: set[tuple[str, tuple[str, ...]]] = set()
+    escapes: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
+    if report is not None:
+        reads = {(c.root, c.path) for c in report.chain_reads} | set(report.touched)
+        escapes = report.escapes
+    bound: set[int] = set()
+    for name, given in roots.items():
+        read = [path for root, path in reads if root == name]
+        escaped = [path for root, path in escapes if root == name]
+        for standin in given:
+            bound.add(id(standin))
+            for node, at in _namespaces_in(standin):
+                fine = walked and not any(at[: len(e)] == e for e in escaped)
+                fields = frozenset(
+                    p[len(at)] for p in read if len(p) > len(at) and p[: len(at)] == at
+                )
+                out.append(
+                    NamespaceUse(
+                        node.location, handed.key, fields, fine, handed.dotted, node.column
+                    )
+                )
+    for given in handed.passed:
+        if id(given.standin) not in bound:
+            for node, _ in _namespaces_in(given.standin):
+                out.append(
+                    NamespaceUse(
+                        node.location, handed.key, frozenset(), False, handed.dotted, node.column
+                    )
+                )
+    return out

@@ -183,7 +183,14 @@ class StandIn:
     ``m.x.assert_called_once()``) outside ``pytest.raises``: a test that passes shows the mock
     answers those.
 
-    ``per_test``: no other test meets the object one test builds."""
+    ``per_test``: no other test meets the object one test builds.
+
+
+    ``test_reads``: the chains below it the test itself reads (``ns.x`` in an ``assert``,
+    ``getattr(ns, "x")``, ``ns.cfg.n += 1``), as field paths; ``loose``: those whose object
+    the test hands on where no meeting follows it (``()``: the stand-in itself, returned
+    from a helper other modules may import, put in a list, printed, ``vars(ns)``; ``("cfg",)``:
+    ``f(ns.cfg)``).  What a stale field of a namespace needs: every use the test makes."""
 
     kind: StandInKind
     location: Location
@@ -199,6 +206,13 @@ class StandIn:
     # Built anew on each run of a test (in a test, a plain helper or a function-scoped
     # fixture): another test's hand-overs never meet the object a test's call is handed.
     per_test: bool = False
+    # Only stale fields ask for these three: not part of a stand-in's identity, so that
+    # the meetings' grouping (``standin_audit``) is the same with or without them.
+    test_reads: frozenset[tuple[str, ...]] = attrs.field(default=frozenset(), eq=False)
+    loose: frozenset[tuple[str, ...]] = attrs.field(default=frozenset(), eq=False)
+    # The creation call's column: with ``location``, which namespace of a line it is
+    # (``SimpleNamespace(model=SimpleNamespace(...))`` builds two there).
+    column: int = attrs.field(default=0, eq=False)
 
     @property
     def field_names(self) -> frozenset[str]:

@@ -109,6 +109,9 @@ class _Found:
     read: set[str] = attrs.field(factory=set)
     # ``f(ns.cfg)``: ``(("cfg",), meeting)``, a meeting of the stand-in that field holds.
     through: list[tuple[tuple[str, ...], Meeting]] = attrs.field(factory=list)
+    # ``StandIn.test_reads`` and ``StandIn.loose``.
+    test_reads: set[tuple[str, ...]] = attrs.field(factory=set)
+    loose: set[tuple[str, ...]] = attrs.field(factory=set)
 
 
 class StandInExtractor:
@@ -174,6 +177,9 @@ class StandInExtractor:
             autospec=mock and is_autospec(call),
             read=frozenset(found.read) if mock else frozenset(),
             per_test=self._per_test(call),
+            test_reads=frozenset(found.test_reads),
+            loose=frozenset(found.loose),
+            column=call.col_offset,
         )
 
     def _per_test(self, node: ast.AST) -> bool:
@@ -227,13 +233,15 @@ class StandInExtractor:
         return self.reader.test_of(where, NO_BINDINGS)
 
     def _children(self, value: ast.expr, route: _Route) -> list[StandIn]:
-        """Stand-ins built as ``value`` or inside it (a list of them), or named by it."""
+        """Stand-ins built as ``value`` or inside it (a list of them), or named by it.  One
+        that is an argument of a call in the value (``wrap(SimpleNamespace(...))``) is
+        handed to that call, which the field holds the result of: ``loose``."""
         out: list[StandIn] = []
         if not route.fields:
             return out
-        pending: list[ast.AST] = [value]
+        pending: list[tuple[ast.AST, bool]] = [(value, False)]
         while pending:
-            node = pending.pop(0)
+            node, in_call = pending.pop(0)
             target = node
             if isinstance(node, ast.Name):
                 bound = self.reader.resolve_local(node, NO_BINDINGS)
@@ -241,7 +249,10 @@ class StandInExtractor:
             if self.sites.kind_of(target) is not None:
                 if id(target) not in route.building:
                     self._as_child.add(id(target))
-                    out.append(self._build(target, route))  # type: ignore[arg-type]
+                    child = self._build(target, route)  # type: ignore[arg-type]
+                    if in_call:
+                        child = attrs.evolve(child, loose=child.loose | {()})
+                    out.append(child)
                 continue
             if isinstance(node, ast.IfExp):
                 sides, possible = self._alternatives(node)
@@ -250,10 +261,10 @@ class StandInExtractor:
                     if self._builds(side):
                         out.extend(self._children(side, alternative))
             elif isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword)):
-                pending.extend(ast.iter_child_nodes(node))
+                pending.extend((child, in_call) for child in ast.iter_child_nodes(node))
             elif isinstance(node, ast.Call):
-                pending.extend(node.args)
-                pending.extend(node.keywords)
+                pending.extend((arg, True) for arg in node.args)
+                pending.extend((kw, True) for kw in node.keywords)
         return out
 
     def _alternatives(self, node: ast.IfExp) -> tuple[list[ast.expr], bool]:
@@ -334,8 +345,12 @@ class StandInExtractor:
             for target in targets:
                 if isinstance(target, ast.Attribute):
                     self._put_on(target, parent, scope, found, route)
+                elif not isinstance(target, ast.Name):
+                    found.loose.add(())  # ``d["k"] = ns``, ``a, b = ns, x``
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             if names:
+                if not isinstance(scope, FUNCTION_DEFS):
+                    found.loose.add(())  # a module's or class's name: read from anywhere
                 self._follow_names(scope, names, parent, found, route)
             for target in targets:
                 if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
@@ -361,8 +376,13 @@ class StandInExtractor:
             call = parent if isinstance(parent, ast.Call) else self.scope.parents.get(parent)
             if isinstance(call, ast.Call):
                 self._argument(call, value, found, route)
+            else:
+                found.loose.add(())
         elif isinstance(parent, (ast.List, ast.Tuple)):
-            self._parametrized(value, found, route)
+            if not self._parametrized(value, found, route):
+                found.loose.add(())
+        elif not isinstance(parent, ast.Expr):
+            found.loose.add(())  # anywhere else: where it goes is not followed
 
     def _contained(
         self, name: str, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
@@ -515,6 +535,7 @@ class StandInExtractor:
                     field = self._field(name, node.value, node, route)
                     if isinstance(node, ast.AugAssign):  # ``ns.n += 1``: the value is not 1
                         field = attrs.evolve(field, value=None, has_value=False)
+                        found.test_reads.add((name,))  # and the test read it
                     found.fields.append(field)
             elif isinstance(node, ast.Call):
                 self._call_sets(node, names, found, route)
@@ -616,6 +637,8 @@ class StandInExtractor:
             for target in parent.targets:
                 if isinstance(target, ast.Attribute):
                     self._put_on(target, parent, scope, found, route)
+                elif not isinstance(target, ast.Name):
+                    found.loose.add(())  # a name bound to it is followed (``_assignment``)
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -631,14 +654,22 @@ class StandInExtractor:
             if isinstance(call, ast.Call) and self.sites.kind_of(call) is not None:
                 field = parent.arg if isinstance(parent, ast.keyword) else None
                 found.meetings.append(self.meet.attribute(call, field, call, route.cases))
+                if field is None:
+                    found.loose.add(())  # ``SimpleNamespace(**vars(ns))``, a positional
             elif isinstance(call, ast.Call):
                 self._argument(call, node, found, route)
+            else:
+                found.loose.add(())
         elif isinstance(parent, ast.Attribute) and not route.fields:
             self._method_of_holder(parent, found, route)
-        elif isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load):
-            if not self.meet.recorder.expects_raise(parent):
-                found.read.add(parent.attr)
-            self._field_handed(parent, found, route)
+        elif isinstance(parent, ast.Attribute):
+            if isinstance(parent.ctx, ast.Load):
+                if not self.meet.recorder.expects_raise(parent):
+                    found.read.add(parent.attr)
+                self._field_handed(parent, found, route)
+            self._test_use(parent, found)
+        elif not _looks_only(parent, node):
+            found.loose.add(())
 
     def _field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
         """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``: a field's value handed to code the test's
@@ -665,6 +696,33 @@ class StandInExtractor:
             return
         meeting = self.meet.call(MeetingHow.ARGUMENT, call, top, route.cases, func)
         found.through.append((tuple(path), meeting))
+
+    def _test_use(self, attr: ast.Attribute, found: _Found) -> None:
+        """``ns.a.b`` in the test itself: a read of the chain (a store reads the links above
+        the one it sets), and where the object it ends at goes on as a value (``f(ns.cfg)``,
+        ``x = ns.cfg``), one no meeting follows: ``loose`` (harmless where it is a plain
+        value).  A dunder (``ns.__dict__``) hands on the object itself."""
+        path: tuple[str, ...] = ()
+        top: ast.expr = attr.value
+        while isinstance(self.scope.parents.get(top), ast.Attribute):
+            parent = self.scope.parents[top]
+            if parent.value is not top:  # type: ignore[attr-defined]
+                break
+            name = parent.attr  # type: ignore[attr-defined]
+            if name.startswith("__") and name.endswith("__"):
+                found.loose.add(path)
+                return
+            path, top = (*path, name), parent  # type: ignore[assignment]
+        outer = self.scope.parents.get(top)
+        if not isinstance(top.ctx, ast.Load):  # type: ignore[attr-defined]
+            if path[:-1]:
+                found.test_reads.add(path[:-1])
+            if isinstance(outer, ast.AugAssign) and outer.target is top:
+                found.test_reads.add(path)
+            return
+        found.test_reads.add(path)
+        if not (isinstance(outer, ast.Call) and outer.func is top):
+            found.loose.add(path)  # a field called (``ns.hook()``) gets no owner
 
     def _method_of_holder(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
         """``holder.m(...)``, ``holder`` an object the test built by calling its class
@@ -712,11 +770,17 @@ class StandInExtractor:
     def _follow_return(
         self, scope: ast.AST, found: _Found, route: _Route, position: int | None = None
     ) -> None:
-        """A returned (or yielded) stand-in continues in every caller or fixture user."""
+        """A returned (or yielded) stand-in continues in every caller or fixture user.  Where
+        they may not all be in this module (a helper or fixture other modules can import or
+        use, a method, a nested def), or are not followed, it is ``loose``."""
         if not (route.follow_returns and isinstance(scope, FUNCTION_DEFS)):
+            found.loose.add(())
             return
         if route.depth >= MAX_FUNCTION_HOPS:
+            found.loose.add(())
             return
+        if not self._callers_known(scope):
+            found.loose.add(())  # still followed where its users here take it
         if position is None and _is_fixture(scope):
             name = _fixture_name(scope)
             for stmt in self.scope.index(name):
@@ -738,6 +802,7 @@ class StandInExtractor:
                 continue
             parent = self.scope.parents.get(call)
             if not (isinstance(parent, ast.Assign) and parent.value is call):
+                found.loose.add(())
                 continue
             for target in parent.targets:
                 if isinstance(target, (ast.Tuple, ast.List)) and position < len(target.elts):
@@ -745,17 +810,42 @@ class StandInExtractor:
                     if isinstance(elt, ast.Name) and elt.id != "_":
                         caller_scope = self.scope.enclosing_scope(call)
                         self._follow_names(caller_scope, {elt.id}, parent, found, returned.hop())
+                    elif not isinstance(elt, ast.Name):
+                        found.loose.add(())
+                else:
+                    found.loose.add(())
 
-    def _parametrized(self, value: ast.expr, found: _Found, route: _Route) -> None:
-        """A stand-in written as a parametrize value reaches the test under that case."""
+    def _callers_known(self, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether every user of what ``scope`` returns is in this test module: a fixture of
+        a test module (pytest offers it to that module's tests only, unless one asks for it by
+        name, ``request.getfixturevalue``), or a module-level function of a test module whose
+        name is private to it.  A helper of a shared module (``utils.py``, ``conftest.py``),
+        a public one another test module may import, a method or a nested def may hand what
+        it returns to code this extraction never reads."""
+        name = self.module.path.name
+        if not (name.startswith("test_") or name.endswith("_test.py")):
+            return False
+        if _is_fixture(scope):
+            return "getfixturevalue" not in "\n".join(self.module.lines)
+        return self.scope.parents.get(scope) is self.module.tree and scope.name.startswith("_")
+
+    def _parametrized(self, value: ast.expr, found: _Found, route: _Route) -> bool:
+        """A stand-in written as a parametrize value reaches the test under that case;
+        whether ``value`` is one (the test's parameter it is followed under)."""
         current = self.scope.parents.get(value)
         while current is not None and not isinstance(current, ast.stmt):
             deco, current = current, self.scope.parents.get(current)
         if not isinstance(current, FUNCTION_DEFS):
-            return
+            return False
+        followed = False
         for deco in current.decorator_list:
             if not isinstance(deco, ast.Call) or getattr(deco.func, "attr", "") != "parametrize":
                 continue
+            indirect = next((kw.value for kw in deco.keywords if kw.arg == "indirect"), None)
+            if indirect is not None and not (
+                isinstance(indirect, ast.Constant) and indirect.value is False
+            ):
+                found.loose.add(())  # a fixture takes the value: the test gets what it makes
             for case in parametrize_values(deco):
                 for name, expr in case.values.items():
                     if expr is not value:
@@ -767,6 +857,8 @@ class StandInExtractor:
                                 route, cases=(case.id,) if case.id is not None else ()
                             )
                             self._follow_names(current, {name}, param, found, in_case)
+                            followed = True
+        return followed
 
     # -- meetings -------------------------------------------------------------------------
 
@@ -776,14 +868,18 @@ class StandInExtractor:
         func = call.func
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr"):
+            self._probed(call, fname, arg, found)
             return
         if fname in ("setattr", "__setattr__"):  # ``object.__setattr__(obj, "f", ns)`` too
             if len(call.args) > 2 and call.args[2] is arg:
                 found.meetings.append(
                     self.meet.attribute(call.args[0], _str(call.args[1]), call, route.cases)
                 )
+            elif not (call.args and call.args[0] is arg):
+                found.loose.add(())
             return
         if fname == "update" and isinstance(func, ast.Attribute) and _is_dict_of(func.value, set()):
+            found.loose.add(())
             return
         shape, callee = self.meet.self_shape(call, arg)
         if shape is not None:
@@ -791,6 +887,10 @@ class StandInExtractor:
                 self.meet.call(MeetingHow.SELF, call, arg, route.cases, callee, shape)
             )
             return
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            kw.arg is None for kw in call.keywords
+        ):
+            found.loose.add(())  # where the call's parameters take it is not read here
         if isinstance(func, ast.Name) and route.depth < MAX_FUNCTION_HOPS:
             helper = self.scope.local_def(func)
             param = _bound_parameter(helper, call, arg) if helper is not None else None
@@ -806,6 +906,25 @@ class StandInExtractor:
                 callee = attrs.evolve(meeting.callee, text=ast.unparse(func))
                 meeting = attrs.evolve(meeting, callee=callee)
             found.meetings.append(meeting)
+
+    def _probed(self, call: ast.Call, fname: str, arg: ast.expr, found: _Found) -> None:
+        """``arg`` (the stand-in) handed to a builtin that looks at it: ``isinstance``,
+        ``type``, ``id``, ``callable``, ``len`` keep nothing; ``getattr``/``hasattr`` with a
+        literal name read that field (what ``getattr`` gives goes on); ``delattr`` drops one
+        (``StandIn.dropped``); ``vars``, ``repr``, ``print`` and a computed name see every
+        field."""
+        if fname in ("isinstance", "type", "id", "callable", "len"):
+            return
+        first = bool(call.args) and call.args[0] is arg
+        name = _str(call.args[1]) if first and len(call.args) > 1 else None
+        if fname in ("getattr", "hasattr") and name is not None:
+            found.test_reads.add((name,))
+            if fname == "getattr":
+                found.loose.add((name,))
+            return
+        if fname == "delattr" and first:
+            return
+        found.loose.add(())
 
     def _callees(self, func: ast.expr) -> list[ast.expr]:
         """What a call's callee ``func`` names: a parameter of the helper making the call
@@ -891,6 +1010,18 @@ def _met_through(
     out = list(fields)
     out[at] = attrs.evolve(fields[at], children=(child,))
     return out
+
+
+def _looks_only(parent: ast.AST | None, node: ast.expr) -> bool:
+    """Whether the test's use of a stand-in as ``parent``'s part ``node`` neither reads a
+    field nor hands it on: its truth, ``is``/``is not``, an expression statement."""
+    if isinstance(parent, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops)
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+        return parent.test is node
+    if isinstance(parent, ast.UnaryOp):
+        return isinstance(parent.op, ast.Not)
+    return isinstance(parent, ast.Expr)
 
 
 def _path_from(expr: ast.expr, names: set[str]) -> tuple[str, ...]:

@@ -58,6 +58,9 @@ Where things are (the ``_`` modules are private):
   declares (``declares``: drift or duck typing);
 - ``_paths``: undecided blocks (``BlockIds``), ``provisioned``, a chain's links
   (``chain_links``), one access per name;
+- ``_handovers``: where a walked body hands a stand-in on whole (``Recorder.escapes``) and
+  every chain its text reads of one (``Recorder.touched``), for stale namespace fields;
+  whether a callee runs as written (``plain_function``, ``plainly_built``);
 - ``_syntax``: small questions about a node's shape, and the handler dispatch.
 """
 
@@ -66,6 +69,7 @@ from __future__ import annotations
 from factories.analysis.readset._analyzer import MAX_CALL_DEPTH, ReadSetAnalyzer
 from factories.analysis.readset._chains import MAX_FUNCTION_DEPTH
 from factories.analysis.readset._declared import annotation_class, declares
+from factories.analysis.readset._handovers import plain_function, plainly_built
 from factories.analysis.readset._model import (
     AttributeAccess,
     CallContext,
@@ -89,4 +93,6 @@ __all__ = [
     "ReadSetAnalyzer",
     "annotation_class",
     "declares",
+    "plain_function",
+    "plainly_built",
 ]

@@ -59,6 +59,8 @@ class ReadSetAnalyzer:
         self._rebound: dict[int, frozenset[str]] = {}  # id of a loop's AST -> names it binds
         # id of a call's AST -> the predicate of the tree it calls (``Decisions.call_value``)
         self.predicates: dict[int, FunctionRef | None] = {}
+        # id of a function's AST -> each node of its body -> its parent (``_handovers``)
+        self._parents: dict[int, dict[ast.AST, ast.AST]] = {}
 
     def function_names(
         self, func: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo
@@ -74,6 +76,18 @@ class ReadSetAnalyzer:
             }
             self._function_names[key] = (imports, frozenset(stored | set(imports)))
         return self._function_names[key]
+
+    def parents(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[ast.AST, ast.AST]:
+        """Each node of ``func``'s body -> its parent, read once per function."""
+        key = id(func)
+        if key not in self._parents:
+            found: dict[ast.AST, ast.AST] = {}
+            for stmt in func.body:
+                for node in ast.walk(stmt):
+                    for child in ast.iter_child_nodes(node):
+                        found[child] = node
+            self._parents[key] = found
+        return self._parents[key]
 
     def rebound(self, loop: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
         """The names a loop's body (or its ``else``) binds, and the ``x.attr`` fields it
@@ -179,6 +193,9 @@ class ReadSetAnalyzer:
             calls=tuple(recorder.calls),
             state_after=after,
             chain_reads=first_unguarded_by_name(c for c in chains if c.root in roots),
+            touched=frozenset(recorder.touched),
+            escapes=frozenset(recorder.escapes),
+            walked=member.kind in (MemberKind.METHOD, MemberKind.PROPERTY) and not walked.skipped,
         )
 
     def analyze_function(
@@ -214,6 +231,9 @@ class ReadSetAnalyzer:
             signature=Signature.of(node, bound=bound),
             location=Location(str(function.module.path), node.lineno),
             chain_reads=first_unguarded_by_name(chains),
+            touched=frozenset(walked.recorder.touched),
+            escapes=frozenset(walked.recorder.escapes),
+            walked=not walked.skipped,
         )
 
     def param_classes(
@@ -301,12 +321,13 @@ class ReadSetAnalyzer:
             if (member.owner.qualname, member.name) in context.raising or any(
                 (klass.qualname, member.name) in context.raising for klass in self.index.mro(cls)[0]
             ):
-                return Walked(Recorder(), None, raised=True)  # the replacement always raises
-            return Walked(Recorder(), state)
+                # the replacement always raises
+                return Walked(Recorder(), None, raised=True, skipped=True)
+            return Walked(Recorder(), state, skipped=True)
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
-            return Walked(Recorder(), state)
+            return Walked(Recorder(), state, skipped=True)
         entry = not stack  # the analysed call: its own parameters are stand-ins
         memo_key = (
             cls.qualname,
@@ -356,7 +377,7 @@ class ReadSetAnalyzer:
         node = function.node
         key_name = f"{FUNCTION_FRAME}{function.module.name}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
-            return Walked(Recorder(), state)
+            return Walked(Recorder(), state, skipped=True)
         memo_key = (
             key_name,
             state,

@@ -13,6 +13,7 @@ from factories.analysis._walk import statements
 from factories.analysis.binding import CallShape
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._chains import bound_name
+from factories.analysis.readset._handovers import plain_function
 from factories.analysis.readset._model import AttributeAccess, CallSite, State
 from factories.analysis.readset._syntax import literal_name
 from factories.analysis.values import Obj
@@ -172,6 +173,8 @@ class CallHandlers:
         aliases, params = self.bindings(member, call, state)
         before = len(self.rec.writes)
         walked = self.follow(member, state, aliases=aliases, params=params, after=after)
+        if not walked.skipped and plain_function(member.node):
+            self.followed.update(bound_arguments(member.node, call, aliases))
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
         self.consts.update(walked.stored)
@@ -279,3 +282,23 @@ class CallHandlers:
         for part in reversed(suffix):
             text += part if part == "()" else f".{part}"
         return text
+
+
+def bound_arguments(
+    node: ast.AST, call: ast.Call, aliases: dict[str, str]
+) -> list[tuple[int, int | str]]:
+    """The arguments of ``self.m(...)`` that ``bindings`` bound to a parameter of ``m`` as a
+    chain (``aliases``): positional ones before any ``*``, keywords that name one; not what
+    ``*args``/``**kwargs`` collect."""
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    args = node.args
+    positional = [a.arg for a in list(args.posonlyargs) + list(args.args)][1:]
+    named = {a.arg for a in args.args} | {a.arg for a in args.kwonlyargs}
+    out: list[tuple[int, int | str]] = []
+    for i, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred) or i >= len(positional):
+            break
+        if positional[i] in aliases:
+            out.append((id(call), i))
+    out.extend((id(call), kw.arg) for kw in call.keywords if kw.arg in named and kw.arg in aliases)
+    return out

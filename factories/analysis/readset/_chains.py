@@ -16,6 +16,7 @@ import ast
 import attrs
 
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
+from factories.analysis.readset._handovers import plain_function, plainly_built
 from factories.analysis.readset._model import (
     GUARDED_MARK,
     PROBED_MARK,
@@ -284,12 +285,14 @@ class ChainHandlers:
         positional = [a.arg for a in list(args.posonlyargs) + list(args.args)][target.skip :]
         known = set(positional) | {a.arg for a in args.kwonlyargs}
         aliases: dict[str, str] = {}
+        bound_at: list[int | str] = []
         for where, chain in passed:
             if isinstance(where, int) and where >= len(positional):
                 continue  # into ``*args``
             name = positional[where] if isinstance(where, int) else where
             if name in known:
                 aliases[name] = ".".join((chain[0], *chain[1]))
+                bound_at.append(where)
         if target.built is not None:
             spread = [(where, chain) for where, chain in spread if chain[0] != "self"]
         for where, chain in spread:
@@ -320,12 +323,23 @@ class ChainHandlers:
                 params,
                 klass=target.klass,
             )
+        plain = plain_function(node) and (
+            target.built is None or plainly_built(self.index, target.built[0])
+        )
+        if not walked.skipped and plain:
+            self.followed.update((id(call), where) for where in bound_at)
         # A coroutine function's body runs only where its coroutine is awaited (or handed to
         # a loop the test may have patched out): called otherwise, its reads may not happen.
         runs = not isinstance(node, ast.AsyncFunctionDef) or self.awaited(call)
         # Under ``pytest.raises``, past something that may raise (``raised``, kept across the
         # loops and branches that restore ``certain``), the test's path may have ended.
         reached = runs and not (self.context.expect_raise and self.raised)
+        for handed in ("touched", "escapes"):
+            getattr(self.rec, handed).update(
+                chain
+                for chain in getattr(walked.recorder, handed)
+                if chain[0] != "self" or target.built is None
+            )
         for read in walked.recorder.chains:
             if read.root == "self" and target.built is not None:
                 continue  # the object a constructor builds

@@ -150,6 +150,14 @@ class MethodReport:
     # What the call reads from the stand-ins it is handed, one read per chain (see
     # ``ChainRead``); ``ReadSetAnalyzer.param_classes`` says what their annotations name.
     chain_reads: tuple[ChainRead, ...] = ()
+    # ``(root, path)`` of each chain on a stand-in that the text of the code walked reads
+    # (``touched``), on any branch, and of each it hands on where no walk follows it
+    # (``escapes``): ``_handovers``.  Recorded where the context asks for chains.
+    touched: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
+    escapes: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
+    # Whether the body was walked at all (not a static or class method ``analyze`` does not
+    # walk, nor one the test replaced): what it was handed is followed only then.
+    walked: bool = True
 
     @property
     def read_names(self) -> frozenset[str]:
@@ -181,6 +189,10 @@ class FunctionReport:
     signature: Signature
     location: Location
     chain_reads: tuple[ChainRead, ...]
+    # As ``MethodReport``'s.
+    touched: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
+    escapes: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
+    walked: bool = True
 
     def chain_reads_of(self, root: str) -> tuple[ChainRead, ...]:
         return tuple(c for c in self.chain_reads if c.root == root)
@@ -265,6 +277,10 @@ class Recorder:
     params: list[ParamAccess] = attrs.field(factory=list)
     calls: list[CallSite] = attrs.field(factory=list)
     chains: list[ChainRead] = attrs.field(factory=list)
+    # ``_handovers``: the stand-in chains the text reads, and those it hands on unfollowed
+    # (sets: a callee met on many paths adds each once).
+    touched: set[tuple[str, tuple[str, ...]]] = attrs.field(factory=set)
+    escapes: set[tuple[str, tuple[str, ...]]] = attrs.field(factory=set)
 
     def lengths(self) -> tuple[int, int, int]:
         """How many accesses with a placement (reads, required, chains) it holds so far."""
@@ -274,6 +290,9 @@ class Recorder:
         """Add a callee's accesses, its reads' blocks placed after the caller's ``prefix``."""
         for field in attrs.fields(Recorder):
             items = getattr(other, field.name)
+            if field.name in ("touched", "escapes"):
+                getattr(self, field.name).update(items)
+                continue
             if field.name in ("reads", "required", "chains") and prefix != ():
                 items = [placed_after(a, prefix) for a in items]
             getattr(self, field.name).extend(items)
@@ -292,6 +311,9 @@ class Walked:
     # call returns, where it returns only by falling off its end: what a method it calls
     # stores (``self.cfg = cfg`` in a base ``__init__``) is known to the caller after it.
     stored: tuple[tuple[str, object], ...] = ()
+    # Nothing was walked: the method is one the test replaced, or one already being walked
+    # above, or past ``MAX_CALL_DEPTH`` (what is handed to it is not followed there).
+    skipped: bool = False
 
 
 def placed_after(

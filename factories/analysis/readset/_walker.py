@@ -24,6 +24,7 @@ from factories.analysis.readset._calls import CallHandlers
 from factories.analysis.readset._chains import STAR_ELEMENT, ChainHandlers
 from factories.analysis.readset._decisions import Decisions
 from factories.analysis.readset._expressions import ExpressionHandlers
+from factories.analysis.readset._handovers import ArgKey, Chain, scan
 from factories.analysis.readset._model import CallContext, Recorder, State, Walked, meet
 from factories.analysis.readset._statements import StatementHandlers
 from factories.analysis.source_tree import ModuleInfo
@@ -93,6 +94,10 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             for root in context.standins:
                 if any(root.startswith(f"{name}[") for name in variadic):
                     self.aliases.setdefault(STAR_ELEMENT + root, root)
+        self.handed_in = dict(aliases)  # what the caller bound (``_handovers``)
+        # The arguments this walk handed to a callee it walked with them bound to its
+        # parameters (``_handovers``: the callee's own scan stands for them).
+        self.followed: set[ArgKey] = set()
         self.shadowed: set[str] = set()
         # Locals bound to a stand-in chain no write had replaced then (``saved =
         # runner.field``): storing one back onto that chain puts the stand-in's object back.
@@ -133,7 +138,43 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         stored = ()
         if self.context.real_self and self.exits == 0 and self.owner is not None:
             stored = tuple(sorted(self.consts.items(), key=lambda kv: kv[0]))
+        if self.context.chains:
+            touched, escapes = scan(
+                self.func.body,
+                self.standin_names(),
+                self.analyzer.parents(self.func),
+                frozenset(self.followed),
+            )
+            self.rec.touched |= touched
+            self.rec.escapes |= escapes
         return Walked(self.rec, out, self.raised, stored)
+
+    def standin_names(self) -> dict[str, frozenset[Chain]]:
+        """The names of this body that hold a stand-in or a chain on one, as the chain: the
+        analysed call's parameters the test hands one, those a caller bound to one, a
+        ``*args``/``**kwargs`` with an element that is one, and ``self`` where it holds one
+        (a stub whose fields the test set to namespaces, ``CallContext.nested``) or is one
+        (``CallContext.bare_self``)."""
+        names: dict[str, frozenset[Chain]] = {}
+        for name, held in self.handed_in.items():
+            root, *path = held.split(".")
+            if name.startswith(STAR_ELEMENT):
+                # An element of ``*args``/``**kwargs`` a caller's ``f(*args)`` bound: the
+                # variadic name holds it (``f(*args)``, ``args[0]``: handed on, unseen).
+                name = name[len(STAR_ELEMENT) :].partition("[")[0]
+            names[name] = names.get(name, frozenset()) | {(root, tuple(path))}
+        if self.entry:
+            for name in self.params:
+                if name in self.context.standins:
+                    names[name] = frozenset({(name, ())})
+            args = self.func.args
+            for variadic in (a.arg for a in (args.vararg, args.kwarg) if a is not None):
+                for root in self.context.standins:
+                    if root.startswith(f"{variadic}["):
+                        names[variadic] = names.get(variadic, frozenset()) | {(root, ())}
+        if self.self_name is not None and (self.context.nested or self.context.bare_self):
+            names[self.self_name] = frozenset({("self", ())})
+        return names
 
     def loc(self, node: ast.AST) -> Location:
         return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
