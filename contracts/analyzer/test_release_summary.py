@@ -91,6 +91,22 @@ def test_summary_says(tmp_path, body, section, pattern):
     assert re.search(pattern, _sections(text)[section]), text
 
 
+def test_a_namespace_followed_once_per_case_is_one_stand_in(tmp_path):
+    """The audit follows a parametrized namespace once per case; the census counts where the
+    test builds it (two ``SimpleNamespace(...)`` calls here, not four)."""
+    root = _release(tmp_path, "")
+    (root / "tests" / "test_x.py").write_text(
+        HEAD + "import pytest\n\n\n"
+        '@pytest.mark.parametrize("n", [1, 2])\n'
+        "def test_n(n):\n"
+        "    b = object.__new__(Builder)\n"
+        "    b.build(SimpleNamespace(prefill=n), SimpleNamespace(num_actual_tokens=n))\n"
+    )
+    summary = summarize_tree(root, root / "tests", clock=itertools.count(0.0, 2.5).__next__)
+    text = "\n".join(format_summary(summary, "vLLM 0.0.0's own tests", "CMD"))
+    assert re.search(rf"{NS}\s+2\s+2 meet vLLM code", _sections(text)["stubs"]), text
+
+
 #: (id, what the cache holds, further arguments, what the one line says).
 ERRORS = [
     ("no-release-in-the-cache", "", (), f"run: python tools/fetch_vllm.py {SELFCHECK_DEFAULT}"),

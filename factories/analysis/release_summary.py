@@ -79,8 +79,11 @@ class TreeSummary:
 
 def census(roots: Iterable[StandIn]) -> Counter:
     """Stand-ins by kind (``kind``) and those in a tree that meets vLLM code
-    (``(kind, "code")``), over the roots a test module builds; nested ones count too."""
-    counts: Counter = Counter()
+    (``(kind, "code")``), over the roots a test module builds; nested ones count too.  A
+    creation the audit follows once per set of values (a parametrized namespace, one stand-in
+    per case) is one stand-in here: counted by where the test builds it, meeting code where
+    any of its variants does."""
+    meets_at: dict[tuple, bool] = {}
     for root in roots:
         meets = any(
             m.how is not MeetingHow.ATTRIBUTE or m.owner_kind is StandInKind.OBJECT_NEW
@@ -88,8 +91,12 @@ def census(roots: Iterable[StandIn]) -> Counter:
             for m in standin.meetings
         )
         for standin in root.walk():
-            counts[standin.kind] += 1
-            counts[standin.kind, "code"] += meets
+            site = (standin.kind, standin.location, standin.column)
+            meets_at[site] = meets_at.get(site, False) or meets
+    counts: Counter = Counter()
+    for (kind, _, _), meets in meets_at.items():
+        counts[kind] += 1
+        counts[kind, "code"] += meets
     return counts
 
 
