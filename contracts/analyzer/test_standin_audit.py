@@ -529,6 +529,23 @@ class Drafter:
 
     def load(self, cfg):
         return cfg.spec.model_path
+
+
+def dispatch(n):
+    return n
+
+
+class Proposer:
+    def propose(self):
+        n = self.tables.block_sizes
+        for group in self.groups:
+            dispatch(group)
+        return n, self.tables.after
+
+
+def fetch(runner):
+    runner.start()
+    return runner.size
 """
 
 
@@ -1650,6 +1667,80 @@ CASES = [
             _Test(SimpleNamespace(spec=SimpleNamespace(other=1)))
         """,
         frozenset(),
+    ),
+    Case(
+        "made-self-twice-the-call-outside-pytest-raises-is-judged-on-its-own",
+        """
+        import pytest
+        from vllm.mod import CfgRunner
+
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(other=1))
+            CfgRunner.init(ns)
+            with pytest.raises(ValueError):
+                CfgRunner.init(ns)
+        """,
+        frozenset({(ERROR, "self.cfg.extra")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-of-what-only-a-patch-raises-reads-before-it-fail",
+        """
+        import pytest
+        from unittest.mock import patch
+        from vllm.mod import Proposer
+
+        def test_x():
+            class Stop(Exception):
+                pass
+
+            ns = SimpleNamespace(tables=SimpleNamespace(other=1), groups=[1])
+            with patch("vllm.mod.dispatch", side_effect=Stop), pytest.raises(Stop):
+                Proposer.propose(ns)
+        """,
+        frozenset({(ERROR, "self.tables.block_sizes"), (NOTE, "self.tables.after")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-of-what-the-test-s-own-def-raises-is-a-note",
+        """
+        import pytest
+        from vllm.mod import Proposer
+
+        def test_x(monkeypatch):
+            class Stop(Exception):
+                pass
+
+            def fake(n):
+                if n:
+                    raise Stop
+
+            monkeypatch.setattr("vllm.mod.dispatch", fake)
+            ns = SimpleNamespace(tables=SimpleNamespace(other=1), groups=[1])
+            with pytest.raises(Stop):
+                Proposer.propose(ns)
+        """,
+        frozenset({(NOTE, "self.tables.block_sizes"), (NOTE, "self.tables.after")}),
+    ),
+    Case(
+        "handed-a-read-after-a-callable-of-the-test-under-pytest-raises-is-a-note",
+        """
+        import pytest
+        from vllm.mod import fetch
+
+        def test_x():
+            with pytest.raises(ValueError):
+                fetch(SimpleNamespace(start=lambda: None))
+        """,
+        frozenset({(NOTE, "runner.size")}),
+    ),
+    Case(
+        "handed-a-read-after-a-callable-of-the-test-outside-pytest-raises-fails",
+        """
+        from vllm.mod import fetch
+
+        def test_x():
+            fetch(SimpleNamespace(start=lambda: None))
+        """,
+        frozenset({(ERROR, "runner.size")}),
     ),
 ]
 

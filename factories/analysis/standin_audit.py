@@ -108,16 +108,11 @@ class SelfCall:
 
     def restated(self, finding: Finding) -> Finding:
         """A finding of the replay, worded for what the test built.  The replay does not see
-        what the test patched around the call: under ``pytest.raises`` a patch may end the
-        call before the read (``side_effect=Stop``), nor what other code wrote on the
-        namespace before it (``filled``), so a missing read there is a note (a field of
-        ``self`` or a link of a namespace on one)."""
+        what other code wrote on the namespace before it (``filled``), so a missing read
+        there is a note (a field of ``self`` or a link of a namespace on one); a call under
+        ``pytest.raises`` is judged where it is replayed (``ClassAuditor.audit_class``)."""
         kind = finding.kind
-        raising = {call.test for call in self.stub.calls if call.expect_raise}
-        uncertain = self.filled or (
-            set(finding.tests) <= raising if finding.tests else bool(raising)
-        )
-        if uncertain and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
+        if self.filled and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
         return attrs.evolve(
             finding,
@@ -145,6 +140,9 @@ class HandedCall:
     test: str | None = None
     expect_raise: bool = False
     given_self: bool = False
+    # The exception ``pytest.raises`` expects is one only the test's patches raise
+    # (``Meeting.raise_owned``).
+    raise_owned: bool = False
     patched: tuple[tuple[str, bool], ...] = ()
     # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
     returns: tuple[object] | tuple[()] = ()
@@ -317,6 +315,7 @@ def _hand(
             calls.module,
             meeting.test,
             meeting.expect_raise,
+            raise_owned=meeting.raise_owned,
             patched=meeting.patched,
             returns=calls.asserted(call),
             instance=callee.instance,
@@ -446,6 +445,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         patched_functions=functions,
         raising=raising,
         expect_raise=handed.expect_raise,
+        patches_raise=handed.expect_raise and handed.raise_owned,
         standins=frozenset(roots),
         chains=True,
         stated_locals=True,
@@ -946,6 +946,7 @@ def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | N
         meeting.location,
         shape=found,
         expect_raise=meeting.expect_raise,
+        raise_owned=meeting.raise_owned,
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
         returns=calls.asserted(calls.call_at(meeting.location.line, callee.text)),

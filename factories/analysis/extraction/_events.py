@@ -147,6 +147,11 @@ class EventRecorder:
 
     def expects_raise(self, node: ast.AST) -> bool:
         """Whether ``node`` runs inside ``with pytest.raises(...)`` (or ``assertRaises``)."""
+        return self._raises_around(node) is not None
+
+    def _raises_around(self, node: ast.AST) -> ast.Call | None:
+        """The ``pytest.raises(...)`` (or ``assertRaises``) call of the ``with`` that holds
+        ``node``, the innermost one."""
         current = self.scope.parents.get(node)
         while current is not None and not isinstance(current, (*FUNCTION_DEFS, ast.Module)):
             if isinstance(current, (ast.With, ast.AsyncWith)):
@@ -157,9 +162,20 @@ class EventRecorder:
                         "assertRaises",
                         "assertRaisesRegex",
                     ):
-                        return True
+                        return expr
             current = self.scope.parents.get(current)
-        return False
+        return None
+
+    def raise_owned(self, node: ast.AST) -> bool:
+        """Whether the exception the ``pytest.raises`` around ``node`` expects is one only the
+        test's patches raise (``patch(..., side_effect=Stop)`` with ``class Stop(Exception)``
+        of the test module): vLLM code cannot raise it, so the call ends where such a patch
+        runs, which the walk knows (``CallContext.raising``), and nowhere else on a path
+        that passes the test."""
+        expect = self._raises_around(node)
+        if expect is None or not expect.args or not isinstance(expect.args[0], ast.Name):
+            return False
+        return self.scope.patch_only_exception(expect.args[0].id)
 
     def assignment(
         self, node: ast.Assign, names: set[str], track: Track, bindings: Bindings

@@ -36,6 +36,9 @@ class StubEvent:
     # A call inside ``with pytest.raises(...)``: the test expects it to raise, so the path
     # may end at any ``raise`` it meets.
     expect_raise: bool = False
+    # ...and the exception it expects is one only the test's patches raise, so a path that
+    # passes the test ends only at them (``EventRecorder.raise_owned``; a stand-in's replay).
+    raise_owned: bool = False
     # ``monkeypatch.setattr(stub, "n", v)`` / ``patch.object(stub, "n")``: raises
     # AttributeError unless ``n`` already exists (no ``raising=False``/``create=True``).
     must_exist: bool = False

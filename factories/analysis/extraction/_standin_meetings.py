@@ -267,6 +267,7 @@ class MeetingMaker:
             test=self.reader.test_of(node, NO_BINDINGS),
             cases=cases,
             expect_raise=self.recorder.expects_raise(node),
+            raise_owned=self.recorder.raise_owned(node),
         )
 
     def _test_function(self, node: ast.AST) -> ast.AST | None:

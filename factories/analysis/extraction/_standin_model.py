@@ -110,6 +110,9 @@ class Meeting:
     cases: tuple[str, ...] = ()
     expect_raise: bool = False
     shape: CallShape | None = attrs.field(default=None, eq=False)
+    # The exception ``pytest.raises`` expects there is one only the test's patches raise
+    # (``EventRecorder.raise_owned``).
+    raise_owned: bool = False
     # ``(dotted target, raises)`` of each patch the function holding a call (and its test)
     # makes: what ran in the callee's place.
     patched: tuple[tuple[str, bool], ...] = ()

@@ -74,6 +74,8 @@ class CallHandlers:
             out = self.read_attr(name, func, state)
             if member is None:
                 self.rec.calls.append(CallSite(f"self.{name}", self.loc(node), CallShape.of(node)))
+                if name in state:
+                    self.test_code_may_raise()  # a callable the test put on the object
             out = out if out is not None else state
             if member is not None and member.kind in _CLASS_FUNCTIONS:
                 return self.pass_on(node, out)  # ``self.make(cfg)``: static or class method
@@ -103,7 +105,9 @@ class CallHandlers:
             self.rec.calls.append(CallSite(target, self.loc(node), CallShape.of(node)))
         state = self.expr(func, state)
         context = self.context
-        if context.expect_raise and self.function_raises(func):
+        if self.param_path(func) is not None or self.on_nested(func):
+            self.test_code_may_raise()  # a callable a stand-in holds: the test's own code
+        if context.expect_raise and not context.patches_raise and self.function_raises(func):
             self.raised = True
             self.certain = False  # the expected exception may come from this function
         if context.patched_functions:
@@ -140,6 +144,23 @@ class CallHandlers:
             if self.context.expect_raise:
                 self.certain = False  # the expected exception may have come from that call
         return walked.state
+
+    def test_code_may_raise(self) -> None:
+        """A call of code the test wrote (a callable it put on a stand-in or on the object),
+        under ``pytest.raises``: what the test expects may come from it, on some calls
+        only, so what follows is not certain (``Walker.past_raise``).  Where the test's
+        values are followed (``stated_locals``): the stub audit's output is pinned."""
+        context = self.context
+        if context.expect_raise and context.stated_locals and not context.patches_raise:
+            self.raised = True
+            self.certain = False
+
+    def on_nested(self, func: ast.expr) -> bool:
+        """``self.cfg.f`` where ``cfg`` is a namespace the test set on the object
+        (``CallContext.nested``)."""
+        while isinstance(func, ast.Attribute) and not self.is_self_attr(func):
+            func = func.value
+        return self.is_self_attr(func) and func.attr in self.context.nested  # type: ignore[attr-defined]
 
     def bindings(
         self, member: Member, call: ast.Call, state: frozenset[str]

@@ -193,7 +193,11 @@ class CallContext:
     not followed).  ``patched_functions``: the dotted name of each module function it patched
     (``vllm.x.mod.helper``, ``torch.save``).  ``raising``: those of both whose replacement
     raises on every call.  ``expect_raise``: the call sits in ``pytest.raises``, so a ``raise``
-    met on an undecided branch may end the test's path there.  ``detached``: the call is a
+    met on an undecided branch may end the test's path there.  ``patches_raise``: what it
+    expects is an exception only the test's patches raise (``StubEvent.raise_owned``): a
+    ``raise`` of vLLM code, a function of the tree that holds one, or a callable the test put
+    on a stand-in cannot end a path that passes the test; only a patched function or method
+    can (it may raise).  ``detached``: the call is a
     coroutine the test hands to ``asyncio.create_task`` and may cancel at any ``await``, so what
     follows the first one is not certain.  ``standins``: the parameters of the call the test
     hands a stand-in (a ``SimpleNamespace``): chains on them are also followed into the module
@@ -233,6 +237,7 @@ class CallContext:
     patched_functions: frozenset[str] = frozenset()
     raising: frozenset[tuple[str, str] | str] = frozenset()
     expect_raise: bool = False
+    patches_raise: bool = False
     detached: bool = False
     standins: frozenset[str] = frozenset()
     nested: frozenset[str] = frozenset()

@@ -180,6 +180,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         loop's body runs at least once (``Decisions.iterations``), so its first pass is on
         the walk's straight line, up to its first undecided exit or jump."""
         was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
+        raised = self.raised
         if not runs:
             self.certain = False
         if loop is not None and chain is not None and not runs:
@@ -196,8 +197,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             if keep_exits or loop is not None:
                 self.jumps = jumps  # a ``break``/``continue`` ends that loop's body only
             jumped = self.jumps > jumps
-            self.certain = was and not returned
-            self.chain = chain if not (returned or jumped) else None
+            past = not keep_exits and self.past_raise(raised)
+            self.certain = was and not returned and not past
+            self.chain = chain if not (returned or jumped or past) else None
 
     def both_arms(
         self,
@@ -218,6 +220,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         other goes on, the test's path is the one that goes on: the code it was written for
         lies past the guard (``if engine in self._invalid_engines: return`` added later)."""
         was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
+        raised = self.raised
         consts, names = dict(self.consts), dict(self.name_consts)
         marks: list[tuple[int, ...]] = []
         states: list[State] = []
@@ -270,7 +273,22 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         # leaves the call's (only a body that surely runs is certain to begin with).
         self.certain = was and self.exits == exits and self.jumps == jumps
         self.chain = chain if self.exits == exits and self.jumps == jumps else None
+        if self.past_raise(raised):
+            self.certain = False
         return meet(states[0], states[1])
+
+    def past_raise(self, raised_before: bool) -> bool:
+        """Whether the part just walked met something that may raise what ``pytest.raises``
+        expects (``raised``) where the walk had not before: the test's path may end there,
+        so what follows is not certain, even after the loop or branch that holds it (which
+        restores ``certain``).  Where the test's values are followed (``stated_locals``);
+        the stub audit's output is pinned to the releases."""
+        return (
+            self.raised
+            and not raised_before
+            and self.context.expect_raise
+            and self.context.stated_locals
+        )
 
     def placed_lists(self) -> tuple[list, ...]:
         """The recorded accesses that carry a placement (``certain``, ``blocks``)."""
