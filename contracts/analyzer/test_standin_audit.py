@@ -1742,6 +1742,47 @@ CASES = [
         """,
         frozenset({(ERROR, "runner.size")}),
     ),
+    Case(
+        "handed-code-it-met-in-the-other-arm-of-the-test-s-if-did-not-fill-it",
+        """
+        from vllm.mod import fetch, release
+
+        def test_x(fail):
+            runner = SimpleNamespace(start=lambda: None, instance_id=1)
+            if fail:
+                release(runner)
+            else:
+                fetch(runner)
+        """,
+        frozenset({(ERROR, "runner.size")}),
+    ),
+    Case(
+        "handed-code-it-met-in-an-arm-that-returns-did-not-fill-it",
+        """
+        from vllm.mod import fetch, release
+
+        def test_x(fail):
+            runner = SimpleNamespace(start=lambda: None, instance_id=1)
+            if fail:
+                release(runner)
+                return
+            fetch(runner)
+        """,
+        frozenset({(ERROR, "runner.size")}),
+    ),
+    Case(
+        "handed-code-it-met-in-an-arm-that-goes-on-may-have-filled-it",
+        """
+        from vllm.mod import fetch, release
+
+        def test_x(flag):
+            runner = SimpleNamespace(start=lambda: None, instance_id=1)
+            if flag:
+                release(runner)
+            fetch(runner)
+        """,
+        frozenset(),
+    ),
 ]
 
 

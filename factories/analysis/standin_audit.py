@@ -834,13 +834,20 @@ def runs_code(meeting: Meeting) -> bool:
 def _judged(standin: StandIn, event: StubEvent) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
-    fills the metadata it is given)."""
+    fills the metadata it is given) on a run that reaches the call.  Code it met in the
+    other arm of an ``if`` that holds the call, or in an arm that then leaves the test's
+    function (``if error: ...; return``), did not run before it (``Branches.excludes``)."""
     if standin.kind not in NAMESPACE_KINDS or standin.opaque:
         return False
+    here = next(
+        (m.branches for m in standin.meetings if m.location == event.location and m.branches),
+        None,
+    )
     return not any(
         runs_code(meeting)
         and meeting.location.path == event.location.path
         and meeting.location.line < event.location.line
+        and not (here is not None and meeting.branches and meeting.branches.excludes(here))
         for meeting in standin.meetings
     )
 

@@ -10,9 +10,14 @@ import ast
 import bisect
 
 from factories.analysis._walk import link_parents, statements, walk
+from factories.analysis.extraction._standin_model import Branches, Place
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Location
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
+
+
+def _place(node: ast.AST) -> Place:
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
 
 
 class ModuleScope:
@@ -197,6 +202,22 @@ class ModuleScope:
             for n in walk(stmt)
             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == func.name
         ]
+
+    def branches(self, node: ast.AST) -> Branches:
+        """Where ``node`` sits among the ``if`` statements of the function that holds it
+        (``Branches``)."""
+        arms: list[tuple[Place, int]] = []
+        leaving: list[Place] = []
+        child, current = node, self.parents.get(node)
+        while current is not None and not isinstance(current, (*FUNCTION_DEFS, ast.Module)):
+            if isinstance(current, ast.If) and child is not current.test:
+                arm = current.body if child in current.body else current.orelse
+                arms.append((_place(current), 0 if arm is current.body else 1))
+                if arm and isinstance(arm[-1], (ast.Return, ast.Raise)):
+                    leaving.append(_place(current))
+            child, current = current, self.parents.get(current)
+        scope = _place(current) if current is not None else (0, 0)
+        return Branches(scope, frozenset(arms), frozenset(leaving))
 
     def patch_only_exception(self, name: str) -> bool:
         """Whether ``name`` is an exception class this module defines (at any level) that

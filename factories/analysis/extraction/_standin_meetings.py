@@ -268,6 +268,7 @@ class MeetingMaker:
             cases=cases,
             expect_raise=self.recorder.expects_raise(node),
             raise_owned=self.recorder.raise_owned(node),
+            branches=self.scope.branches(node),
         )
 
     def _test_function(self, node: ast.AST) -> ast.AST | None:

@@ -80,6 +80,31 @@ class Callee:
     overrides: tuple[str, ...] = ()
 
 
+Place = tuple[int, int]  # a node's ``(lineno, col_offset)``: one node of the module
+
+
+@attrs.frozen
+class Branches:
+    """Where a node of the test sits among the ``if`` statements of the function that holds
+    it (``scope``): the arm of each that holds it (``arms``: ``(if, 0)`` its body, ``(if,
+    1)`` its ``else``) and those whose arm holding it ends in ``return`` or ``raise``
+    (``leaving``: a run that gets there leaves the function)."""
+
+    scope: Place
+    arms: frozenset[tuple[Place, int]] = frozenset()
+    leaving: frozenset[Place] = frozenset()
+
+    def excludes(self, later: Branches) -> bool:
+        """Whether no run of the test reaches ``later`` (a node further down the module)
+        after this node: they sit in the two arms of one ``if``, or this node's arm of an
+        ``if`` that does not hold ``later`` leaves their function."""
+        taken = dict(self.arms)
+        if any(taken.get(branch, arm) != arm for branch, arm in later.arms):
+            return True
+        holding = {branch for branch, _ in later.arms}
+        return self.scope == later.scope and bool(self.leaving - holding)
+
+
 @attrs.frozen
 class Meeting:
     """One place where a stand-in meets code the test did not write.
@@ -113,6 +138,9 @@ class Meeting:
     # The exception ``pytest.raises`` expects there is one only the test's patches raise
     # (``EventRecorder.raise_owned``).
     raise_owned: bool = False
+    # Where the meeting sits among the ``if`` statements of its function
+    # (``ModuleScope.branches``): which other meetings no run reaches after it.
+    branches: Branches | None = attrs.field(default=None, eq=False)
     # ``(dotted target, raises)`` of each patch the function holding a call (and its test)
     # makes: what ran in the callee's place.
     patched: tuple[tuple[str, bool], ...] = ()
