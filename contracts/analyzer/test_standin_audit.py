@@ -546,6 +546,53 @@ class Proposer:
 def fetch(runner):
     runner.start()
     return runner.size
+
+
+class Kind:
+    TRITON = 1
+    FLASH = 2
+
+
+class Modes:
+    def by_backend(self):
+        if self.cfg.backend == Kind.FLASH:
+            return self.cfg.flash_only
+        return 0
+
+    def pick(self):
+        if self.cfg.mode == "b":
+            return self.cfg.b_only
+        return 0
+
+
+def slots(config):
+    spec = getattr(config, "spec", None)
+    if spec is None or spec.tokens is None:
+        return 1
+    return spec.tokens + spec.extra_slots
+
+
+def rewrite(cfg):
+    cfg.mode = "on"
+    if cfg.mode == "off":
+        return cfg.off_only
+    return cfg.on_only
+
+
+def maybe_rewrite(cfg, flag):
+    if flag:
+        cfg.mode = "x"
+    if cfg.size == 0:
+        return 0
+    return cfg.rest
+
+
+def maybe_resize(cfg, flag):
+    if flag:
+        cfg.size = 1
+    if cfg.size == 0:
+        return 0
+    return cfg.rest
 """
 
 
@@ -1782,6 +1829,95 @@ CASES = [
             fetch(runner)
         """,
         frozenset(),
+    ),
+    Case(
+        "made-self-an-enum-member-the-test-states-decides-the-branch",
+        """
+        from vllm.mod import Kind, Modes
+
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(backend=Kind.FLASH))
+            Modes.by_backend(ns)
+        """,
+        frozenset({(ERROR, "self.cfg.flash_only")}),
+    ),
+    Case(
+        "made-self-an-enum-member-the-test-states-skips-the-other-branch",
+        """
+        from vllm.mod import Kind, Modes
+
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(backend=Kind.TRITON))
+            Modes.by_backend(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-nested-field-set-twice-states-neither-value",
+        """
+        from vllm.mod import Modes
+
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(mode="a"))
+            ns.cfg.mode = "b"
+            Modes.pick(ns)
+        """,
+        frozenset({(NOTE, "self.cfg.b_only")}),
+    ),
+    Case(
+        "handed-arithmetic-the-test-states-is-never-none",
+        """
+        from vllm.mod import slots
+
+        def test_x(n):
+            cfg = SimpleNamespace(spec=SimpleNamespace(tokens=n - 1))
+            slots(cfg)
+        """,
+        frozenset({(ERROR, "config.spec.extra_slots")}),
+    ),
+    Case(
+        "handed-a-none-the-test-states-returns-early",
+        """
+        from vllm.mod import slots
+
+        def test_x():
+            cfg = SimpleNamespace(spec=SimpleNamespace(tokens=None))
+            slots(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-field-the-callee-rewrites-holds-the-new-value",
+        """
+        from vllm.mod import rewrite
+
+        def test_x():
+            cfg = SimpleNamespace(mode="off", other=1)
+            rewrite(cfg)
+        """,
+        frozenset({(ERROR, "cfg.on_only")}),
+    ),
+    Case(
+        "handed-a-field-one-arm-rewrites-leaves-the-others-known",
+        """
+        from vllm.mod import maybe_rewrite
+
+        def test_x(flag):
+            cfg = SimpleNamespace(size=0)
+            maybe_rewrite(cfg, flag)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-field-one-arm-rewrites-is-known-no-more",
+        """
+        from vllm.mod import maybe_resize
+
+        def test_x(flag):
+            cfg = SimpleNamespace(size=0)
+            maybe_resize(cfg, flag)
+        """,
+        frozenset({(NOTE, "cfg.rest")}),
     ),
 ]
 

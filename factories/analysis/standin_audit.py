@@ -493,9 +493,22 @@ def _with_stated(known: tuple[object] | tuple[()], stated: Obj) -> tuple[object]
         return (stated,)
     if not isinstance(known[0], Obj):
         return known  # type: ignore[return-value]
-    have = {name for name, _ in known[0].fields}
+    return (_merged_obj(known[0], stated),)
+
+
+def _merged_obj(known: Obj, stated: Obj) -> Obj:
+    """``known`` with the fields of ``stated`` it lacks, at every depth: a namespace written
+    in the call holds what the stand-in it is states of its nested namespaces too
+    (``tokens=n - 1``, never ``None``, which the call's text leaves unknown)."""
+    have = dict(known.fields)
+    fields = []
+    for name, value in known.fields:
+        other = stated.field(name)
+        if isinstance(value, Obj) and other and isinstance(other[0], Obj):
+            value = _merged_obj(value, other[0])
+        fields.append((name, value))
     extra = tuple((name, v) for name, v in stated.fields if name not in have)
-    return (attrs.evolve(known[0], fields=known[0].fields + extra),)
+    return attrs.evolve(known, fields=(*fields, *extra))
 
 
 def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
@@ -1014,11 +1027,15 @@ def _value_of(field: StandInField) -> tuple[object, bool]:
 
 def _obj_of(standin: StandIn) -> Obj:
     """A stand-in as the object it is: a namespace is always true; a holder (a real object
-    the test set namespaces on) is known by those alone."""
+    the test set namespaces on) is known by those alone.  A field the test sets more than
+    once holds one value or another at a call (``stated_obj``): it states none."""
     if standin.kind is StandInKind.HOLDER:
         held = [(f.name, _obj_of(f.children[0])) for f in standin.fields if len(f.children) == 1]
         return Obj(tuple(held))
-    known = [(f.name, *_value_of(f)) for f in standin.fields]
+    counts: dict[str, int] = {}
+    for field in standin.fields:
+        counts[field.name] = counts.get(field.name, 0) + 1
+    known = [(f.name, *_value_of(f)) for f in standin.fields if counts[f.name] == 1]
     return Obj(tuple((name, value) for name, value, has in known if has), truthy=True)
 
 

@@ -54,9 +54,22 @@ from factories.analysis.extraction._syntax import (
 )
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.source_tree import ModuleInfo
-from factories.analysis.values import compare, truthy
+from factories.analysis.values import EnumMember, Obj, compare, truthy
 
 _LITERALS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _stated(
+    known: tuple[object] | tuple[()], value: ast.expr, children: tuple[StandIn, ...]
+) -> tuple[object] | tuple[()]:
+    """What a stand-in's field states, beyond what its children say: a literal, an enum
+    member (``Backend.TRITON``), and the result of arithmetic (``qlen - 1``), which is never
+    ``None`` whatever its operands (``values.Obj``, of unknown truth)."""
+    if known:
+        return known if isinstance(known[0], (*_LITERALS, EnumMember)) else ()
+    if isinstance(value, ast.BinOp) and not children:
+        return (Obj(),)
+    return ()
 
 
 @attrs.frozen
@@ -145,14 +158,14 @@ class StandInExtractor:
         )
 
     def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
-        known = self.reader.value_of(value, NO_BINDINGS)
-        literal = bool(known) and isinstance(known[0], _LITERALS)
+        children = tuple(self._children(value, route))
+        known = _stated(self.reader.value_of(value, NO_BINDINGS), value, children)
         return StandInField(
             name,
             self.scope.loc(where),
-            value=known[0] if literal else None,
-            has_value=literal,
-            children=tuple(self._children(value, route)),
+            value=known[0] if known else None,
+            has_value=bool(known),
+            children=children,
         )
 
     def _children(self, value: ast.expr, route: _Route) -> list[StandIn]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 
+import attrs
+
 from factories.analysis.classes import MemberKind
 from factories.analysis.readset._model import (
     WRITTEN_MARK,
@@ -269,6 +271,25 @@ class StatementHandlers:
                 return ()
         return ()
 
+    def restate_field(self, target: ast.Attribute, value: ast.expr | None) -> None:
+        """``self.cfg.on = v``, ``metadata.n = v``: the known object the chain's root holds
+        (a stub's field, a parameter or local the test states) holds ``v`` there from here
+        on where it is known and the store runs on every run, else nothing known, as the
+        field a walk stores on ``self`` does.  Where the test's values are followed
+        (``stated_locals``): the stub audit's output is pinned to the releases."""
+        path: list[str] = []
+        node: ast.expr = target
+        while isinstance(node, ast.Attribute) and not self.is_self_attr(node):
+            path.append(node.attr)
+            node = node.value
+        known = self.known(value) if value is not None and self.certain else ()
+        if self.is_self_attr(node):
+            field = node.attr  # type: ignore[attr-defined]
+            if isinstance(self.consts.get(field), Obj):
+                self.consts[field] = _restated(self.consts[field], path[::-1], known)
+        elif isinstance(node, ast.Name) and isinstance(self.name_consts.get(node.id), Obj):
+            self.name_consts[node.id] = _restated(self.name_consts[node.id], path[::-1], known)
+
     def restores(self, value: ast.expr | None, path: str) -> bool:
         """``runner.field = saved`` where ``saved = runner.field`` was bound before any write
         replaced that chain (``saved``): the stand-in's own object is back, so what is read
@@ -338,6 +359,8 @@ class StatementHandlers:
                     self.shadowed.add(target.id)
             return state
         if isinstance(target, ast.Attribute):
+            if self.context.stated_locals:
+                self.restate_field(target, value)
             path = self.param_path(target)
             if path is not None:
                 self.rec.params.append(ParamAccess(path, self.loc(target), write=True))
@@ -349,6 +372,21 @@ class StatementHandlers:
             state = self.expr(target.value, state)
             return self.expr(target.slice, state)
         return state
+
+
+def _restated(obj: Obj, path: list[str], known: tuple[object] | tuple[()]) -> Obj:
+    """``obj`` with the field at ``path`` (a chain of fields below it) holding ``known``'s
+    value, or no known value."""
+    if not path:
+        return obj
+    name, rest = path[0], path[1:]
+    kept = tuple((k, v) for k, v in obj.fields if k != name)
+    current = obj.field(name)
+    if rest:
+        if not (current and isinstance(current[0], Obj)):
+            return attrs.evolve(obj, fields=kept) if current else obj
+        return attrs.evolve(obj, fields=(*kept, (name, _restated(current[0], rest, known))))
+    return attrs.evolve(obj, fields=(*kept, (name, known[0])) if known else kept)
 
 
 def replaced(state: frozenset[str], path: str) -> bool:

@@ -27,6 +27,7 @@ from factories.analysis.readset._expressions import ExpressionHandlers
 from factories.analysis.readset._model import CallContext, Recorder, State, Walked, meet
 from factories.analysis.readset._statements import StatementHandlers
 from factories.analysis.source_tree import ModuleInfo
+from factories.analysis.values import Obj
 
 if TYPE_CHECKING:
     from factories.analysis.readset._analyzer import ReadSetAnalyzer
@@ -226,6 +227,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         states: list[State] = []
         left: list[bool] = []  # whether each arm may leave the call or the loop body
         changed: set[tuple[str, str]] = set()
+        ends: list[tuple[dict[str, object], dict[str, object]]] = []  # known at each arm's end
         ids = self.analyzer.blocks.arms(body, orelse)
         for number, (arm, arm_in) in enumerate(((body, body_in), (orelse, orelse_in))):
             self.certain = was
@@ -235,6 +237,8 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             before = self.exits + self.jumps
             states.append(self.block(arm, arm_in))
             left.append(states[-1] is None or self.exits + self.jumps > before)
+            if states[-1] is not None:
+                ends.append((self.consts, self.name_consts))
             self.ended = False
             changed |= {
                 ("c", k)
@@ -249,6 +253,8 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         marks.append(self.rec.lengths())
         self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
         self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
+        if self.context.stated_locals:
+            self.keep_common_fields(changed, ends)
         if new_guard and left[0] != left[1] and states[left.index(False)] is not None:
             stays = left.index(False)
             if states[1 - stays] is None:  # the leaving arm always leaves
@@ -289,6 +295,32 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             and self.context.expect_raise
             and self.context.stated_locals
         )
+
+    def keep_common_fields(
+        self,
+        changed: set[tuple[str, str]],
+        ends: Sequence[tuple[dict[str, object], dict[str, object]]],
+    ) -> None:
+        """After an undecided ``if``: a known object an arm changed a field of
+        (``StatementHandlers.restate_field``) keeps the fields every arm that goes on
+        leaves it with, rather than being forgotten whole (``args.f = 1`` in one arm leaves
+        ``args.g`` known).  Where the test's values are followed (``stated_locals``)."""
+        for kind, key in changed:
+            values = [(c if kind == "c" else n).get(key, _MISSING) for c, n in ends]
+            if not values or not all(isinstance(v, Obj) for v in values):
+                continue
+            first = values[0]
+            common = tuple(
+                (name, value)
+                for name, value in first.fields  # type: ignore[union-attr]
+                if all(
+                    any(n == name and v is value for n, v in other.fields)  # type: ignore[union-attr]
+                    for other in values[1:]
+                )
+            )
+            (self.consts if kind == "c" else self.name_consts)[key] = attrs.evolve(
+                first, fields=common
+            )
 
     def placed_lists(self) -> tuple[list, ...]:
         """The recorded accesses that carry a placement (``certain``, ``blocks``)."""
