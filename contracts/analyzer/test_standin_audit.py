@@ -593,6 +593,17 @@ def maybe_resize(cfg, flag):
     if cfg.size == 0:
         return 0
     return cfg.rest
+
+
+def draft_load(config):
+    spec = config.spec
+    if spec is not None and spec.draft_load is not None:
+        return spec.draft_load
+    return config.load.load_format
+
+
+def device_of(config):
+    return config.load.device or config.device_cfg.device
 """
 
 
@@ -1918,6 +1929,50 @@ CASES = [
             maybe_resize(cfg, flag)
         """,
         frozenset({(NOTE, "cfg.rest")}),
+    ),
+    Case(
+        "handed-a-guard-on-a-link-the-namespace-lacks-goes-on-past-its-return",
+        """
+        from vllm.mod import draft_load
+
+        def test_x():
+            cfg = SimpleNamespace(spec=SimpleNamespace(other=1), load=SimpleNamespace(x=1))
+            draft_load(cfg)
+        """,
+        frozenset({(ERROR, "config.spec.draft_load"), (ERROR, "config.load.load_format")}),
+    ),
+    Case(
+        "handed-a-guard-on-a-link-the-namespace-holds-may-return",
+        """
+        from vllm.mod import draft_load
+
+        def test_x(value):
+            cfg = SimpleNamespace(spec=SimpleNamespace(draft_load=value), load=SimpleNamespace(x=1))
+            draft_load(cfg)
+        """,
+        frozenset({(NOTE, "config.load.load_format")}),
+    ),
+    Case(
+        "handed-an-or-operand-after-a-link-the-namespace-lacks-runs",
+        """
+        from vllm.mod import device_of
+
+        def test_x():
+            cfg = SimpleNamespace(load=SimpleNamespace(x=1), device_cfg=SimpleNamespace(x=1))
+            device_of(cfg)
+        """,
+        frozenset({(ERROR, "config.load.device"), (ERROR, "config.device_cfg.device")}),
+    ),
+    Case(
+        "handed-an-or-operand-after-a-link-the-namespace-holds-may-not-run",
+        """
+        from vllm.mod import device_of
+
+        def test_x(dev):
+            cfg = SimpleNamespace(load=SimpleNamespace(device=dev), device_cfg=SimpleNamespace(x=1))
+            device_of(cfg)
+        """,
+        frozenset({(NOTE, "config.device_cfg.device")}),
     ),
 ]
 

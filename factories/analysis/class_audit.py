@@ -112,7 +112,12 @@ class ClassAuditor:
         ``bare_self``: the namespace holds none of the class's members, whose literal
         defaults then decide nothing)."""
         if standins is not None:
-            from factories.analysis.standin_audit import bind_passed, held_chains, missing_fields
+            from factories.analysis.standin_audit import (
+                bind_passed,
+                held_chains,
+                missing_fields,
+                whole_chains,
+            )
         out: list[Finding] = []
         nested: dict[str, StandIn] = {}  # stub field -> the namespace the test set on it
         state: frozenset[str] = frozenset()
@@ -210,6 +215,7 @@ class ClassAuditor:
                         standins=frozenset(roots),
                         nested=frozenset(nested),
                         stated_locals=True,
+                        whole=whole_chains(roots, nested, standins, event),
                     )
                     held = held_chains(roots, nested)
             report = self.analyzer.analyze(

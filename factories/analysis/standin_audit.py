@@ -423,7 +423,11 @@ def _as_function(
     roots = bind_passed(function.node, handed.passed, bound=bound)
     if not roots:
         return []
-    context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
+    context = attrs.evolve(
+        _handed_context(index, handed, roots),
+        returns=handed.returns,
+        whole=whole_chains(roots, {}, table, handed.event),
+    )
     report = analyzer.analyze_function(
         function,
         context,
@@ -565,7 +569,12 @@ def _constructed(
         return []
     context = _handed_context(index, handed, roots)
     overridden = frozenset((cls.qualname, name) for name in handed.overrides)
-    context = attrs.evolve(context, real_self=True, replaced=context.replaced | overridden)
+    context = attrs.evolve(
+        context,
+        real_self=True,
+        replaced=context.replaced | overridden,
+        whole=whole_chains(roots, {}, table, attrs.evolve(handed.event, name="__init__")),
+    )
     report = analyzer.analyze(
         cls,
         "__init__",
@@ -609,7 +618,10 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
     if not roots and not nested:
         return []
     context = attrs.evolve(
-        _handed_context(index, handed, roots), real_self=True, returns=handed.returns
+        _handed_context(index, handed, roots),
+        real_self=True,
+        returns=handed.returns,
+        whole=whole_chains(roots, nested, table, handed.event),
     )
     report = analyzer.analyze(
         cls,
@@ -796,6 +808,40 @@ def held_chains(
             out.add(".".join(path))
             starts.extend((child, path) for child in field.children)
     return frozenset(out)
+
+
+def whole_chains(
+    roots: Mapping[str, tuple[StandIn, ...]],
+    nested: Mapping[str, StandIn],
+    table: StubStandIns,
+    event: StubEvent,
+) -> tuple[tuple[str, frozenset[str]], ...]:
+    """``CallContext.whole``: ``(chain, names)`` of each namespace the call's namespaces
+    reach through fields holding one namespace (one the test passes, not one of several),
+    whose fields are all it holds at the call (``_judged``, built on every run): a link
+    outside ``names`` is one ``missing_fields`` reports (the names every object has, and
+    fields the test sets later through a chain, count as held)."""
+    starts = [(given[0], (root,)) for root, given in roots.items() if len(given) == 1]
+    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    out: dict[str, frozenset[str]] = {}
+    while starts:
+        standin, walked = starts.pop()
+        if standin.kind is StandInKind.HOLDER:
+            starts.extend(
+                (f.children[0], (*walked, f.name)) for f in standin.fields if len(f.children) == 1
+            )
+            continue
+        if standin.possible or not _judged(standin, event):
+            continue
+        late = {field for link, field in table.late if link == walked[-1]}
+        held = {f.name for f in standin.fields if f.name not in standin.dropped}
+        out[".".join(walked)] = frozenset(held | late | _OBJECT_NAMES)
+        starts.extend(
+            (f.children[0], (*walked, f.name))
+            for f in standin.fields
+            if len(f.children) == 1 and f.name not in standin.dropped
+        )
+    return tuple(sorted(out.items()))
 
 
 def _first_missing(

@@ -111,7 +111,7 @@ class ExpressionHandlers:
         stub fails there already, and the condition was written with both in mind
         (``self.owns_indexer or meta.epoch != self.index_epoch``, both new)."""
         first, *rest = node.values
-        since = len(self.rec.required)
+        since = self.mark()
         out = self.expr(first, state)
         current, previous = out, first
         is_and = isinstance(node.op, ast.And)
@@ -122,7 +122,7 @@ class ExpressionHandlers:
                 break
             if verdict is None and not self.placed(since):
                 self.certain = False  # this operand runs on some runs only
-            since = len(self.rec.required)
+            since = self.mark()
             current = current | self.guards(previous, current)[0 if is_and else 1]
             current = self.expr(value, current)
             previous = value

@@ -231,6 +231,10 @@ class CallContext:
     namespace lacks (``self.m()``) fails there, and none of them decides a branch.  What a
     missing method or property would read is walked as it runs once the test gives the
     namespace one (``as_given``): notes.
+    ``whole``: ``(chain, fields)`` of each namespace the call reads whose fields are all
+    it holds (``metadata``, ``self.cfg.spec``; ``standin_audit.whole_chains``): a chain
+    read that takes a link it lacks fails there, so a condition that reads one places
+    the reads around it as one reading a field the stub lacks does (``Walker.placed``).
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
@@ -246,6 +250,7 @@ class CallContext:
     returns: tuple[object] | tuple[()] = ()
     real_self: bool = False
     bare_self: bool = False
+    whole: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 @attrs.define

@@ -61,7 +61,7 @@ class StatementHandlers:
         return state
 
     def stmt_If(self, node: ast.If, state: frozenset[str]) -> State:
-        before = len(self.rec.required)
+        before = self.mark()
         verdict, when_true, when_false = self.branch(node.test, state)
         if verdict is None:
             verdict = self.ruled_out_return(node)

@@ -24,7 +24,14 @@ from factories.analysis.readset._calls import CallHandlers
 from factories.analysis.readset._chains import ChainHandlers
 from factories.analysis.readset._decisions import Decisions
 from factories.analysis.readset._expressions import ExpressionHandlers
-from factories.analysis.readset._model import CallContext, Recorder, State, Walked, meet
+from factories.analysis.readset._model import (
+    CallContext,
+    ChainRead,
+    Recorder,
+    State,
+    Walked,
+    meet,
+)
 from factories.analysis.readset._statements import StatementHandlers
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import Obj
@@ -326,14 +333,32 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         """The recorded accesses that carry a placement (``certain``, ``blocks``)."""
         return (self.rec.reads, self.rec.required, self.rec.chains)
 
-    def placed(self, since: int) -> bool:
-        """Whether a required read recorded since ``since`` sits where the walk is now: as
-        certain, or in the same undecided blocks (the stub fails at that read whenever the
-        walk gets here)."""
-        new = self.rec.required[since:]
+    def mark(self) -> tuple[int, int]:
+        """How many required reads and chain reads the walk has recorded (``placed``)."""
+        return len(self.rec.required), len(self.rec.chains)
+
+    def placed(self, since: tuple[int, int]) -> bool:
+        """Whether a required read recorded since ``since`` (a ``mark``), or a chain read
+        that takes a link a namespace the test built whole lacks (``CallContext.whole``),
+        sits where the walk is now: as certain, or in the same undecided blocks (the stub or
+        the namespace fails at that read whenever the walk gets here)."""
+        new = self.rec.required[since[0] :]
+        if self.context.whole:
+            new = [*new, *(c for c in self.rec.chains[since[1] :] if self.lacks(c))]
         if self.certain:
             return any(a.certain for a in new)
         return self.chain is not None and any(a.blocks == self.chain for a in new)
+
+    def lacks(self, read: ChainRead) -> bool:
+        """Whether ``read`` takes a link a namespace the test built whole lacks."""
+        if read.guarded:
+            return False
+        whole = dict(self.context.whole)
+        for depth in range(read.optional, len(read.path)):
+            owner = ".".join((read.root, *read.path[:depth]))
+            if owner in whole and read.path[depth] not in whole[owner]:
+                return True
+        return False
 
     def end_path(self) -> None:
         """A call that raises on every run: the rest of this path is not reached."""
