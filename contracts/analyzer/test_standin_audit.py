@@ -604,6 +604,20 @@ def draft_load(config):
 
 def device_of(config):
     return config.load.device or config.device_cfg.device
+
+
+class Window:
+    def gather(self, batch):
+        window = self.lookback
+        if window is None:
+            return 0
+        return batch.positions
+
+
+def gather_buf(runner, batch):
+    if runner.buf is None:
+        return 0
+    return batch.positions
 """
 
 
@@ -1973,6 +1987,58 @@ CASES = [
             device_of(cfg)
         """,
         frozenset({(NOTE, "config.device_cfg.device")}),
+    ),
+    Case(
+        "on-an-instance-an-array-the-test-sets-of-any-size-is-not-none",
+        """
+        import torch
+        from vllm.mod import Window
+
+        def test_x(n):
+            w = Window.__new__(Window)
+            w.lookback = torch.full((n, 3), -1)
+            w.gather(SimpleNamespace(idx=1))
+        """,
+        frozenset({(ERROR, "batch.positions")}),
+    ),
+    Case(
+        "on-an-instance-a-none-the-test-sets-returns-early",
+        """
+        from vllm.mod import Window
+
+        def test_x():
+            w = Window.__new__(Window)
+            w.lookback = None
+            w.gather(SimpleNamespace(idx=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "on-an-instance-a-field-set-in-a-branch-states-nothing",
+        """
+        import torch
+        from vllm.mod import Window
+
+        def test_x(flag):
+            w = Window.__new__(Window)
+            w.lookback = None
+            if flag:
+                w.lookback = torch.zeros(2)
+            w.gather(SimpleNamespace(idx=1))
+        """,
+        frozenset({(NOTE, "batch.positions")}),
+    ),
+    Case(
+        "handed-an-array-field-of-any-size-is-not-none",
+        """
+        import torch
+        from vllm.mod import gather_buf
+
+        def test_x(n):
+            runner = SimpleNamespace(buf=torch.full((n, 2), 0))
+            gather_buf(runner, SimpleNamespace(idx=1))
+        """,
+        frozenset({(ERROR, "batch.positions")}),
     ),
 ]
 

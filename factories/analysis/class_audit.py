@@ -122,6 +122,8 @@ class ClassAuditor:
         nested: dict[str, StandIn] = {}  # stub field -> the namespace the test set on it
         state: frozenset[str] = frozenset()
         constants: dict[str, object] = {}
+        # Values known only where the test's values are followed (``StubEvent.stated``).
+        stated: dict[str, object] = {}
         maybe_written: frozenset[str] = frozenset()
         provided: set[str] = set()  # set by the test itself (for ``provisioned`` blocks)
         replaced, functions, raising = self.replaced_methods(stub, cls)
@@ -144,6 +146,10 @@ class ClassAuditor:
                     constants[event.name] = event.value
                 else:
                     constants.pop(event.name, None)
+                if event.stated:
+                    stated[event.name] = event.stated[0]
+                else:
+                    stated.pop(event.name, None)
                 if i < last_call_index:
                     set_at.setdefault(event.name, event.location)
                 on_field = standins.set_by(event) if standins is not None else None
@@ -209,6 +215,7 @@ class ClassAuditor:
                     bound=member.kind is not MemberKind.STATICMETHOD,
                 )
                 if roots or nested:
+                    known = {**{k: v for k, v in stated.items() if k not in known}, **known}
                     context = attrs.evolve(
                         context,
                         chains=True,
@@ -254,6 +261,7 @@ class ClassAuditor:
             state = report.state_after
             for name in report.written_names:
                 constants.pop(name, None)
+                stated.pop(name, None)
                 nested.pop(name, None)
         usage = FieldUsage(
             class_name=cls.name,

@@ -150,6 +150,8 @@ class HandedCall:
     # constructor, with the attributes the test set on it (``Callee.instance_fields``).
     instance: bool = False
     instance_fields: tuple[str, ...] = ()
+    # What the test states of those attributes' values (``Callee.instance_values``).
+    instance_values: tuple[tuple[str, object], ...] = attrs.field(default=(), eq=False)
     # ``Callee.overrides``: the class built is the test's subclass of ``dotted``.
     overrides: tuple[str, ...] = ()
     # Holders of namespaces that are that real object, ``self`` of the method
@@ -320,6 +322,7 @@ def _hand(
             returns=calls.asserted(call),
             instance=callee.instance,
             instance_fields=callee.instance_fields,
+            instance_values=callee.instance_values,
             overrides=callee.overrides,
         )
     if held_self:
@@ -627,6 +630,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> li
         cls,
         name,
         initial=handed.instance_fields,
+        constants=dict(handed.instance_values),
         call=handed.shape,
         context=context,
         provided_chains=(),

@@ -215,6 +215,16 @@ def _array_length(
     return None
 
 
+def built_array(node: ast.expr | None) -> bool:
+    """Whether ``node`` builds an array (``torch.full(shape, v)``, ``np.zeros(n)``,
+    ``torch.arange(a, b)``): an object, never ``None``, whatever its size.  ``test_value``
+    knows it where its first dimension is stated; a stand-in's audit, which follows what
+    the test states further, knows it is not ``None`` (``Obj`` of unknown length)."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    return node.func.attr in _FROM_DATA | _FROM_SIZE | {"arange", "full_like", "zeros_like"}
+
+
 def length_of(value: object) -> tuple[int] | tuple[()]:
     """``(len(value),)`` when the test's text states it."""
     if isinstance(value, Obj) and value.length is not None:

@@ -24,7 +24,7 @@ from factories.analysis.extraction._syntax import (
     is_name_in,
     str_literal,
 )
-from factories.analysis.values import Obj, is_exception_expr, raises_when_called
+from factories.analysis.values import Obj, built_array, is_exception_expr, raises_when_called
 
 # How many levels of same-module helpers are searched for the patches a test applies.
 _MAX_PATCH_HELPER_DEPTH = 4
@@ -191,6 +191,9 @@ class EventRecorder:
                             self.scope.loc(node),
                             value=literal[0] if literal else None,
                             has_value=bool(literal) and sub is target,
+                            stated=(Obj(),)
+                            if not literal and sub is target and built_array(node.value)
+                            else (),
                         )
                     )
             if isinstance(target, ast.Name):

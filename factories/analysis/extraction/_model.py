@@ -57,6 +57,10 @@ class StubEvent:
     # ``(value,)`` where the test asserts the call returns that literal (``assert f(...) ==
     # 1536``; only a stand-in's replay states it): ``CallContext.returns``.
     returns: tuple[object] | tuple[()] = ()
+    # A set's value known only where the test's values are followed (``stated_locals``: a
+    # call that meets a stand-in), not ``value``, which the stub audit's pinned output reads:
+    # ``(Obj(),)`` for an array the test builds (``values.built_array``).
+    stated: tuple[object] | tuple[()] = ()
 
 
 @attrs.frozen

@@ -78,6 +78,9 @@ class Callee:
     instance: bool = False
     instance_fields: tuple[str, ...] = ()
     overrides: tuple[str, ...] = ()
+    # Of ``instance_fields``, the values the test states (``_values_on``): set once, on the
+    # straight line of the function that makes the call.
+    instance_values: tuple[tuple[str, object], ...] = attrs.field(default=(), eq=False)
 
 
 Place = tuple[int, int]  # a node's ``(lineno, col_offset)``: one node of the module

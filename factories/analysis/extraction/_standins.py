@@ -54,7 +54,7 @@ from factories.analysis.extraction._syntax import (
 )
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.source_tree import ModuleInfo
-from factories.analysis.values import EnumMember, Obj, compare, truthy
+from factories.analysis.values import EnumMember, Obj, built_array, compare, truthy
 
 _LITERALS = (int, float, complex, str, bytes, bool, type(None))
 
@@ -63,11 +63,12 @@ def _stated(
     known: tuple[object] | tuple[()], value: ast.expr, children: tuple[StandIn, ...]
 ) -> tuple[object] | tuple[()]:
     """What a stand-in's field states, beyond what its children say: a literal, an enum
-    member (``Backend.TRITON``), and the result of arithmetic (``qlen - 1``), which is never
-    ``None`` whatever its operands (``values.Obj``, of unknown truth)."""
+    member (``Backend.TRITON``), and the result of arithmetic (``qlen - 1``) or an array
+    the test builds (``torch.full(shape, -1)``), never ``None`` whatever their operands
+    (``values.Obj``, of unknown truth)."""
     if known:
         return known if isinstance(known[0], (*_LITERALS, EnumMember)) else ()
-    if isinstance(value, ast.BinOp) and not children:
+    if (isinstance(value, ast.BinOp) or built_array(value)) and not children:
         return (Obj(),)
     return ()
 

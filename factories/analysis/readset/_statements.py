@@ -217,8 +217,11 @@ class StatementHandlers:
 
     def stated_field(self, value: ast.expr | None) -> bool:
         """Whether ``value`` is a field of an object the test built and states
-        (``metadata.num_prefills`` of ``Metadata(num_prefills=0)``): a value the test gave,
-        not a local that later code may change as a literal ``n = 0`` counter is."""
+        (``metadata.num_prefills`` of ``Metadata(num_prefills=0)``, ``self.window`` the test
+        set to ``None``): a value the test gave, not a local that later code may change as a
+        literal ``n = 0`` counter is."""
+        if self.is_self_attr(value):
+            return value.attr in self.consts  # type: ignore[union-attr]
         return isinstance(value, ast.Attribute) and bool(
             (owner := self.known(value.value)) and isinstance(owner[0], Obj)
         )
