@@ -618,6 +618,14 @@ def gather_buf(runner, batch):
     if runner.buf is None:
         return 0
     return batch.positions
+
+
+class Indexer:
+    def forward(self, out):
+        metadata = self._metadata()
+        if metadata is None:
+            return out
+        return self.dtype
 """
 
 
@@ -2039,6 +2047,40 @@ CASES = [
             gather_buf(runner, SimpleNamespace(idx=1))
         """,
         frozenset({(ERROR, "batch.positions")}),
+    ),
+    Case(
+        "made-self-a-lambda-of-the-test-returns-what-its-body-states",
+        """
+        from vllm.mod import Indexer
+
+        def test_x():
+            ns = SimpleNamespace(_metadata=lambda: (1, 2))
+            Indexer.forward(ns, None)
+        """,
+        frozenset({(SELF, "dtype")}),
+    ),
+    Case(
+        "made-self-a-mock-of-the-test-returns-its-return-value",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Indexer
+
+        def test_x():
+            ns = SimpleNamespace(_metadata=Mock(return_value=(1, 2)))
+            Indexer.forward(ns, None)
+        """,
+        frozenset({(SELF, "dtype")}),
+    ),
+    Case(
+        "made-self-a-lambda-of-the-test-returning-none-returns-early",
+        """
+        from vllm.mod import Indexer
+
+        def test_x():
+            ns = SimpleNamespace(_metadata=lambda: None)
+            Indexer.forward(ns, None)
+        """,
+        frozenset(),
     ),
 ]
 

@@ -65,6 +65,9 @@ class Obj:
     # "SimpleNamespace" of ``SimpleNamespace(...)``, the class name of ``Cls(...)``; None
     # where the text does not say.
     kind: str | None = None
+    # ``(value,)``: what calling it returns, where the test states it (``lambda: None``,
+    # ``Mock(return_value=False)``; a stand-in's field, ``returning``).
+    returns: tuple[object] | tuple[()] = ()
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
         for key, value in self.fields:
@@ -223,6 +226,23 @@ def built_array(node: ast.expr | None) -> bool:
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
         return False
     return node.func.attr in _FROM_DATA | _FROM_SIZE | {"arange", "full_like", "zeros_like"}
+
+
+def returning(
+    node: ast.expr | None, resolve: Callable[[ast.Name], ast.expr | None] = lambda name: None
+) -> tuple[object] | tuple[()]:
+    """A callable the test builds whose result its text states, as an ``Obj`` that knows it
+    (``Obj.returns``): ``lambda ...: <value>`` (a value ``test_value`` knows: a literal, a
+    namespace, a tuple of them) and ``Mock(return_value=<value>)``; else ``()``."""
+    if isinstance(node, ast.Lambda):
+        result = test_value(node.body, resolve)
+        return (Obj(truthy=True, returns=result),) if result else ()
+    if isinstance(node, ast.Call) and _callee_name(node.func) in _MOCKS - {"AsyncMock"}:
+        for kw in node.keywords:
+            if kw.arg == "return_value":
+                result = test_value(kw.value, resolve)
+                return (Obj(truthy=True, returns=result),) if result else ()
+    return ()
 
 
 def length_of(value: object) -> tuple[int] | tuple[()]:

@@ -54,7 +54,14 @@ from factories.analysis.extraction._syntax import (
 )
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.source_tree import ModuleInfo
-from factories.analysis.values import EnumMember, Obj, built_array, compare, truthy
+from factories.analysis.values import (
+    EnumMember,
+    Obj,
+    built_array,
+    compare,
+    returning,
+    truthy,
+)
 
 _LITERALS = (int, float, complex, str, bytes, bool, type(None))
 
@@ -161,6 +168,8 @@ class StandInExtractor:
     def _field(self, name: str, value: ast.expr, where: ast.AST, route: _Route) -> StandInField:
         children = tuple(self._children(value, route))
         known = _stated(self.reader.value_of(value, NO_BINDINGS), value, children)
+        if not known and not children:
+            known = returning(value, self.reader.resolver(NO_BINDINGS))
         return StandInField(
             name,
             self.scope.loc(where),

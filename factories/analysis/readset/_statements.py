@@ -337,7 +337,10 @@ class StatementHandlers:
                 and (
                     isinstance(value_known[0], Obj)
                     or sized(value) is not None
-                    or (self.context.stated_locals and self.stated_field(value))
+                    or (
+                        self.context.stated_locals
+                        and (self.stated_field(value) or isinstance(value, ast.Call))
+                    )
                 )
             ):
                 # ``meta = attn_metadata.prefill``, ``num_reqs = idx_mapping.shape[0]``,
