@@ -626,6 +626,14 @@ class Indexer:
         if metadata is None:
             return out
         return self.dtype
+
+
+class Server:
+    async def serve(self, request):
+        error = await self._check(request)
+        if error is not None:
+            return error
+        return self.client.admit
 """
 
 
@@ -2081,6 +2089,52 @@ CASES = [
             Indexer.forward(ns, None)
         """,
         frozenset(),
+    ),
+    Case(
+        "on-an-instance-an-async-mock-of-the-test-gives-its-return-value",
+        """
+        import asyncio
+        from unittest.mock import AsyncMock
+        from vllm.mod import Server
+
+        def test_x():
+            server = Server.__new__(Server)
+            server._check = AsyncMock(return_value=None)
+            server.client = SimpleNamespace(other=1)
+            asyncio.run(server.serve(SimpleNamespace(model="m")))
+        """,
+        frozenset({(ERROR, "self.client.admit")}),
+    ),
+    Case(
+        "on-an-instance-an-async-mock-without-a-return-value-gives-a-mock",
+        """
+        import asyncio
+        from unittest.mock import AsyncMock
+        from vllm.mod import Server
+
+        def test_x():
+            server = Server.__new__(Server)
+            server._check = AsyncMock()
+            server.client = SimpleNamespace(other=1)
+            asyncio.run(server.serve(SimpleNamespace(model="m")))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-detached-task-runs-through-the-await-of-an-async-mock-of-the-test",
+        """
+        import asyncio
+        from unittest.mock import AsyncMock
+        from vllm.mod import Server
+
+        async def test_x():
+            server = object.__new__(Server)
+            server._check = AsyncMock(return_value=None)
+            server.client = SimpleNamespace(other=1)
+            task = asyncio.create_task(server.serve(SimpleNamespace(model="m")))
+            task.cancel()
+        """,
+        frozenset({(ERROR, "self.client.admit")}),
     ),
 ]
 

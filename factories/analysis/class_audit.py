@@ -215,7 +215,7 @@ class ClassAuditor:
                     bound=member.kind is not MemberKind.STATICMETHOD,
                 )
                 if roots or nested:
-                    known = {**{k: v for k, v in stated.items() if k not in known}, **known}
+                    known = {**known, **stated}
                     context = attrs.evolve(
                         context,
                         chains=True,

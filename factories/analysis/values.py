@@ -68,6 +68,9 @@ class Obj:
     # ``(value,)``: what calling it returns, where the test states it (``lambda: None``,
     # ``Mock(return_value=False)``; a stand-in's field, ``returning``).
     returns: tuple[object] | tuple[()] = ()
+    # ``(value,)``: what awaiting its call gives, where the test states it
+    # (``AsyncMock(return_value=None)``, whose call completes without suspending).
+    awaits: tuple[object] | tuple[()] = ()
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
         for key, value in self.fields:
@@ -233,15 +236,23 @@ def returning(
 ) -> tuple[object] | tuple[()]:
     """A callable the test builds whose result its text states, as an ``Obj`` that knows it
     (``Obj.returns``): ``lambda ...: <value>`` (a value ``test_value`` knows: a literal, a
-    namespace, a tuple of them) and ``Mock(return_value=<value>)``; else ``()``."""
+    namespace, a tuple of them) and ``Mock(return_value=<value>)`` (without one, a child
+    mock); ``AsyncMock(return_value=<value>)`` gives it when its call is awaited
+    (``Obj.awaits``: the await runs to the end without suspending); else ``()``."""
     if isinstance(node, ast.Lambda):
         result = test_value(node.body, resolve)
         return (Obj(truthy=True, returns=result),) if result else ()
-    if isinstance(node, ast.Call) and _callee_name(node.func) in _MOCKS - {"AsyncMock"}:
+    if isinstance(node, ast.Call) and _callee_name(node.func) in _MOCKS:
+        if any(kw.arg in ("side_effect", "wraps") or kw.arg is None for kw in node.keywords):
+            return ()  # what a call does is the test's function's (or a mapping's)
+        # Without ``return_value``, the call gives a child mock: an object, never None.
+        result: tuple[object] | tuple[()] = (Obj(truthy=True),)
         for kw in node.keywords:
             if kw.arg == "return_value":
                 result = test_value(kw.value, resolve)
-                return (Obj(truthy=True, returns=result),) if result else ()
+        if _callee_name(node.func) == "AsyncMock":
+            return (Obj(truthy=True, awaits=result),)
+        return (Obj(truthy=True, returns=result),) if result else ()
     return ()
 
 

@@ -24,7 +24,13 @@ from factories.analysis.extraction._syntax import (
     is_name_in,
     str_literal,
 )
-from factories.analysis.values import Obj, built_array, is_exception_expr, raises_when_called
+from factories.analysis.values import (
+    Obj,
+    built_array,
+    is_exception_expr,
+    raises_when_called,
+    returning,
+)
 
 # How many levels of same-module helpers are searched for the patches a test applies.
 _MAX_PATCH_HELPER_DEPTH = 4
@@ -191,9 +197,7 @@ class EventRecorder:
                             self.scope.loc(node),
                             value=literal[0] if literal else None,
                             has_value=bool(literal) and sub is target,
-                            stated=(Obj(),)
-                            if not literal and sub is target and built_array(node.value)
-                            else (),
+                            stated=self._stated(node.value, bindings) if sub is target else (),
                         )
                     )
             if isinstance(target, ast.Name):
@@ -201,6 +205,14 @@ class EventRecorder:
                     names.add(target.id)  # alias
                 elif target.id in names:
                     names.discard(target.id)  # rebound to something else
+
+    def _stated(self, value: ast.expr, bindings: Bindings) -> tuple[object] | tuple[()]:
+        """``StubEvent.stated``: an array the test builds, of any size (never ``None``), and
+        a callable whose result its text states (``values.returning``)."""
+        called = returning(value, self.reader.resolver(bindings))
+        if called:
+            return called
+        return (Obj(),) if built_array(value) and not self.reader.value_of(value, bindings) else ()
 
     def method_call(
         self,

@@ -59,7 +59,8 @@ class StubEvent:
     returns: tuple[object] | tuple[()] = ()
     # A set's value known only where the test's values are followed (``stated_locals``: a
     # call that meets a stand-in), not ``value``, which the stub audit's pinned output reads:
-    # ``(Obj(),)`` for an array the test builds (``values.built_array``).
+    # ``(Obj(),)`` for an array the test builds (``values.built_array``), a callable that
+    # knows what its call gives (``values.returning``).
     stated: tuple[object] | tuple[()] = ()
 
 

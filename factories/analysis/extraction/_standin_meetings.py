@@ -31,7 +31,7 @@ from factories.analysis.extraction._syntax import (
     is_name_in,
     str_literal,
 )
-from factories.analysis.values import EnumMember, Obj, built_array
+from factories.analysis.values import EnumMember, Obj, built_array, returning
 
 _SELF_SHAPES_BY_ATTR = {
     "__get__": SelfShape.DESCRIPTOR_GET,
@@ -166,7 +166,8 @@ class MeetingMaker:
     def _values_on(self, name: ast.Name, call: ast.Call) -> tuple[tuple[str, object], ...]:
         """The values the function making ``call`` gives fields of the local ``name`` before
         it, where it states them (``x.f = None``, ``x.src = Mock()``, ``x.buf =
-        torch.full(shape, -1)``: ``_stated``): a field it sets once, by a plain assignment
+        torch.full(shape, -1)``: ``_stated``; ``x.check = AsyncMock(return_value=None)``:
+        ``values.returning``): a field it sets once, by a plain assignment
         on the function's straight line (no branch or loop around it), and by no other
         means (``setattr``, ``monkeypatch.setattr``: those leave it unknown)."""
         scope = self.scope.enclosing_scope(call)
@@ -189,7 +190,10 @@ class MeetingMaker:
                 counts[field] = counts.get(field, 0) + 1
                 plain = isinstance(node, ast.Assign) and self._straight(node, scope)
                 value = node.value if plain else None
-                values[field] = _stated(self.reader.value_of(value, NO_BINDINGS), value)
+                resolve = self.reader.resolver(NO_BINDINGS)
+                values[field] = returning(value, resolve) or _stated(
+                    self.reader.value_of(value, NO_BINDINGS), value
+                )
         return tuple(
             (field, known[0]) for field, known in values.items() if counts[field] == 1 and known
         )

@@ -46,6 +46,9 @@ class Decisions:
             # ``self._metadata()`` of ``_metadata=lambda: (a, b)``: what the test made it return
             called = self.known(node.func)
             return called[0].returns if called and isinstance(called[0], Obj) else ()
+        if isinstance(node, ast.Await) and self.context.stated_locals:
+            awaited = self.awaited_mock(node)
+            return awaited.awaits if awaited is not None else ()
         if isinstance(node, ast.Attribute):
             owner = self.known(node.value)
             if owner and isinstance(owner[0], Obj):
@@ -60,6 +63,17 @@ class Decisions:
             member = enum_member(node)
             return (member,) if member is not None else ()
         return ()
+
+    def awaited_mock(self, node: ast.Await) -> Obj | None:
+        """``await self.check(x)`` where the test made ``check`` an ``AsyncMock``
+        (``Obj.awaits``): the await gives what the test states, without suspending."""
+        call = node.value
+        if not isinstance(call, ast.Call):
+            return None
+        called = self.known(call.func)
+        if called and isinstance(called[0], Obj) and called[0].awaits:
+            return called[0]
+        return None
 
     def truth(self, test: ast.expr) -> bool | None:
         """The value of a branch condition over known literal attributes, or None if unknown."""

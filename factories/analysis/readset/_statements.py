@@ -339,7 +339,7 @@ class StatementHandlers:
                     or sized(value) is not None
                     or (
                         self.context.stated_locals
-                        and (self.stated_field(value) or isinstance(value, ast.Call))
+                        and (self.stated_field(value) or isinstance(value, (ast.Call, ast.Await)))
                     )
                 )
             ):
