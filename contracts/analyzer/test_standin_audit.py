@@ -628,6 +628,12 @@ class Indexer:
         return self.dtype
 
 
+class Runs:
+    def run(self):
+        self.step()
+        return self.size
+
+
 class Server:
     async def serve(self, request):
         error = await self._check(request)
@@ -1165,7 +1171,7 @@ CASES = [
         frozenset({(ERROR, "self.cfg.extra")}),
     ),
     Case(
-        "made-self-a-nested-namespace-s-missing-link-under-pytest-raises-is-a-note",
+        "made-self-a-nested-namespace-s-missing-link-under-pytest-raises-before-any-raise",
         """
         import pytest
         from vllm.mod import CfgRunner
@@ -1174,7 +1180,7 @@ CASES = [
             with pytest.raises(ValueError):
                 CfgRunner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
         """,
-        frozenset({(NOTE, "self.cfg.extra")}),
+        frozenset({(ERROR, "self.cfg.extra")}),
     ),
     Case(
         "field-of-a-stub-set-by-object-setattr",
@@ -1788,7 +1794,7 @@ CASES = [
         frozenset({(ERROR, "self.tables.block_sizes"), (NOTE, "self.tables.after")}),
     ),
     Case(
-        "made-self-under-pytest-raises-of-what-the-test-s-own-def-raises-is-a-note",
+        "made-self-under-pytest-raises-reads-after-a-patch-that-may-raise-are-notes",
         """
         import pytest
         from vllm.mod import Proposer
@@ -1806,7 +1812,7 @@ CASES = [
             with pytest.raises(Stop):
                 Proposer.propose(ns)
         """,
-        frozenset({(NOTE, "self.tables.block_sizes"), (NOTE, "self.tables.after")}),
+        frozenset({(ERROR, "self.tables.block_sizes"), (NOTE, "self.tables.after")}),
     ),
     Case(
         "handed-a-read-after-a-callable-of-the-test-under-pytest-raises-is-a-note",
@@ -2135,6 +2141,32 @@ CASES = [
             task.cancel()
         """,
         frozenset({(ERROR, "self.client.admit")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-a-read-after-a-callable-of-the-test-is-a-note",
+        """
+        import pytest
+        from vllm.mod import Runs
+
+        def test_x():
+            ns = SimpleNamespace(step=lambda: compute())
+            with pytest.raises(ValueError):
+                Runs.run(ns)
+        """,
+        frozenset({(NOTE, "size")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-a-lambda-that-states-its-result-does-not-raise",
+        """
+        import pytest
+        from vllm.mod import Runs
+
+        def test_x():
+            ns = SimpleNamespace(step=lambda: None)
+            with pytest.raises(ValueError):
+                Runs.run(ns)
+        """,
+        frozenset({(SELF, "size")}),
     ),
 ]
 

@@ -254,8 +254,6 @@ class ClassAuditor:
             found = list(self._missing_reads(stub, cls, event, report))
             if standins is not None and (roots or nested):
                 found.extend(missing_fields(report, roots, nested, standins, cls.name, event))
-            if namespace_self and event.expect_raise and not event.raise_owned:
-                found = [_under_raises(finding) for finding in found]
             out.extend(found)
             reads |= report.read_names
             state = report.state_after
@@ -410,17 +408,6 @@ class ClassAuditor:
                 vllm_side=f"read in {access.method}",
                 tests=(event.test,) if event.test else (),
             )
-
-
-def _under_raises(finding: Finding) -> Finding:
-    """A missing read of a namespace made ``self`` whose call sits in ``pytest.raises``: the
-    test's own code may raise what it expects before the read, on some calls only (a patch
-    that raises on its second call, a callable the namespace holds), which the replay does
-    not see, so it is a note.  Where the expected exception is one only the test's patches
-    raise (``StubEvent.raise_owned``), the walk already ends the path there."""
-    if finding.kind not in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
-        return finding
-    return attrs.evolve(finding, kind=FindingKind.POSSIBLY_MISSING_ATTRIBUTE)
 
 
 # ``X.__mro__[1]``, ``X.__class__.__bases__[0]``: a class chosen by its place in a hierarchy.

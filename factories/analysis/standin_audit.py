@@ -109,8 +109,10 @@ class SelfCall:
     def restated(self, finding: Finding) -> Finding:
         """A finding of the replay, worded for what the test built.  The replay does not see
         what other code wrote on the namespace before it (``filled``), so a missing read
-        there is a note (a field of ``self`` or a link of a namespace on one); a call under
-        ``pytest.raises`` is judged where it is replayed (``ClassAuditor.audit_class``)."""
+        there is a note (a field of ``self`` or a link of a namespace on one).  Under
+        ``pytest.raises`` the replay's walk places the reads: one past something that may
+        raise what the test expects (a patch, a callable the test gave, a function of the
+        tree that raises, in a loop or branch too) is a note (``Walker.past_raise``)."""
         kind = finding.kind
         if self.filled and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE

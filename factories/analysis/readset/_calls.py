@@ -75,7 +75,7 @@ class CallHandlers:
             if member is None:
                 self.rec.calls.append(CallSite(f"self.{name}", self.loc(node), CallShape.of(node)))
                 if name in state:
-                    self.test_code_may_raise()  # a callable the test put on the object
+                    self.test_code_may_raise(func)  # a callable the test put on the object
             out = out if out is not None else state
             if member is not None and member.kind in _CLASS_FUNCTIONS:
                 return self.pass_on(node, out)  # ``self.make(cfg)``: static or class method
@@ -106,7 +106,7 @@ class CallHandlers:
         state = self.expr(func, state)
         context = self.context
         if self.param_path(func) is not None or self.on_nested(func):
-            self.test_code_may_raise()  # a callable a stand-in holds: the test's own code
+            self.test_code_may_raise(func)  # a callable a stand-in holds: the test's own code
         if context.expect_raise and not context.patches_raise and self.function_raises(func):
             self.raised = True
             self.certain = False  # the expected exception may come from this function
@@ -145,12 +145,17 @@ class CallHandlers:
                 self.certain = False  # the expected exception may have come from that call
         return walked.state
 
-    def test_code_may_raise(self) -> None:
+    def test_code_may_raise(self, func: ast.expr) -> None:
         """A call of code the test wrote (a callable it put on a stand-in or on the object),
         under ``pytest.raises``: what the test expects may come from it, on some calls
-        only, so what follows is not certain (``Walker.past_raise``).  Where the test's
-        values are followed (``stated_locals``): the stub audit's output is pinned."""
+        only, so what follows is not certain (``Walker.past_raise``); not a callable whose
+        result the test's text states (``lambda: None``, ``Mock(return_value=1)``:
+        ``values.returning``), which returns it.  Where the test's values are followed
+        (``stated_locals``): the stub audit's output is pinned."""
         context = self.context
+        known = self.known(func)
+        if known and isinstance(known[0], Obj) and (known[0].returns or known[0].awaits):
+            return
         if context.expect_raise and context.stated_locals and not context.patches_raise:
             self.raised = True
             self.certain = False
