@@ -628,6 +628,27 @@ class Indexer:
         return self.dtype
 
 
+AUTO, FAST = "auto", "fast"
+
+
+def backend_of(cfg):
+    extra = cfg.extra
+    return extra.get("backend", AUTO) if isinstance(extra, dict) else AUTO
+
+
+def pick_backend(cfg):
+    if backend_of(cfg) == AUTO:
+        return None
+    return cfg.fast_only
+
+
+def woken(cfg, tags):
+    wake = tags is None or "weights" in tags
+    if wake and cfg.flag:
+        return cfg.weights_only
+    return 0
+
+
 class Runs:
     def run(self):
         self.step()
@@ -2167,6 +2188,48 @@ CASES = [
                 Runs.run(ns)
         """,
         frozenset({(SELF, "size")}),
+    ),
+    Case(
+        "handed-a-dict-the-test-states-a-module-constant-and-a-callee-s-result-decide",
+        """
+        from vllm.mod import pick_backend
+
+        def test_x():
+            cfg = SimpleNamespace(extra={"backend": "fast"})
+            pick_backend(cfg)
+        """,
+        frozenset({(ERROR, "cfg.fast_only")}),
+    ),
+    Case(
+        "handed-a-dict-the-test-states-without-the-key-gives-the-default",
+        """
+        from vllm.mod import pick_backend
+
+        def test_x():
+            cfg = SimpleNamespace(extra={"other": "fast"})
+            pick_backend(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-literal-in-a-list-the-test-states-takes-the-branch",
+        """
+        from vllm.mod import woken
+
+        def test_x():
+            woken(SimpleNamespace(flag=True), ["weights"])
+        """,
+        frozenset({(ERROR, "cfg.weights_only")}),
+    ),
+    Case(
+        "handed-a-literal-not-in-a-list-the-test-states-skips-the-branch",
+        """
+        from vllm.mod import woken
+
+        def test_x():
+            woken(SimpleNamespace(flag=True), ["kv_cache"])
+        """,
+        frozenset(),
     ),
 ]
 

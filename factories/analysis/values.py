@@ -71,6 +71,21 @@ class Obj:
     # ``(value,)``: what awaiting its call gives, where the test states it
     # (``AsyncMock(return_value=None)``, whose call completes without suspending).
     awaits: tuple[object] | tuple[()] = ()
+    # A dict display whose keys are all literals: each key with its value where the test's
+    # text states it (``keyed``); None for any other object.
+    items: tuple[tuple[object, tuple[object] | tuple[()]], ...] | None = None
+    # A list, tuple or set display of plain literals: its elements (``in`` is known).
+    members: tuple[object, ...] | None = None
+
+    def keyed(self, key: object) -> tuple[object] | tuple[()] | None:
+        """``self[key]`` of a dict display with literal keys: ``(value,)`` where stated,
+        ``()`` where the key is there with a value the text does not state, None where the
+        key is not there (``.get`` gives its default); None for other objects too, which
+        ``items is None`` tells apart."""
+        for k, value in reversed(self.items or ()):  # the last of a repeated key wins
+            if k == key and type(k) is type(key):
+                return value
+        return None
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
         for key, value in self.fields:
@@ -169,10 +184,28 @@ def test_value(
         kind = type(node).__name__.lower()
         if any(isinstance(e, ast.Starred) for e in node.elts):
             return (Obj(kind=kind),)
-        return (Obj(truthy=bool(node.elts), length=len(node.elts), kind=kind),)
+        members = tuple(e.value for e in node.elts if isinstance(e, ast.Constant))
+        plain = len(members) == len(node.elts) and all(
+            isinstance(m, (bool, int, float, str, bytes, type(None))) for m in members
+        )
+        return (
+            Obj(
+                truthy=bool(node.elts),
+                length=len(node.elts),
+                kind=kind,
+                members=members if plain else None,
+            ),
+        )
     if isinstance(node, ast.Dict):
         if None in node.keys:
             return (Obj(kind="dict"),)
+        keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+        if len(keys) == len(node.keys) and all(isinstance(k, (str, int)) for k in keys):
+            items = tuple(
+                (key, test_value(value, resolve, depth + 1))
+                for key, value in zip(keys, node.values)
+            )
+            return (Obj(truthy=bool(node.keys), length=len(node.keys), kind="dict", items=items),)
         return (Obj(truthy=bool(node.keys), length=len(node.keys), kind="dict"),)
     if isinstance(node, (ast.Lambda, ast.JoinedStr)):
         return (Obj(truthy=True),)

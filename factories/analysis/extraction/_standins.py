@@ -70,10 +70,13 @@ def _stated(
     known: tuple[object] | tuple[()], value: ast.expr, children: tuple[StandIn, ...]
 ) -> tuple[object] | tuple[()]:
     """What a stand-in's field states, beyond what its children say: a literal, an enum
-    member (``Backend.TRITON``), and the result of arithmetic (``qlen - 1``) or an array
+    member (``Backend.TRITON``), a dict display with literal keys (its items, where
+    stated), and the result of arithmetic (``qlen - 1``) or an array
     the test builds (``torch.full(shape, -1)``), never ``None`` whatever their operands
     (``values.Obj``, of unknown truth)."""
     if known:
+        if isinstance(known[0], Obj) and known[0].items is not None and not children:
+            return known  # a dict display with literal keys (``{"backend": "x"}``)
         return known if isinstance(known[0], (*_LITERALS, EnumMember)) else ()
     if (isinstance(value, ast.BinOp) or built_array(value)) and not children:
         return (Obj(),)

@@ -133,6 +133,8 @@ class CallHandlers:
         aliases, params = self.bindings(member, call, state)
         before = len(self.rec.writes)
         walked = self.follow(member, state, aliases=aliases, params=params, after=after)
+        if walked.value:
+            self.call_values[id(call)] = walked.value  # what the call evaluates to
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
         self.consts.update(walked.stored)

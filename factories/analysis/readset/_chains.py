@@ -280,6 +280,8 @@ class ChainHandlers:
                 params,
                 klass=target.klass,
             )
+        if walked.value and target.built is None:
+            self.call_values[id(call)] = walked.value  # what the call evaluates to
         # A coroutine function's body runs only where its coroutine is awaited (or handed to
         # a loop the test may have patched out): called otherwise, its reads may not happen.
         runs = not isinstance(node, ast.AsyncFunctionDef) or self.awaited(call)

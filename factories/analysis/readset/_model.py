@@ -263,6 +263,10 @@ class Recorder:
     params: list[ParamAccess] = attrs.field(factory=list)
     calls: list[CallSite] = attrs.field(factory=list)
     chains: list[ChainRead] = attrs.field(factory=list)
+    # The arms of undecided ``if`` statements whose condition reads a field or link the
+    # test's object lacks: no block the test prepared (``provisioned``), the test having
+    # been written before the guard or without the field it tests.
+    unprepared: list[int] = attrs.field(factory=list)
 
     def lengths(self) -> tuple[int, int, int]:
         """How many accesses with a placement (reads, required, chains) it holds so far."""
@@ -290,6 +294,9 @@ class Walked:
     # call returns, where it returns only by falling off its end: what a method it calls
     # stores (``self.cfg = cfg`` in a base ``__init__``) is known to the caller after it.
     stored: tuple[tuple[str, object], ...] = ()
+    # ``(value,)``: what the call returns on every path, where the walk knows it (each
+    # ``return`` gives the same known value; ``Walker.returns``).
+    value: tuple[object] | tuple[()] = ()
 
 
 def placed_after(

@@ -71,7 +71,10 @@ class StatementHandlers:
             return self.block(node.orelse, when_false)
         if is_type_test(node.test):
             self.analyzer.blocks.type_tested(node.body, node.orelse)
-        return self.both_arms(node.body, when_true, node.orelse, when_false, self.placed(before))
+        new_guard = self.placed(before)
+        if new_guard and self.context.stated_locals:
+            self.rec.unprepared.extend(self.analyzer.blocks.arms(node.body, node.orelse))
+        return self.both_arms(node.body, when_true, node.orelse, when_false, new_guard)
 
     def ruled_out_return(self, node: ast.If) -> bool | None:
         """The verdict the test's assertion on the analysed call's result gives an ``if`` one
@@ -162,6 +165,7 @@ class StatementHandlers:
     def stmt_Return(self, node: ast.Return, state: frozenset[str]) -> State:
         if node.value is not None:
             state = self.expr(node.value, state)
+        self.returns.append(self.known(node.value) if node.value is not None else (None,))
         self.returned = meet(self.returned, state)
         self.exits += 1
         return None
@@ -194,11 +198,11 @@ class StatementHandlers:
         self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, state: frozenset[str]
     ) -> State:
         """A nested def may run later or never: its reads count, its writes do not."""
-        returned = self.returned
+        returned, returns = self.returned, list(self.returns)
         with self.guarded(keep_exits=True):
             for child in node.body:
                 self.stmt(child, state)
-        self.returned, self.ended = returned, False
+        self.returned, self.ended, self.returns = returned, False, returns
         return state
 
     stmt_AsyncFunctionDef = stmt_ClassDef = stmt_FunctionDef
@@ -266,6 +270,12 @@ class StatementHandlers:
         deciding = not isinstance(node.op, ast.And)
         for operand in node.values:
             known = self.known(operand)
+            if not known and (
+                isinstance(operand, ast.Compare)
+                or (isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not))
+            ):
+                verdict = self.truth(operand)  # a comparison evaluates to a bool
+                known = (verdict,) if verdict is not None else ()
             if not known:
                 return ()
             if operand is node.values[-1] or truthy(known[0]) is deciding:

@@ -40,6 +40,18 @@ if TYPE_CHECKING:
     from factories.analysis.readset._analyzer import ReadSetAnalyzer
 
 _MISSING = object()
+_PLAIN = (bool, int, float, str, bytes, type(None))
+
+
+def statements_and_exprs(func: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``func``'s own body, not those of functions or classes it defines."""
+    todo = list(ast.iter_child_nodes(func))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        todo.extend(ast.iter_child_nodes(node))
 
 
 class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers, Decisions):
@@ -111,6 +123,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.raised = False  # met a ``raise`` here or in a method this one calls
         self.ended = False  # the current statement called something that always raises
         self.returned: State = None  # meet of the states at each ``return``
+        self.returns: list[tuple[object] | tuple[()]] = []  # what each ``return`` gives
+        # The value of each call of a function of the tree walked here (``returned_value``).
+        self.call_values: dict[int, tuple[object]] = {}
         self.local_imports, self.locals = analyzer.function_names(func, self.module)
 
     @property
@@ -127,11 +142,32 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         ``return``); None when every path raises, so the caller's path ends there too.  On a
         real object, with no ``return`` met, the values its fields hold at the end
         (``Walked.stored``): the one way out."""
-        out = meet(self.block(self.func.body, state), self.returned)
+        fell_off = self.block(self.func.body, state)
+        out = meet(fell_off, self.returned)
         stored = ()
         if self.context.real_self and self.exits == 0 and self.owner is not None:
             stored = tuple(sorted(self.consts.items(), key=lambda kv: kv[0]))
-        return Walked(self.rec, out, self.raised, stored)
+        if fell_off is not None:
+            self.returns.append((None,))  # falling off the end returns None
+        return Walked(self.rec, out, self.raised, stored, self.returned_value())
+
+    def returned_value(self) -> tuple[object] | tuple[()]:
+        """``(value,)`` where every ``return`` the walk met gives one known value (a plain
+        literal): what the caller's call evaluates to.  Where the test's values are followed
+        (``stated_locals``); not past an exit the walk does not see (a generator's, an
+        ``async`` function's result is not its ``return``)."""
+        if not self.context.stated_locals or not self.returns:
+            return ()
+        if isinstance(self.func, ast.AsyncFunctionDef) or any(
+            isinstance(n, (ast.Yield, ast.YieldFrom)) for n in statements_and_exprs(self.func)
+        ):
+            return ()
+        first = self.returns[0]
+        if not first or not isinstance(first[0], _PLAIN):
+            return ()
+        if all(r and type(r[0]) is type(first[0]) and r[0] == first[0] for r in self.returns):
+            return first
+        return ()
 
     def loc(self, node: ast.AST) -> Location:
         return Location(str(self.module.path), getattr(node, "lineno", self.func.lineno))
