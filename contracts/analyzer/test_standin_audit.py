@@ -857,6 +857,138 @@ class Caller:
 class ExtWrap:
     def __init__(self, *args, **kwargs):
         External(*args, **kwargs)
+
+
+def dispatch(n):
+    return n
+
+
+class Proposer:
+    def propose(self):
+        n = self.tables.block_sizes
+        for group in self.groups:
+            dispatch(group)
+        return n, self.tables.after
+
+
+def fetch(runner):
+    runner.start()
+    return runner.size
+
+
+class Kind:
+    TRITON = 1
+    FLASH = 2
+
+
+class Modes:
+    def by_backend(self):
+        if self.cfg.backend == Kind.FLASH:
+            return self.cfg.flash_only
+        return 0
+
+    def pick(self):
+        if self.cfg.mode == "b":
+            return self.cfg.b_only
+        return 0
+
+
+def slots(config):
+    spec = getattr(config, "spec", None)
+    if spec is None or spec.tokens is None:
+        return 1
+    return spec.tokens + spec.extra_slots
+
+
+def rewrite(cfg):
+    cfg.mode = "on"
+    if cfg.mode == "off":
+        return cfg.off_only
+    return cfg.on_only
+
+
+def maybe_rewrite(cfg, flag):
+    if flag:
+        cfg.mode = "x"
+    if cfg.size == 0:
+        return 0
+    return cfg.rest
+
+
+def maybe_resize(cfg, flag):
+    if flag:
+        cfg.size = 1
+    if cfg.size == 0:
+        return 0
+    return cfg.rest
+
+
+def draft_load(config):
+    spec = config.spec
+    if spec is not None and spec.draft_load is not None:
+        return spec.draft_load
+    return config.load.load_format
+
+
+def device_of(config):
+    return config.load.device or config.device_cfg.device
+
+
+class Window:
+    def gather(self, batch):
+        window = self.lookback
+        if window is None:
+            return 0
+        return batch.positions
+
+
+def gather_buf(runner, batch):
+    if runner.buf is None:
+        return 0
+    return batch.positions
+
+
+class Indexer:
+    def forward(self, out):
+        metadata = self._metadata()
+        if metadata is None:
+            return out
+        return self.dtype
+
+
+AUTO, FAST = "auto", "fast"
+
+
+def backend_of(cfg):
+    extra = cfg.extra
+    return extra.get("backend", AUTO) if isinstance(extra, dict) else AUTO
+
+
+def pick_backend(cfg):
+    if backend_of(cfg) == AUTO:
+        return None
+    return cfg.fast_only
+
+
+def woken(cfg, tags):
+    wake = tags is None or "weights" in tags
+    if wake and cfg.flag:
+        return cfg.weights_only
+    return 0
+
+
+class Runs:
+    def run(self):
+        self.step()
+        return self.size
+
+
+class Server:
+    async def serve(self, request):
+        error = await self._check(request)
+        if error is not None:
+            return error
+        return self.client.admit
 """
 
 
@@ -1388,7 +1520,7 @@ CASES = [
         frozenset({(ERROR, "self.cfg.extra")}),
     ),
     Case(
-        "made-self-a-nested-namespace-s-missing-link-under-pytest-raises-is-a-note",
+        "made-self-a-nested-namespace-s-missing-link-under-pytest-raises-before-any-raise",
         """
         import pytest
         from vllm.mod import CfgRunner
@@ -1397,7 +1529,7 @@ CASES = [
             with pytest.raises(ValueError):
                 CfgRunner.init(SimpleNamespace(cfg=SimpleNamespace(other=1)))
         """,
-        frozenset({(NOTE, "self.cfg.extra")}),
+        frozenset({(ERROR, "self.cfg.extra")}),
     ),
     Case(
         "field-of-a-stub-set-by-object-setattr",
@@ -3040,11 +3172,23 @@ CASES = [
         import vllm.mod as mod
 
         def test_x(monkeypatch, names):
+            layers = {name: SimpleNamespace() for name in names}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_specs(SimpleNamespace())
+        """,
+        frozenset({(NOTE, "get_layers().shared_with"), (NOTE, "get_layers().spec")}),
+    ),
+    Case(
+        "a-returned-dict-whose-items-only-the-loop-reads-is-one-the-loop-runs-on",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch, names):
             layers = {name: SimpleNamespace(spec=1) for name in names}
             monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
             mod.layer_specs(SimpleNamespace())
         """,
-        frozenset({(NOTE, "get_layers().shared_with")}),
+        frozenset({(ERROR, "get_layers().shared_with")}),
     ),
     Case(
         "returned-namespaces-holding-the-fields-read-leave-nothing-missing",
@@ -3408,6 +3552,478 @@ CASES = [
             _helper()
         """,
         frozenset({(NOTE, "runner.b")}),
+    ),
+    Case(
+        "made-self-twice-the-call-outside-pytest-raises-is-judged-on-its-own",
+        """
+        import pytest
+        from vllm.mod import CfgRunner
+
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(other=1))
+            CfgRunner.init(ns)
+            with pytest.raises(ValueError):
+                CfgRunner.init(ns)
+        """,
+        frozenset({(ERROR, "self.cfg.extra")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-of-what-only-a-patch-raises-reads-before-it-fail",
+        """
+        import pytest
+        from unittest.mock import patch
+        from vllm.mod import Proposer
+
+        def test_x():
+            class Stop(Exception):
+                pass
+
+            ns = SimpleNamespace(tables=SimpleNamespace(other=1), groups=[1])
+            with patch("vllm.mod.dispatch", side_effect=Stop), pytest.raises(Stop):
+                Proposer.propose(ns)
+        """,
+        frozenset({(ERROR, "self.tables.block_sizes"), (NOTE, "self.tables.after")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-reads-after-a-patch-that-may-raise-are-notes",
+        """
+        import pytest
+        from vllm.mod import Proposer
+
+        def test_x(monkeypatch):
+            class Stop(Exception):
+                pass
+
+            def fake(n):
+                if n:
+                    raise Stop
+
+            monkeypatch.setattr("vllm.mod.dispatch", fake)
+            ns = SimpleNamespace(tables=SimpleNamespace(other=1), groups=[1])
+            with pytest.raises(Stop):
+                Proposer.propose(ns)
+        """,
+        frozenset({(ERROR, "self.tables.block_sizes"), (NOTE, "self.tables.after")}),
+    ),
+    Case(
+        "handed-a-read-after-a-callable-of-the-test-under-pytest-raises-is-a-note",
+        """
+        import pytest
+        from vllm.mod import fetch
+
+        def _start():
+            raise ValueError("stop")
+
+        def test_x():
+            with pytest.raises(ValueError):
+                fetch(SimpleNamespace(start=_start))
+        """,
+        frozenset({(NOTE, "runner.size")}),
+    ),
+    Case(
+        "handed-a-read-after-a-lambda-stating-its-result-under-pytest-raises-fails",
+        """
+        import pytest
+        from vllm.mod import fetch
+
+        def test_x():
+            with pytest.raises(ValueError):
+                fetch(SimpleNamespace(start=lambda: None))
+        """,
+        frozenset({(ERROR, "runner.size")}),
+    ),
+    Case(
+        "handed-a-read-after-a-callable-of-the-test-outside-pytest-raises-fails",
+        """
+        from vllm.mod import fetch
+
+        def test_x():
+            fetch(SimpleNamespace(start=lambda: None))
+        """,
+        frozenset({(ERROR, "runner.size")}),
+    ),
+    Case(
+        "handed-code-it-met-in-the-other-arm-of-the-test-s-if-did-not-fill-it",
+        """
+        from vllm.mod import fetch, release
+
+        def test_x(fail):
+            runner = SimpleNamespace(start=lambda: None, instance_id=1)
+            if fail:
+                release(runner)
+            else:
+                fetch(runner)
+        """,
+        frozenset({(ERROR, "runner.size")}),
+    ),
+    Case(
+        "handed-code-it-met-in-an-arm-that-returns-did-not-fill-it",
+        """
+        from vllm.mod import fetch, release
+
+        def test_x(fail):
+            runner = SimpleNamespace(start=lambda: None, instance_id=1)
+            if fail:
+                release(runner)
+                return
+            fetch(runner)
+        """,
+        frozenset({(ERROR, "runner.size")}),
+    ),
+    Case(
+        "handed-code-it-met-in-an-arm-that-goes-on-may-have-filled-it",
+        """
+        from vllm.mod import fetch, release
+
+        def test_x(flag):
+            runner = SimpleNamespace(start=lambda: None, instance_id=1)
+            if flag:
+                release(runner)
+            fetch(runner)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-an-enum-member-the-test-states-decides-the-branch",
+        """
+        from vllm.mod import Kind, Modes
+
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(backend=Kind.FLASH))
+            Modes.by_backend(ns)
+        """,
+        frozenset({(ERROR, "self.cfg.flash_only")}),
+    ),
+    Case(
+        "made-self-an-enum-member-the-test-states-skips-the-other-branch",
+        """
+        from vllm.mod import Kind, Modes
+
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(backend=Kind.TRITON))
+            Modes.by_backend(ns)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "made-self-a-nested-field-set-twice-states-neither-value",
+        """
+        from vllm.mod import Modes
+
+        def test_x():
+            ns = SimpleNamespace(cfg=SimpleNamespace(mode="a"))
+            ns.cfg.mode = "b"
+            Modes.pick(ns)
+        """,
+        frozenset({(NOTE, "self.cfg.b_only")}),
+    ),
+    Case(
+        "handed-arithmetic-the-test-states-is-never-none",
+        """
+        from vllm.mod import slots
+
+        def test_x(n):
+            cfg = SimpleNamespace(spec=SimpleNamespace(tokens=n - 1))
+            slots(cfg)
+        """,
+        frozenset({(ERROR, "config.spec.extra_slots")}),
+    ),
+    Case(
+        "handed-a-none-the-test-states-returns-early",
+        """
+        from vllm.mod import slots
+
+        def test_x():
+            cfg = SimpleNamespace(spec=SimpleNamespace(tokens=None))
+            slots(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-field-the-callee-rewrites-holds-the-new-value",
+        """
+        from vllm.mod import rewrite
+
+        def test_x():
+            cfg = SimpleNamespace(mode="off", other=1)
+            rewrite(cfg)
+        """,
+        frozenset({(ERROR, "cfg.on_only"), (STALE, "other")}),
+    ),
+    Case(
+        "handed-a-field-one-arm-rewrites-leaves-the-others-known",
+        """
+        from vllm.mod import maybe_rewrite
+
+        def test_x(flag):
+            cfg = SimpleNamespace(size=0)
+            maybe_rewrite(cfg, flag)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-field-one-arm-rewrites-is-known-no-more",
+        """
+        from vllm.mod import maybe_resize
+
+        def test_x(flag):
+            cfg = SimpleNamespace(size=0)
+            maybe_resize(cfg, flag)
+        """,
+        frozenset({(NOTE, "cfg.rest")}),
+    ),
+    Case(
+        "handed-a-guard-on-a-link-the-namespace-lacks-goes-on-past-its-return",
+        """
+        from vllm.mod import draft_load
+
+        def test_x():
+            cfg = SimpleNamespace(spec=SimpleNamespace(other=1), load=SimpleNamespace(x=1))
+            draft_load(cfg)
+        """,
+        frozenset(
+            {
+                (ERROR, "config.spec.draft_load"),
+                (ERROR, "config.load.load_format"),
+                (STALE, "other"),
+                (STALE, "x"),
+            }
+        ),
+    ),
+    Case(
+        "handed-a-guard-on-a-link-the-namespace-holds-may-return",
+        """
+        from vllm.mod import draft_load
+
+        def test_x(value):
+            cfg = SimpleNamespace(spec=SimpleNamespace(draft_load=value), load=SimpleNamespace(x=1))
+            draft_load(cfg)
+        """,
+        frozenset({(NOTE, "config.load.load_format"), (STALE, "x")}),
+    ),
+    Case(
+        "handed-an-or-operand-after-a-link-the-namespace-lacks-runs",
+        """
+        from vllm.mod import device_of
+
+        def test_x():
+            cfg = SimpleNamespace(load=SimpleNamespace(x=1), device_cfg=SimpleNamespace(x=1))
+            device_of(cfg)
+        """,
+        frozenset(
+            {(ERROR, "config.load.device"), (ERROR, "config.device_cfg.device"), (STALE, "x")}
+        ),
+    ),
+    Case(
+        "handed-an-or-operand-after-a-link-the-namespace-holds-may-not-run",
+        """
+        from vllm.mod import device_of
+
+        def test_x(dev):
+            cfg = SimpleNamespace(load=SimpleNamespace(device=dev), device_cfg=SimpleNamespace(x=1))
+            device_of(cfg)
+        """,
+        frozenset({(NOTE, "config.device_cfg.device"), (STALE, "x")}),
+    ),
+    Case(
+        "on-an-instance-an-array-the-test-sets-of-any-size-is-not-none",
+        """
+        import torch
+        from vllm.mod import Window
+
+        def test_x(n):
+            w = Window.__new__(Window)
+            w.lookback = torch.full((n, 3), -1)
+            w.gather(SimpleNamespace(idx=1))
+        """,
+        frozenset({(ERROR, "batch.positions"), (STALE, "idx")}),
+    ),
+    Case(
+        "on-an-instance-a-none-the-test-sets-returns-early",
+        """
+        from vllm.mod import Window
+
+        def test_x():
+            w = Window.__new__(Window)
+            w.lookback = None
+            w.gather(SimpleNamespace(idx=1))
+        """,
+        frozenset({(STALE, "idx")}),
+    ),
+    Case(
+        "on-an-instance-a-field-set-in-a-branch-states-nothing",
+        """
+        import torch
+        from vllm.mod import Window
+
+        def test_x(flag):
+            w = Window.__new__(Window)
+            w.lookback = None
+            if flag:
+                w.lookback = torch.zeros(2)
+            w.gather(SimpleNamespace(idx=1))
+        """,
+        frozenset({(NOTE, "batch.positions"), (STALE, "idx")}),
+    ),
+    Case(
+        "handed-an-array-field-of-any-size-is-not-none",
+        """
+        import torch
+        from vllm.mod import gather_buf
+
+        def test_x(n):
+            runner = SimpleNamespace(buf=torch.full((n, 2), 0))
+            gather_buf(runner, SimpleNamespace(idx=1))
+        """,
+        frozenset({(ERROR, "batch.positions"), (STALE, "idx")}),
+    ),
+    Case(
+        "made-self-a-lambda-of-the-test-returns-what-its-body-states",
+        """
+        from vllm.mod import Indexer
+
+        def test_x():
+            ns = SimpleNamespace(_metadata=lambda: (1, 2))
+            Indexer.forward(ns, None)
+        """,
+        frozenset({(SELF, "dtype")}),
+    ),
+    Case(
+        "made-self-a-mock-of-the-test-returns-its-return-value",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Indexer
+
+        def test_x():
+            ns = SimpleNamespace(_metadata=Mock(return_value=(1, 2)))
+            Indexer.forward(ns, None)
+        """,
+        frozenset({(SELF, "dtype")}),
+    ),
+    Case(
+        "made-self-a-lambda-of-the-test-returning-none-returns-early",
+        """
+        from vllm.mod import Indexer
+
+        def test_x():
+            ns = SimpleNamespace(_metadata=lambda: None)
+            Indexer.forward(ns, None)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "on-an-instance-an-async-mock-of-the-test-gives-its-return-value",
+        """
+        import asyncio
+        from unittest.mock import AsyncMock
+        from vllm.mod import Server
+
+        def test_x():
+            server = Server.__new__(Server)
+            server._check = AsyncMock(return_value=None)
+            server.client = SimpleNamespace(other=1)
+            asyncio.run(server.serve(SimpleNamespace(model="m")))
+        """,
+        frozenset({(ERROR, "self.client.admit")}),
+    ),
+    Case(
+        "on-an-instance-an-async-mock-without-a-return-value-gives-a-mock",
+        """
+        import asyncio
+        from unittest.mock import AsyncMock
+        from vllm.mod import Server
+
+        def test_x():
+            server = Server.__new__(Server)
+            server._check = AsyncMock()
+            server.client = SimpleNamespace(other=1)
+            asyncio.run(server.serve(SimpleNamespace(model="m")))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-detached-task-runs-through-the-await-of-an-async-mock-of-the-test",
+        """
+        import asyncio
+        from unittest.mock import AsyncMock
+        from vllm.mod import Server
+
+        async def test_x():
+            server = object.__new__(Server)
+            server._check = AsyncMock(return_value=None)
+            server.client = SimpleNamespace(other=1)
+            task = asyncio.create_task(server.serve(SimpleNamespace(model="m")))
+            task.cancel()
+        """,
+        frozenset({(ERROR, "self.client.admit")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-a-read-after-a-callable-of-the-test-is-a-note",
+        """
+        import pytest
+        from vllm.mod import Runs
+
+        def test_x():
+            ns = SimpleNamespace(step=lambda: compute())
+            with pytest.raises(ValueError):
+                Runs.run(ns)
+        """,
+        frozenset({(NOTE, "size")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-a-lambda-that-states-its-result-does-not-raise",
+        """
+        import pytest
+        from vllm.mod import Runs
+
+        def test_x():
+            ns = SimpleNamespace(step=lambda: None)
+            with pytest.raises(ValueError):
+                Runs.run(ns)
+        """,
+        frozenset({(SELF, "size")}),
+    ),
+    Case(
+        "handed-a-dict-the-test-states-a-module-constant-and-a-callee-s-result-decide",
+        """
+        from vllm.mod import pick_backend
+
+        def test_x():
+            cfg = SimpleNamespace(extra={"backend": "fast"})
+            pick_backend(cfg)
+        """,
+        frozenset({(ERROR, "cfg.fast_only")}),
+    ),
+    Case(
+        "handed-a-dict-the-test-states-without-the-key-gives-the-default",
+        """
+        from vllm.mod import pick_backend
+
+        def test_x():
+            cfg = SimpleNamespace(extra={"other": "fast"})
+            pick_backend(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-a-literal-in-a-list-the-test-states-takes-the-branch",
+        """
+        from vllm.mod import woken
+
+        def test_x():
+            woken(SimpleNamespace(flag=True), ["weights"])
+        """,
+        frozenset({(ERROR, "cfg.weights_only")}),
+    ),
+    Case(
+        "handed-a-literal-not-in-a-list-the-test-states-skips-the-branch",
+        """
+        from vllm.mod import woken
+
+        def test_x():
+            woken(SimpleNamespace(flag=True), ["kv_cache"])
+        """,
+        frozenset(),
     ),
 ]
 

@@ -112,11 +112,18 @@ class ClassAuditor:
         ``bare_self``: the namespace holds none of the class's members, whose literal
         defaults then decide nothing)."""
         if standins is not None:
-            from factories.analysis.standin_audit import bind_passed, held_chains, missing_fields
+            from factories.analysis.standin_audit import (
+                bind_passed,
+                held_chains,
+                missing_fields,
+                whole_chains,
+            )
         out: list[Finding] = []
         nested: dict[str, StandIn] = {}  # stub field -> the namespace the test set on it
         state: frozenset[str] = frozenset()
         constants: dict[str, object] = {}
+        # Values known only where the test's values are followed (``StubEvent.stated``).
+        stated: dict[str, object] = {}
         maybe_written: frozenset[str] = frozenset()
         provided: set[str] = set()  # set by the test itself (for ``provisioned`` blocks)
         replaced, functions, raising = self.replaced_methods(stub, cls)
@@ -139,6 +146,10 @@ class ClassAuditor:
                     constants[event.name] = event.value
                 else:
                     constants.pop(event.name, None)
+                if event.stated:
+                    stated[event.name] = event.stated[0]
+                else:
+                    stated.pop(event.name, None)
                 if i < last_call_index:
                     set_at.setdefault(event.name, event.location)
                 on_field = standins.set_by(event) if standins is not None else None
@@ -189,6 +200,7 @@ class ClassAuditor:
                 patched_functions=functions,
                 raising=raising,
                 expect_raise=event.expect_raise,
+                patches_raise=event.expect_raise and event.raise_owned,
                 detached=event.detached,
                 stated_locals=namespace_self,
                 bare_self=namespace_self,
@@ -203,12 +215,14 @@ class ClassAuditor:
                     bound=member.kind is not MemberKind.STATICMETHOD,
                 )
                 if roots or nested:
+                    known = {**known, **stated}
                     context = attrs.evolve(
                         context,
                         chains=True,
                         standins=frozenset(roots),
                         nested=frozenset(nested),
                         stated_locals=True,
+                        whole=whole_chains(roots, nested, standins, event),
                     )
                     held = held_chains(roots, nested, event.test)
             report = self.analyzer.analyze(
@@ -237,13 +251,15 @@ class ClassAuditor:
                         vllm_side=f"def {event.name}{report.signature}",
                     )
                 )
-            out.extend(self._missing_reads(stub, cls, event, report))
+            found = list(self._missing_reads(stub, cls, event, report))
             if standins is not None and (roots or nested):
-                out.extend(missing_fields(report, roots, nested, standins, cls.name, event))
+                found.extend(missing_fields(report, roots, nested, standins, cls.name, event))
+            out.extend(found)
             reads |= report.read_names
             state = report.state_after
             for name in report.written_names:
                 constants.pop(name, None)
+                stated.pop(name, None)
                 nested.pop(name, None)
         usage = FieldUsage(
             class_name=cls.name,

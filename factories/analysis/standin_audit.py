@@ -139,18 +139,16 @@ class SelfCall:
 
     def restated(self, finding: Finding) -> Finding:
         """A finding of the replay, worded for what the test built.  The replay does not see
-        what the test patched around the call: under ``pytest.raises`` a patch may end the
-        call before the read (``side_effect=Stop``), nor what other code wrote on the
-        namespace before it (``filled``), so a missing read there is a note (a field of
-        ``self`` or a link of a namespace on one)."""
+        what other code wrote on the namespace before it (``filled``), so a missing read
+        there is a note (a field of ``self`` or a link of a namespace on one).  Under
+        ``pytest.raises`` the replay's walk places the reads: one past something that may
+        raise what the test expects (a patch, a callable the test gave, a function of the
+        tree that raises, in a loop or branch too) is a note (``Walker.past_raise``)."""
         kind = finding.kind
-        raising = {call.test for call in self.stub.calls if call.expect_raise}
-        uncertain = (
-            self.filled
-            or self.unnamed_patch
-            or (set(finding.tests) <= raising if finding.tests else bool(raising))
-        )
-        if uncertain and kind in (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD):
+        if (self.filled or self.unnamed_patch) and kind in (
+            FindingKind.MISSING_ATTRIBUTE,
+            FindingKind.MISSING_FIELD,
+        ):
             kind = FindingKind.POSSIBLY_MISSING_ATTRIBUTE
         return attrs.evolve(
             finding,
@@ -178,6 +176,9 @@ class HandedCall:
     test: str | None = None
     expect_raise: bool = False
     given_self: bool = False
+    # The exception ``pytest.raises`` expects is one only the test's patches raise
+    # (``Meeting.raise_owned``).
+    raise_owned: bool = False
     patched: tuple[tuple[str, bool], ...] = ()
     # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
     returns: tuple[object] | tuple[()] = ()
@@ -185,6 +186,8 @@ class HandedCall:
     # constructor, with the attributes the test set on it (``Callee.instance_fields``).
     instance: bool = False
     instance_fields: tuple[str, ...] = ()
+    # What the test states of those attributes' values (``Callee.instance_values``).
+    instance_values: tuple[tuple[str, object], ...] = attrs.field(default=(), eq=False)
     # ``Callee.overrides``: the class built is the test's subclass of ``dotted``.
     overrides: tuple[str, ...] = ()
     # Holders of namespaces that are that real object, ``self`` of the method
@@ -455,10 +458,12 @@ def _hand(
             calls.module,
             meeting.test,
             meeting.expect_raise,
+            raise_owned=meeting.raise_owned,
             patched=meeting.patched,
             returns=calls.asserted(call),
             instance=callee.instance,
             instance_fields=callee.instance_fields,
+            instance_values=callee.instance_values,
             overrides=callee.overrides,
             arms=meeting.arms,
             unnamed_patch=meeting.unnamed_patch,
@@ -637,7 +642,11 @@ def _as_function(
     roots.update(returned_roots(index, handed))
     if not roots:
         return [], namespace_uses(None, roots, handed)
-    context = attrs.evolve(_handed_context(index, handed, roots), returns=handed.returns)
+    context = attrs.evolve(
+        _handed_context(index, handed, roots),
+        returns=handed.returns,
+        whole=whole_chains(roots, {}, table, handed.event),
+    )
     report = analyzer.analyze_function(
         function,
         context,
@@ -685,6 +694,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         patched_functions=functions,
         raising=raising,
         expect_raise=handed.expect_raise,
+        patches_raise=handed.expect_raise and handed.raise_owned,
         standins=frozenset(roots),
         chains=True,
         stated_locals=True,
@@ -754,9 +764,22 @@ def _with_stated(known: tuple[object] | tuple[()], stated: Obj) -> tuple[object]
         return (stated,)
     if not isinstance(known[0], Obj):
         return known  # type: ignore[return-value]
-    have = {name for name, _ in known[0].fields}
+    return (_merged_obj(known[0], stated),)
+
+
+def _merged_obj(known: Obj, stated: Obj) -> Obj:
+    """``known`` with the fields of ``stated`` it lacks, at every depth: a namespace written
+    in the call holds what the stand-in it is states of its nested namespaces too
+    (``tokens=n - 1``, never ``None``, which the call's text leaves unknown)."""
+    have = dict(known.fields)
+    fields = []
+    for name, value in known.fields:
+        other = stated.field(name)
+        if isinstance(value, Obj) and other and isinstance(other[0], Obj):
+            value = _merged_obj(value, other[0])
+        fields.append((name, value))
     extra = tuple((name, v) for name, v in stated.fields if name not in have)
-    return (attrs.evolve(known[0], fields=known[0].fields + extra),)
+    return attrs.evolve(known, fields=(*fields, *extra))
 
 
 def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
@@ -814,7 +837,12 @@ def _constructed(
         return [], namespace_uses(None, roots, handed)
     context = _handed_context(index, handed, roots)
     overridden = frozenset((cls.qualname, name) for name in handed.overrides)
-    context = attrs.evolve(context, real_self=True, replaced=context.replaced | overridden)
+    context = attrs.evolve(
+        context,
+        real_self=True,
+        replaced=context.replaced | overridden,
+        whole=whole_chains(roots, {}, table, attrs.evolve(handed.event, name="__init__")),
+    )
     report = analyzer.analyze(
         cls,
         "__init__",
@@ -863,7 +891,10 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
     if not roots and not nested:
         return [], namespace_uses(None, roots, handed)
     context = attrs.evolve(
-        _handed_context(index, handed, roots), real_self=True, returns=handed.returns
+        _handed_context(index, handed, roots),
+        real_self=True,
+        returns=handed.returns,
+        whole=whole_chains(roots, nested, table, handed.event),
     )
     # The namespaces the test set on the object, as it built them (``stated_obj``): their
     # stated fields decide the method's branches (``self.manager.needs_capture()`` of a
@@ -873,7 +904,10 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
         cls,
         name,
         initial=handed.instance_fields,
-        constants={name: obj for name, obj in stated.items() if obj is not None},
+        constants={
+            **dict(handed.instance_values),
+            **{name: obj for name, obj in stated.items() if obj is not None},
+        },
         call=handed.shape,
         context=context,
         provided_chains=(),
@@ -1071,6 +1105,40 @@ def held_chains(
     return frozenset(out)
 
 
+def whole_chains(
+    roots: Mapping[str, tuple[StandIn, ...]],
+    nested: Mapping[str, StandIn],
+    table: StubStandIns,
+    event: StubEvent,
+) -> tuple[tuple[str, frozenset[str]], ...]:
+    """``CallContext.whole``: ``(chain, names)`` of each namespace the call's namespaces
+    reach through fields holding one namespace (one the test passes, not one of several),
+    whose fields are all it holds at the call (``_judged``, built on every run): a link
+    outside ``names`` is one ``missing_fields`` reports (the names every object has, and
+    fields the test sets later through a chain, count as held)."""
+    starts = [(given[0], (root,)) for root, given in roots.items() if len(given) == 1]
+    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    out: dict[str, frozenset[str]] = {}
+    while starts:
+        standin, walked = starts.pop()
+        if standin.kind is StandInKind.HOLDER:
+            starts.extend(
+                (f.children[0], (*walked, f.name)) for f in standin.fields if len(f.children) == 1
+            )
+            continue
+        if standin.possible or not _judged(standin, event):
+            continue
+        late = {field for link, field in table.late if link == walked[-1]}
+        held = {f.name for f in standin.fields if f.name not in standin.dropped}
+        out[".".join(walked)] = frozenset(held | late | _OBJECT_NAMES)
+        starts.extend(
+            (f.children[0], (*walked, f.name))
+            for f in standin.fields
+            if len(f.children) == 1 and f.name not in standin.dropped
+        )
+    return tuple(sorted(out.items()))
+
+
 def _first_missing(
     standin: StandIn,
     walked: tuple[str, ...],
@@ -1131,8 +1199,9 @@ def _judged(standin: StandIn, event: StubEvent) -> bool:
     a namespace not handed to other code before it (which may fill it in, as a builder
     fills the metadata it is given).  Another test's hand-over never meets an object each
     test builds anew (``StandIn.per_test``).  A hand-over in the other arm of an ``if`` of the test
-    function than the call's (``if fail: with pytest.raises(...): f(ns)`` / ``else: f(ns)``)
-    never runs before it (``arms_exclusive``)."""
+    function than the call's (``if fail: with pytest.raises(...): f(ns)`` / ``else: f(ns)``),
+    or in an arm that then leaves the test's function (``if error: ...; return``), never runs
+    before it (``arms_exclusive``)."""
     if standin.kind not in AUDITED_KINDS or standin.opaque:
         return False
     return not any(
@@ -1328,6 +1397,7 @@ def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | N
         meeting.location,
         shape=found,
         expect_raise=meeting.expect_raise,
+        raise_owned=meeting.raise_owned,
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
         returns=calls.asserted(calls.call_at(meeting.location.line, callee.text)),
@@ -1389,11 +1459,15 @@ def _value_of(field: StandInField) -> tuple[object, bool]:
 
 def _obj_of(standin: StandIn) -> Obj:
     """A stand-in as the object it is: a namespace is always true; a holder (a real object
-    the test set namespaces on) is known by those alone."""
+    the test set namespaces on) is known by those alone.  A field the test sets more than
+    once holds one value or another at a call (``stated_obj``): it states none."""
     if standin.kind is StandInKind.HOLDER:
         held = [(f.name, _obj_of(f.children[0])) for f in standin.fields if len(f.children) == 1]
         return Obj(tuple(held))
-    known = [(f.name, *_value_of(f)) for f in standin.fields]
+    counts: dict[str, int] = {}
+    for field in standin.fields:
+        counts[field.name] = counts.get(field.name, 0) + 1
+    known = [(f.name, *_value_of(f)) for f in standin.fields if counts[f.name] == 1]
     return Obj(tuple((name, value) for name, value, has in known if has), truthy=True)
 
 

@@ -69,14 +69,36 @@ class Obj:
     # ``ARRAY`` of ``torch.zeros(2)``; None where the text does not say.
     kind: str | None = None
     # ``(value,)`` of what calling it returns, where the test states that: a lambda whose
-    # body is a value the test states (``lambda: captured``, ``lambda *a: None``).  Not part
-    # of its equality or text: the stub extraction's tracks (compared per parametrize case)
-    # and the stub audit's output do not depend on it; only a stand-in's walk reads it.
+    # body is a value the test states (``lambda: captured``, ``lambda *a: None``),
+    # ``Mock(return_value=False)`` (a stand-in's field, ``returning``).  Not part of its
+    # equality or text (nor are ``awaits``, ``items``, ``members``): the stub extraction's
+    # tracks (compared per parametrize case) and the stub audit's output do not depend on
+    # them; only a stand-in's walk reads them.
     returns: tuple[object] | tuple[()] = attrs.field(default=(), eq=False, repr=False)
     # A method bound to the object that holds this value as a field (``ns.f =
     # types.MethodType(Cls.m, ns)``): the method's dotted name (``vllm.x.Cls.m``), which a call
     # of ``self.f(...)`` runs on that same object.
     bound: str | None = None
+    # ``(value,)``: what awaiting its call gives, where the test states it
+    # (``AsyncMock(return_value=None)``, whose call completes without suspending).
+    awaits: tuple[object] | tuple[()] = attrs.field(default=(), eq=False, repr=False)
+    # A dict display whose keys are all literals: each key with its value where the test's
+    # text states it (``keyed``); None for any other object.
+    items: tuple[tuple[object, tuple[object] | tuple[()]], ...] | None = attrs.field(
+        default=None, eq=False, repr=False
+    )
+    # A list, tuple or set display of plain literals: its elements (``in`` is known).
+    members: tuple[object, ...] | None = attrs.field(default=None, eq=False, repr=False)
+
+    def keyed(self, key: object) -> tuple[object] | tuple[()] | None:
+        """``self[key]`` of a dict display with literal keys: ``(value,)`` where stated,
+        ``()`` where the key is there with a value the text does not state, None where the
+        key is not there (``.get`` gives its default); None for other objects too, which
+        ``items is None`` tells apart."""
+        for k, value in reversed(self.items or ()):  # the last of a repeated key wins
+            if k == key and type(k) is type(key):
+                return value
+        return None
 
     def field(self, name: str) -> tuple[object] | tuple[()]:
         for key, value in self.fields:
@@ -175,10 +197,28 @@ def test_value(
         kind = type(node).__name__.lower()
         if any(isinstance(e, ast.Starred) for e in node.elts):
             return (Obj(kind=kind),)
-        return (Obj(truthy=bool(node.elts), length=len(node.elts), kind=kind),)
+        members = tuple(e.value for e in node.elts if isinstance(e, ast.Constant))
+        plain = len(members) == len(node.elts) and all(
+            isinstance(m, (bool, int, float, str, bytes, type(None))) for m in members
+        )
+        return (
+            Obj(
+                truthy=bool(node.elts),
+                length=len(node.elts),
+                kind=kind,
+                members=members if plain else None,
+            ),
+        )
     if isinstance(node, ast.Dict):
         if None in node.keys:
             return (Obj(kind="dict"),)
+        keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+        if len(keys) == len(node.keys) and all(isinstance(k, (str, int)) for k in keys):
+            items = tuple(
+                (key, test_value(value, resolve, depth + 1))
+                for key, value in zip(keys, node.values)
+            )
+            return (Obj(truthy=bool(node.keys), length=len(node.keys), kind="dict", items=items),)
         return (Obj(truthy=bool(node.keys), length=len(node.keys), kind="dict"),)
     if isinstance(node, ast.Lambda):
         return (Obj(truthy=True, returns=_lambda_returns(node, resolve, depth)),)
@@ -251,6 +291,41 @@ def _array_length(
         ok = size and type(size[0]) is int
         return max(size[0], 0) if ok else None  # type: ignore[arg-type,call-overload]
     return None
+
+
+def built_array(node: ast.expr | None) -> bool:
+    """Whether ``node`` builds an array (``torch.full(shape, v)``, ``np.zeros(n)``,
+    ``torch.arange(a, b)``): an object, never ``None``, whatever its size.  ``test_value``
+    knows it where its first dimension is stated; a stand-in's audit, which follows what
+    the test states further, knows it is not ``None`` (``Obj`` of unknown length)."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return False
+    return node.func.attr in _FROM_DATA | _FROM_SIZE | {"arange", "full_like", "zeros_like"}
+
+
+def returning(
+    node: ast.expr | None, resolve: Callable[[ast.Name], ast.expr | None] = lambda name: None
+) -> tuple[object] | tuple[()]:
+    """A callable the test builds whose result its text states, as an ``Obj`` that knows it
+    (``Obj.returns``): ``lambda ...: <value>`` (``_lambda_returns``: a value ``test_value``
+    knows without the lambda's own parameters) and ``Mock(return_value=<value>)`` (without
+    one, a child mock); ``AsyncMock(return_value=<value>)`` gives it when its call is awaited
+    (``Obj.awaits``: the await runs to the end without suspending); else ``()``."""
+    if isinstance(node, ast.Lambda):
+        result = _lambda_returns(node, resolve, 0)
+        return (Obj(truthy=True, returns=result),) if result else ()
+    if isinstance(node, ast.Call) and _callee_name(node.func) in _MOCKS:
+        if any(kw.arg in ("side_effect", "wraps") or kw.arg is None for kw in node.keywords):
+            return ()  # what a call does is the test's function's (or a mapping's)
+        # Without ``return_value``, the call gives a child mock: an object, never None.
+        result: tuple[object] | tuple[()] = (Obj(truthy=True),)
+        for kw in node.keywords:
+            if kw.arg == "return_value":
+                result = test_value(kw.value, resolve)
+        if _callee_name(node.func) == "AsyncMock":
+            return (Obj(truthy=True, awaits=result),)
+        return (Obj(truthy=True, returns=result),) if result else ()
+    return ()
 
 
 def length_of(value: object) -> tuple[int] | tuple[()]:

@@ -24,7 +24,13 @@ from factories.analysis.extraction._syntax import (
     is_name_in,
     str_literal,
 )
-from factories.analysis.values import Obj, is_exception_expr, raises_when_called
+from factories.analysis.values import (
+    Obj,
+    built_array,
+    is_exception_expr,
+    raises_when_called,
+    returning,
+)
 
 # How many levels of same-module helpers are searched for the patches a test applies.
 _MAX_PATCH_HELPER_DEPTH = 4
@@ -147,6 +153,11 @@ class EventRecorder:
 
     def expects_raise(self, node: ast.AST) -> bool:
         """Whether ``node`` runs inside ``with pytest.raises(...)`` (or ``assertRaises``)."""
+        return self._raises_around(node) is not None
+
+    def _raises_around(self, node: ast.AST) -> ast.Call | None:
+        """The ``pytest.raises(...)`` (or ``assertRaises``) call of the ``with`` that holds
+        ``node``, the innermost one."""
         current = self.scope.parents.get(node)
         while current is not None and not isinstance(current, (*FUNCTION_DEFS, ast.Module)):
             if isinstance(current, (ast.With, ast.AsyncWith)):
@@ -157,9 +168,20 @@ class EventRecorder:
                         "assertRaises",
                         "assertRaisesRegex",
                     ):
-                        return True
+                        return expr
             current = self.scope.parents.get(current)
-        return False
+        return None
+
+    def raise_owned(self, node: ast.AST) -> bool:
+        """Whether the exception the ``pytest.raises`` around ``node`` expects is one only the
+        test's patches raise (``patch(..., side_effect=Stop)`` with ``class Stop(Exception)``
+        of the test module): vLLM code cannot raise it, so the call ends where such a patch
+        runs, which the walk knows (``CallContext.raising``), and nowhere else on a path
+        that passes the test."""
+        expect = self._raises_around(node)
+        if expect is None or not expect.args or not isinstance(expect.args[0], ast.Name):
+            return False
+        return self.scope.patch_only_exception(expect.args[0].id)
 
     def assignment(
         self, node: ast.Assign, names: set[str], track: Track, bindings: Bindings
@@ -175,6 +197,7 @@ class EventRecorder:
                             self.scope.loc(node),
                             value=literal[0] if literal else None,
                             has_value=bool(literal) and sub is target,
+                            stated=self._stated(node.value, bindings) if sub is target else (),
                         )
                     )
             if isinstance(target, ast.Name):
@@ -182,6 +205,14 @@ class EventRecorder:
                     names.add(target.id)  # alias
                 elif target.id in names:
                     names.discard(target.id)  # rebound to something else
+
+    def _stated(self, value: ast.expr, bindings: Bindings) -> tuple[object] | tuple[()]:
+        """``StubEvent.stated``: an array the test builds, of any size (never ``None``), and
+        a callable whose result its text states (``values.returning``)."""
+        called = returning(value, self.reader.resolver(bindings))
+        if called:
+            return called
+        return (Obj(),) if built_array(value) and not self.reader.value_of(value, bindings) else ()
 
     def method_call(
         self,

@@ -36,6 +36,9 @@ class StubEvent:
     # A call inside ``with pytest.raises(...)``: the test expects it to raise, so the path
     # may end at any ``raise`` it meets.
     expect_raise: bool = False
+    # ...and the exception it expects is one only the test's patches raise, so a path that
+    # passes the test ends only at them (``EventRecorder.raise_owned``; a stand-in's replay).
+    raise_owned: bool = False
     # ``monkeypatch.setattr(stub, "n", v)`` / ``patch.object(stub, "n")``: raises
     # AttributeError unless ``n`` already exists (no ``raising=False``/``create=True``).
     must_exist: bool = False
@@ -57,6 +60,11 @@ class StubEvent:
     # ``Meeting.arms`` of the call (only a stand-in's call states them): the ``if`` arms of
     # its test function it lies in, which no other arm of the same ``if`` runs before.
     arms: tuple[tuple[int, int, int], ...] = ()
+    # A set's value known only where the test's values are followed (``stated_locals``: a
+    # call that meets a stand-in), not ``value``, which the stub audit's pinned output reads:
+    # ``(Obj(),)`` for an array the test builds (``values.built_array``), a callable that
+    # knows what its call gives (``values.returning``).
+    stated: tuple[object] | tuple[()] = ()
 
 
 @attrs.frozen

@@ -38,6 +38,7 @@ class ModuleScope:
         self._keys_cache: dict[int, list[tuple[int, int]]] = {}
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
         self._assigned_cache: dict[int, dict[str, tuple[list[int], list[ast.expr]]]] = {}
+        self._patch_only_cache: dict[str, bool] = {}
 
     def index(self, needle: str) -> list[ast.stmt]:
         """Top-level statements whose source contains ``needle``, with parent links built."""
@@ -214,6 +215,18 @@ class ModuleScope:
             if isinstance(n, ast.Call) and getattr(n.func, "id", None) == func.name
         ]
 
+    def patch_only_exception(self, name: str) -> bool:
+        """Whether ``name`` is an exception class this module defines (at any level) that
+        only the test's patches raise: every other mention of it is the
+        ``side_effect=`` of a ``patch(...)``/``patch.object(...)`` call (the class itself or
+        an instance of it), or the expected type of a ``pytest.raises(...)``.  A ``raise`` of
+        it, a subclass of it, or a mock built with it anywhere else may raise it on some
+        calls only, which no walk knows of.  Once per name."""
+        cache = self._patch_only_cache
+        if name not in cache:
+            cache[name] = _patch_only_exception(self.module.tree, name)
+        return cache[name]
+
     def _subclasses(self, name: str) -> frozenset[str]:
         """``name`` and the module-level classes of this module that derive from it here."""
         family = {name}
@@ -228,6 +241,45 @@ class ModuleScope:
                     family.add(cls_name)
                     grew = True
         return frozenset(family)
+
+
+_PATCH_CALLEES = frozenset({"patch", "object"})  # ``(mock.)patch(...)``, ``patch.object(...)``
+_RAISES_CALLEES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
+
+
+def _patch_only_exception(tree: ast.Module, name: str) -> bool:
+    """``ModuleScope.patch_only_exception`` on a parsed module (its own parent links)."""
+    defined = False
+    parents: dict[ast.AST, ast.AST] = {}
+    link_parents(tree, parents)
+    for node in walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            defined = True
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            return False  # rebound: not the class any more
+        parent = parents.get(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            node, parent = parent, parents.get(parent)  # ``side_effect=Stop("x")``
+        if isinstance(parent, ast.keyword) and parent.arg == "side_effect":
+            call = parents.get(parent)
+            if isinstance(call, ast.Call) and _last_name(call.func) in _PATCH_CALLEES:
+                continue
+            return False
+        if (
+            isinstance(parent, ast.Call)
+            and _last_name(parent.func) in _RAISES_CALLEES
+            and parent.args
+            and parent.args[0] is node
+        ):
+            continue
+        return False
+    return defined
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 def _own_nodes(

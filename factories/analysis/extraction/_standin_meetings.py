@@ -32,6 +32,7 @@ from factories.analysis.extraction._syntax import (
     is_name_in,
     str_literal,
 )
+from factories.analysis.values import EnumMember, Obj, built_array, returning
 
 _SELF_SHAPES_BY_ATTR = {
     "__get__": SelfShape.DESCRIPTOR_GET,
@@ -172,9 +173,59 @@ class MeetingMaker:
         if built is None:
             return made
         cls, fields = built
+        values = self._values_on(func.value, call) if isinstance(func.value, ast.Name) else ()
         return attrs.evolve(
-            made, dotted=f"{cls}.{func.attr}", instance=True, instance_fields=fields
+            made,
+            dotted=f"{cls}.{func.attr}",
+            instance=True,
+            instance_fields=fields,
+            instance_values=values,
         )
+
+    def _values_on(self, name: ast.Name, call: ast.Call) -> tuple[tuple[str, object], ...]:
+        """The values the function making ``call`` gives fields of the local ``name`` before
+        it, where it states them (``x.f = None``, ``x.src = Mock()``, ``x.buf =
+        torch.full(shape, -1)``: ``_stated``; ``x.check = AsyncMock(return_value=None)``:
+        ``values.returning``): a field it sets once, by a plain assignment
+        on the function's straight line (no branch or loop around it), and by no other
+        means (``setattr``, ``monkeypatch.setattr``: those leave it unknown)."""
+        scope = self.scope.enclosing_scope(call)
+        counts: dict[str, int] = {}
+        values: dict[str, tuple[object] | tuple[()]] = {}
+        for node in self.scope.nodes(scope):
+            if getattr(node, "lineno", call.lineno) >= call.lineno:
+                continue
+            if isinstance(node, ast.Call) and node.args and is_name_in(node.args[0], {name.id}):
+                field = str_literal(node.args[1]) if len(node.args) > 1 else None
+                if field is not None:
+                    counts[field] = counts.get(field, 0) + 2  # set some other way
+            if not isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if not is_attr_of(target, {name.id}):
+                    continue
+                field = target.attr  # type: ignore[attr-defined]
+                counts[field] = counts.get(field, 0) + 1
+                plain = isinstance(node, ast.Assign) and self._straight(node, scope)
+                value = node.value if plain else None
+                resolve = self.reader.resolver(NO_BINDINGS)
+                values[field] = returning(value, resolve) or _stated(
+                    self.reader.value_of(value, NO_BINDINGS), value
+                )
+        return tuple(
+            (field, known[0]) for field, known in values.items() if counts[field] == 1 and known
+        )
+
+    def _straight(self, node: ast.AST, scope: ast.AST) -> bool:
+        """Whether ``node`` runs whenever its function runs to the end: no branch, loop,
+        handler or nested function between them."""
+        current = self.scope.parents.get(node)
+        while current is not None and current is not scope:
+            if not isinstance(current, (ast.With, ast.AsyncWith)):
+                return False
+            current = self.scope.parents.get(current)
+        return current is scope
 
     def _built(self, expr: ast.expr, at: ast.AST, depth: int) -> tuple[str, tuple[str, ...]] | None:
         """The class (dotted through the test's imports) of the object ``expr`` is at ``at``,
@@ -370,6 +421,7 @@ class MeetingMaker:
             cases=cases,
             expect_raise=self.recorder.expects_raise(node),
             arms=self._arms(node),
+            raise_owned=self.recorder.raise_owned(node),
         )
 
     def _arms(self, node: ast.AST) -> tuple[tuple[int, int, int], ...]:
@@ -452,6 +504,20 @@ def _after_exits(parent: ast.AST, child: ast.AST) -> list[tuple[int, int, int]]:
 def _exits(stmts: list[ast.stmt]) -> bool:
     """Whether a block always leaves the function: its last statement returns or raises."""
     return bool(stmts) and isinstance(stmts[-1], (ast.Return, ast.Raise))
+
+
+_LITERALS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _stated(known: tuple[object] | tuple[()], value: ast.expr | None) -> tuple[object] | tuple[()]:
+    """What an assignment to a field of a real object the test built states of its value: a
+    literal, an enum member, an object the test builds (``values.Obj``: a mock, a
+    container, an array of any size), the result of arithmetic (never ``None``)."""
+    if known:
+        return known if isinstance(known[0], (*_LITERALS, Obj, EnumMember)) else ()
+    if isinstance(value, ast.BinOp) or built_array(value):
+        return (Obj(),)
+    return ()
 
 
 def _test_subclass(

@@ -81,6 +81,9 @@ class Callee:
     instance: bool = False
     instance_fields: tuple[str, ...] = ()
     overrides: tuple[str, ...] = ()
+    # Of ``instance_fields``, the values the test states (``_values_on``): set once, on the
+    # straight line of the function that makes the call.
+    instance_values: tuple[tuple[str, object], ...] = attrs.field(default=(), eq=False)
 
 
 @attrs.frozen
@@ -113,6 +116,9 @@ class Meeting:
     cases: tuple[str, ...] = ()
     expect_raise: bool = False
     shape: CallShape | None = attrs.field(default=None, eq=False)
+    # The exception ``pytest.raises`` expects there is one only the test's patches raise
+    # (``EventRecorder.raise_owned``).
+    raise_owned: bool = False
     # ``(dotted target, raises)`` of each patch the function holding a call (and its test)
     # makes: what ran in the callee's place.
     patched: tuple[tuple[str, bool], ...] = ()

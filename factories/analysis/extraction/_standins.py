@@ -62,7 +62,33 @@ from factories.analysis.extraction._syntax import (
 )
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.source_tree import ModuleInfo
-from factories.analysis.values import compare, truthy
+from factories.analysis.values import (
+    EnumMember,
+    Obj,
+    built_array,
+    compare,
+    returning,
+    truthy,
+)
+
+
+def _stated(
+    known: tuple[object] | tuple[()], value: ast.expr, children: tuple[StandIn, ...]
+) -> tuple[object] | tuple[()]:
+    """What a stand-in's field states, beyond what its children say: a value ``stated``
+    keeps (a literal, a lambda whose value the test states), an enum member
+    (``Backend.TRITON``), a dict display with literal keys (its items, where stated), and
+    the result of arithmetic (``qlen - 1``) or an array the test builds (``torch.full(shape,
+    -1)``), never ``None`` whatever their operands (``values.Obj``, of unknown truth)."""
+    if known:
+        if children:
+            return ()
+        if isinstance(known[0], Obj) and known[0].items is not None:
+            return known  # a dict display with literal keys (``{"backend": "x"}``)
+        return known if stated(known[0]) or isinstance(known[0], EnumMember) else ()
+    if (isinstance(value, ast.BinOp) or built_array(value)) and not children:
+        return (Obj(),)
+    return ()
 
 
 @attrs.frozen
@@ -205,19 +231,21 @@ class StandInExtractor:
     def _field(
         self, name: str, value: ast.expr, where: ast.AST, route: _Route, created: bool = False
     ) -> StandInField:
-        """A field set to ``value``: its stated value (``stated``: a literal, an object the
-        test built) under the variant's bindings, which every run of the variant shares for
-        the creation's own fields and, where it stands for one run, for later sets too."""
+        """A field set to ``value``: its stated value (``_stated``: a literal, an enum member,
+        an object the test built, a callable whose result the test states) under the
+        variant's bindings, which every run of the variant shares for the creation's own
+        fields and, where it stands for one run, for later sets too."""
         variant = route.variant
         bindings = variant.bindings if created or variant.exact else NO_BINDINGS
-        known = self.reader.value_of(value, bindings)
         children = tuple(self._children(value, route))
-        kept = bool(known) and not children and stated(known[0])
+        known = _stated(self.reader.value_of(value, bindings), value, children)
+        if not known and not children:
+            known = returning(value, self.reader.resolver(bindings))
         return StandInField(
             name,
             self.scope.loc(where),
-            value=known[0] if kept else None,
-            has_value=kept,
+            value=known[0] if known else None,
+            has_value=bool(known),
             children=children,
             test=self._caller_set(where) if route.returned else None,
         )

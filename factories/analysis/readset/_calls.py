@@ -81,6 +81,8 @@ class CallHandlers:
             out = self.read_attr(name, func, state)
             if member is None:
                 self.rec.calls.append(CallSite(f"self.{name}", self.loc(node), CallShape.of(node)))
+                if name in state:
+                    self.test_code_may_raise(func)  # a callable the test put on the object
             out = out if out is not None else state
             if member is not None and member.kind in _CLASS_FUNCTIONS:
                 return self.pass_on(node, out)  # ``self.make(cfg)``: static or class method
@@ -128,7 +130,9 @@ class CallHandlers:
         state = self.expr(func, state)
         state = self.named_by_helper(node, state)
         context = self.context
-        if context.expect_raise and self.function_raises(func):
+        if self.param_path(func) is not None or self.on_nested(func):
+            self.test_code_may_raise(func)  # a callable a stand-in holds: the test's own code
+        if context.expect_raise and not context.patches_raise and self.function_raises(func):
             self.raised = True
             self.certain = False  # the expected exception may come from this function
         if context.patched_functions:
@@ -175,6 +179,8 @@ class CallHandlers:
         walked = self.follow(member, state, aliases=aliases, params=params, after=after)
         if not walked.skipped and plain_function(member.node):
             self.followed.update(bound_arguments(member.node, call, aliases))
+        if walked.value:
+            self.call_values[id(call)] = walked.value  # what the call evaluates to
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
         self.consts.update(walked.stored)
@@ -186,6 +192,28 @@ class CallHandlers:
             if self.context.expect_raise:
                 self.certain = False  # the expected exception may have come from that call
         return walked.state
+
+    def test_code_may_raise(self, func: ast.expr) -> None:
+        """A call of code the test wrote (a callable it put on a stand-in or on the object),
+        under ``pytest.raises``: what the test expects may come from it, on some calls
+        only, so what follows is not certain (``Walker.past_raise``); not a callable whose
+        result the test's text states (``lambda: None``, ``Mock(return_value=1)``:
+        ``values.returning``), which returns it.  Where the test's values are followed
+        (``stated_locals``): the stub audit's output is pinned."""
+        context = self.context
+        known = self.known(func)
+        if known and isinstance(known[0], Obj) and (known[0].returns or known[0].awaits):
+            return
+        if context.expect_raise and context.stated_locals and not context.patches_raise:
+            self.raised = True
+            self.certain = False
+
+    def on_nested(self, func: ast.expr) -> bool:
+        """``self.cfg.f`` where ``cfg`` is a namespace the test set on the object
+        (``CallContext.nested``)."""
+        while isinstance(func, ast.Attribute) and not self.is_self_attr(func):
+            func = func.value
+        return self.is_self_attr(func) and func.attr in self.context.nested  # type: ignore[attr-defined]
 
     def bindings(
         self, member: Member, call: ast.Call, state: frozenset[str]

@@ -328,6 +328,8 @@ class ChainHandlers:
         )
         if not walked.skipped and plain:
             self.followed.update((id(call), where) for where in bound_at)
+        if walked.value and target.built is None:
+            self.call_values[id(call)] = walked.value  # what the call evaluates to
         # A coroutine function's body runs only where its coroutine is awaited (or handed to
         # a loop the test may have patched out): called otherwise, its reads may not happen.
         runs = not isinstance(node, ast.AsyncFunctionDef) or self.awaited(call)

@@ -10,6 +10,7 @@ import builtins
 from factories.analysis.classes import ClassInfo, FunctionRef
 from factories.analysis.readset._syntax import getattr_probe, literal_name, sized
 from factories.analysis.values import (
+    EnumMember,
     Obj,
     compare,
     enum_member,
@@ -74,6 +75,13 @@ class Decisions:
             return (self.consts[node.attr],)  # type: ignore[attr-defined]
         if isinstance(node, ast.Name) and node.id in self.name_consts:
             return (self.name_consts[node.id],)
+        if (
+            isinstance(node, ast.Name)
+            and self.context.stated_locals
+            and node.id not in self.locals
+            and node.id not in self.params
+        ):
+            return self.module_constant(node.id)
         probed = getattr_probe(node)
         if probed is not None:
             owner = self.known(probed[0])
@@ -83,12 +91,29 @@ class Decisions:
             owner = self.known(length)
             return length_of(owner[0]) if owner else ()
         if isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and self.context.stated_locals:
-                # ``self.manager.needs_capture()`` of a lambda the test states (``Obj.returns``)
+            if self.context.stated_locals:
+                if id(node) in self.call_values:  # a function of the tree walked here
+                    return self.call_values[id(node)]
+                looked_up = self.dict_get(node)
+                if looked_up is not None:
+                    return looked_up
+                # ``self.manager.needs_capture()`` of a lambda the test states, ``self._metadata()``
+                # of ``_metadata=lambda: (a, b)`` (``Obj.returns``): what the test made it return
                 called = self.known(node.func)
                 if called and isinstance(called[0], Obj):
                     return called[0].returns
             return self.call_value(node)
+        if isinstance(node, ast.Subscript) and self.context.stated_locals:
+            owner, key = self.known(node.value), self.known(node.slice)
+            if owner and key and isinstance(owner[0], Obj) and owner[0].items is not None:
+                return owner[0].keyed(key[0]) or ()
+            return ()
+        if isinstance(node, ast.IfExp) and self.context.stated_locals:
+            verdict = self.truth(node.test)
+            return () if verdict is None else self.known(node.body if verdict else node.orelse)
+        if isinstance(node, ast.Await) and self.context.stated_locals:
+            awaited = self.awaited_mock(node)
+            return awaited.awaits if awaited is not None else ()
         if isinstance(node, ast.Attribute):
             owner = self.known(node.value)
             if owner and isinstance(owner[0], Obj):
@@ -167,6 +192,42 @@ class Decisions:
                     cache[key] = target
         return cache[key]
 
+    def dict_get(self, call: ast.Call) -> tuple[object] | tuple[()] | None:
+        """``d.get(key[, default])`` of a dict display the test states with literal keys:
+        the value, or the default where the key is not there; None for any other call."""
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr == "get"
+            and 1 <= len(call.args) <= 2
+            and not call.keywords
+        ):
+            return None
+        owner, key = self.known(func.value), self.known(call.args[0])
+        if not (owner and key and isinstance(owner[0], Obj) and owner[0].items is not None):
+            return None
+        found = owner[0].keyed(key[0])
+        if found is not None:
+            return found
+        return self.known(call.args[1]) if len(call.args) == 2 else (None,)
+
+    def module_constant(self, name: str) -> tuple[object] | tuple[()]:
+        """A name of the walked function's module bound once, at its top level, to a
+        literal (``AUTO = "auto"``, ``AUTO, SPECIALIZED = "auto", "x"``), and nowhere
+        rebound (no ``global`` of it): its value.  Where the test's values are followed."""
+        return self.analyzer.module_constants(self.module).get(name, ())
+
+    def awaited_mock(self, node: ast.Await) -> Obj | None:
+        """``await self.check(x)`` where the test made ``check`` an ``AsyncMock``
+        (``Obj.awaits``): the await gives what the test states, without suspending."""
+        call = node.value
+        if not isinstance(call, ast.Call):
+            return None
+        called = self.known(call.func)
+        if called and isinstance(called[0], Obj) and called[0].awaits:
+            return called[0]
+        return None
+
     def truth(self, test: ast.expr) -> bool | None:
         """The value of a branch condition over known literal attributes, or None if unknown."""
         if isinstance(test, ast.Constant):
@@ -192,8 +253,25 @@ class Decisions:
             left_known, right_known = self.known(test.left), self.known(test.comparators[0])
             if not (left_known and right_known):
                 return None
+            if isinstance(test.ops[0], (ast.In, ast.NotIn)) and self.context.stated_locals:
+                return self.membership(test.ops[0], left_known[0], right_known[0])
             return compare(test.ops[0], left_known[0], right_known[0])
         return None
+
+    @staticmethod
+    def membership(op: ast.cmpop, item: object, container: object) -> bool | None:
+        """``item in container`` where the test states both: a plain literal in a display of
+        plain literals (``"weights" in ["kv_cache"]``), or a key of a dict display with
+        literal keys."""
+        if not isinstance(container, Obj) or isinstance(item, (Obj, EnumMember)):
+            return None
+        if container.members is not None:
+            found = any(type(m) is type(item) and m == item for m in container.members)
+        elif container.items is not None:
+            found = container.keyed(item) is not None
+        else:
+            return None
+        return found if isinstance(op, ast.In) else not found
 
     def iterations(self, node: ast.expr) -> int | None:
         """How many items iterating ``node`` yields, where the test's values state it: a

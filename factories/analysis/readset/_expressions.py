@@ -64,8 +64,12 @@ class ExpressionHandlers:
 
     def expr_Await(self, node: ast.Await, state: frozenset[str]) -> frozenset[str]:
         state = self.expr(node.value, state)
-        if self.context.detached:
-            self.certain = False  # a task the test may cancel while it waits here
+        if self.context.detached and not (
+            self.context.stated_locals and self.awaited_mock(node) is not None
+        ):
+            # a task the test may cancel while it waits here (an ``AsyncMock`` the test
+            # built does not suspend: its await runs through)
+            self.certain = False
         return state
 
     def expr_Lambda(self, node: ast.Lambda, state: frozenset[str]) -> frozenset[str]:
@@ -112,7 +116,7 @@ class ExpressionHandlers:
         stub fails there already, and the condition was written with both in mind
         (``self.owns_indexer or meta.epoch != self.index_epoch``, both new)."""
         first, *rest = node.values
-        since = len(self.rec.required)
+        since = self.mark()
         out = self.expr(first, state)
         current, previous = out, first
         is_and = isinstance(node.op, ast.And)
@@ -123,7 +127,7 @@ class ExpressionHandlers:
                 break
             if verdict is None and not self.placed(since):
                 self.certain = False  # this operand runs on some runs only
-            since = len(self.rec.required)
+            since = self.mark()
             current = current | self.guards(previous, current)[0 if is_and else 1]
             current = self.expr(value, current)
             previous = value

@@ -208,7 +208,11 @@ class CallContext:
     not followed).  ``patched_functions``: the dotted name of each module function it patched
     (``vllm.x.mod.helper``, ``torch.save``).  ``raising``: those of both whose replacement
     raises on every call.  ``expect_raise``: the call sits in ``pytest.raises``, so a ``raise``
-    met on an undecided branch may end the test's path there.  ``detached``: the call is a
+    met on an undecided branch may end the test's path there.  ``patches_raise``: what it
+    expects is an exception only the test's patches raise (``StubEvent.raise_owned``): a
+    ``raise`` of vLLM code, a function of the tree that holds one, or a callable the test put
+    on a stand-in cannot end a path that passes the test; only a patched function or method
+    can (it may raise).  ``detached``: the call is a
     coroutine the test hands to ``asyncio.create_task`` and may cancel at any ``await``, so what
     follows the first one is not certain.  ``standins``: the parameters of the call the test
     hands a stand-in (a ``SimpleNamespace``): chains on them are also followed into the module
@@ -247,12 +251,17 @@ class CallContext:
     namespace lacks (``self.m()``) fails there, and none of them decides a branch.  What a
     missing method or property would read is walked as it runs once the test gives the
     namespace one (``as_given``): notes.
+    ``whole``: ``(chain, fields)`` of each namespace the call reads whose fields are all
+    it holds (``metadata``, ``self.cfg.spec``; ``standin_audit.whole_chains``): a chain
+    read that takes a link it lacks fails there, so a condition that reads one places
+    the reads around it as one reading a field the stub lacks does (``Walker.placed``).
     """
 
     replaced: frozenset[tuple[str, str]] = frozenset()
     patched_functions: frozenset[str] = frozenset()
     raising: frozenset[tuple[str, str] | str] = frozenset()
     expect_raise: bool = False
+    patches_raise: bool = False
     detached: bool = False
     standins: frozenset[str] = frozenset()
     nested: frozenset[str] = frozenset()
@@ -265,6 +274,7 @@ class CallContext:
     # ``patched_functions``) with one returning a container of stand-ins, at least ``items``
     # of them; a loop over its items (``.items()``, ``.values()``) binds each to ``root``.
     returned: frozenset[tuple[str, str, int]] = frozenset()
+    whole: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 @attrs.define
@@ -281,6 +291,10 @@ class Recorder:
     # (sets: a callee met on many paths adds each once).
     touched: set[tuple[str, tuple[str, ...]]] = attrs.field(factory=set)
     escapes: set[tuple[str, tuple[str, ...]]] = attrs.field(factory=set)
+    # The arms of undecided ``if`` statements whose condition reads a field or link the
+    # test's object lacks: no block the test prepared (``provisioned``), the test having
+    # been written before the guard or without the field it tests.
+    unprepared: list[int] = attrs.field(factory=list)
 
     def lengths(self) -> tuple[int, int, int]:
         """How many accesses with a placement (reads, required, chains) it holds so far."""
@@ -314,6 +328,9 @@ class Walked:
     # Nothing was walked: the method is one the test replaced, or one already being walked
     # above, or past ``MAX_CALL_DEPTH`` (what is handed to it is not followed there).
     skipped: bool = False
+    # ``(value,)``: what the call returns on every path, where the walk knows it (each
+    # ``return`` gives the same known value; ``Walker.returns``).
+    value: tuple[object] | tuple[()] = ()
 
 
 def placed_after(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import ast
 
+import attrs
+
 from factories.analysis._walk import child_nodes
 from factories.analysis.classes import FunctionRef, MemberKind
 from factories.analysis.readset._model import (
@@ -61,7 +63,7 @@ class StatementHandlers:
         return state
 
     def stmt_If(self, node: ast.If, state: frozenset[str]) -> State:
-        before = len(self.rec.required)
+        before = self.mark()
         verdict, when_true, when_false = self.branch(node.test, state)
         if verdict is None:
             verdict = self.ruled_out_return(node)
@@ -71,7 +73,10 @@ class StatementHandlers:
             return self.block(node.orelse, when_false)
         if is_type_test(node.test):
             self.analyzer.blocks.type_tested(node.body, node.orelse)
-        return self.both_arms(node.body, when_true, node.orelse, when_false, self.placed(before))
+        new_guard = self.placed(before)
+        if new_guard and self.context.stated_locals:
+            self.rec.unprepared.extend(self.analyzer.blocks.arms(node.body, node.orelse))
+        return self.both_arms(node.body, when_true, node.orelse, when_false, new_guard)
 
     def ruled_out_return(self, node: ast.If) -> bool | None:
         """The verdict the test's assertion on the analysed call's result gives an ``if`` one
@@ -212,6 +217,7 @@ class StatementHandlers:
     def stmt_Return(self, node: ast.Return, state: frozenset[str]) -> State:
         if node.value is not None:
             state = self.expr(node.value, state)
+        self.returns.append(self.known(node.value) if node.value is not None else (None,))
         self.returned = meet(self.returned, state)
         self.exits += 1
         return None
@@ -219,9 +225,10 @@ class StatementHandlers:
     def stmt_Raise(self, node: ast.Raise, state: frozenset[str]) -> State:
         for child in child_nodes(node):
             state = self.expr(child, state)
-        self.raised = True
-        if self.context.expect_raise:
-            self.exits += 1
+        if not self.context.patches_raise:  # else not what the test expects: a failure
+            self.raised = True
+            if self.context.expect_raise:
+                self.exits += 1
         return None
 
     def stmt_Break(self, node: ast.Break | ast.Continue, state: frozenset[str]) -> State:
@@ -243,11 +250,11 @@ class StatementHandlers:
         self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef, state: frozenset[str]
     ) -> State:
         """A nested def may run later or never: its reads count, its writes do not."""
-        returned = self.returned
+        returned, returns = self.returned, list(self.returns)
         with self.guarded(keep_exits=True):
             for child in node.body:
                 self.stmt(child, state)
-        self.returned, self.ended = returned, False
+        self.returned, self.ended, self.returns = returned, False, returns
         return state
 
     stmt_AsyncFunctionDef = stmt_ClassDef = stmt_FunctionDef
@@ -266,10 +273,10 @@ class StatementHandlers:
 
     def stated_field(self, value: ast.expr | None) -> bool:
         """Whether ``value`` is a field of an object the test built and states
-        (``metadata.num_prefills`` of ``Metadata(num_prefills=0)``): a value the test gave,
-        not a local that later code may change as a literal ``n = 0`` counter is; also a
-        field of ``self`` whose value the walk knows (``index_group = self.index_group`` of a
-        stand-in's ``index_group=None``)."""
+        (``metadata.num_prefills`` of ``Metadata(num_prefills=0)``, ``self.window`` the test
+        set to ``None``): a value the test gave, not a local that later code may change as a
+        literal ``n = 0`` counter is; also a field of ``self`` whose value the walk knows
+        (``index_group = self.index_group`` of a stand-in's ``index_group=None``)."""
         if self.is_self_attr(value):
             return value.attr in self.consts  # type: ignore[union-attr]
         return isinstance(value, ast.Attribute) and bool(
@@ -329,6 +336,12 @@ class StatementHandlers:
         deciding = not isinstance(node.op, ast.And)
         for operand in node.values:
             known = self.known(operand)
+            if not known and (
+                isinstance(operand, ast.Compare)
+                or (isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.Not))
+            ):
+                verdict = self.truth(operand)  # a comparison evaluates to a bool
+                known = (verdict,) if verdict is not None else ()
             if not known:
                 return ()
             if operand is node.values[-1] or truthy(known[0]) is deciding:
@@ -336,6 +349,25 @@ class StatementHandlers:
             if truthy(known[0]) is None:
                 return ()
         return ()
+
+    def restate_field(self, target: ast.Attribute, value: ast.expr | None) -> None:
+        """``self.cfg.on = v``, ``metadata.n = v``: the known object the chain's root holds
+        (a stub's field, a parameter or local the test states) holds ``v`` there from here
+        on where it is known and the store runs on every run, else nothing known, as the
+        field a walk stores on ``self`` does.  Where the test's values are followed
+        (``stated_locals``): the stub audit's output is pinned to the releases."""
+        path: list[str] = []
+        node: ast.expr = target
+        while isinstance(node, ast.Attribute) and not self.is_self_attr(node):
+            path.append(node.attr)
+            node = node.value
+        known = self.known(value) if value is not None and self.certain else ()
+        if self.is_self_attr(node):
+            field = node.attr  # type: ignore[attr-defined]
+            if isinstance(self.consts.get(field), Obj):
+                self.consts[field] = _restated(self.consts[field], path[::-1], known)
+        elif isinstance(node, ast.Name) and isinstance(self.name_consts.get(node.id), Obj):
+            self.name_consts[node.id] = _restated(self.name_consts[node.id], path[::-1], known)
 
     def restores(self, value: ast.expr | None, path: str) -> bool:
         """``runner.field = saved`` where ``saved = runner.field`` was bound before any write
@@ -387,7 +419,11 @@ class StatementHandlers:
                     or sized(value) is not None
                     or (
                         self.context.stated_locals
-                        and (self.stated_field(value) or self.bound_literal(value))
+                        and (
+                            self.stated_field(value)
+                            or self.bound_literal(value)
+                            or isinstance(value, ast.Await)  # an ``AsyncMock``'s stated value
+                        )
                     )
                     or isinstance(value, ast.Call)  # a predicate's or a stated lambda's value
                 )
@@ -420,6 +456,8 @@ class StatementHandlers:
                     self.shadowed.add(target.id)
             return state
         if isinstance(target, ast.Attribute):
+            if self.context.stated_locals:
+                self.restate_field(target, value)
             path = self.param_path(target)
             if path is not None:
                 self.rec.params.append(ParamAccess(path, self.loc(target), write=True))
@@ -431,6 +469,21 @@ class StatementHandlers:
             state = self.expr(target.value, state)
             return self.expr(target.slice, state)
         return state
+
+
+def _restated(obj: Obj, path: list[str], known: tuple[object] | tuple[()]) -> Obj:
+    """``obj`` with the field at ``path`` (a chain of fields below it) holding ``known``'s
+    value, or no known value."""
+    if not path:
+        return obj
+    name, rest = path[0], path[1:]
+    kept = tuple((k, v) for k, v in obj.fields if k != name)
+    current = obj.field(name)
+    if rest:
+        if not (current and isinstance(current[0], Obj)):
+            return attrs.evolve(obj, fields=kept) if current else obj
+        return attrs.evolve(obj, fields=(*kept, (name, _restated(current[0], rest, known))))
+    return attrs.evolve(obj, fields=(*kept, (name, known[0])) if known else kept)
 
 
 def replaced(state: frozenset[str], path: str) -> bool:

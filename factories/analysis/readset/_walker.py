@@ -25,14 +25,34 @@ from factories.analysis.readset._chains import STAR_ELEMENT, ChainHandlers
 from factories.analysis.readset._decisions import Decisions
 from factories.analysis.readset._expressions import ExpressionHandlers
 from factories.analysis.readset._handovers import ArgKey, Chain, scan
-from factories.analysis.readset._model import CallContext, Recorder, State, Walked, meet
+from factories.analysis.readset._model import (
+    CallContext,
+    ChainRead,
+    Recorder,
+    State,
+    Walked,
+    meet,
+)
 from factories.analysis.readset._statements import StatementHandlers
 from factories.analysis.source_tree import ModuleInfo
+from factories.analysis.values import Obj
 
 if TYPE_CHECKING:
     from factories.analysis.readset._analyzer import ReadSetAnalyzer
 
 _MISSING = object()
+_PLAIN = (bool, int, float, str, bytes, type(None))
+
+
+def statements_and_exprs(func: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``func``'s own body, not those of functions or classes it defines."""
+    todo = list(ast.iter_child_nodes(func))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        todo.extend(ast.iter_child_nodes(node))
 
 
 class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers, Decisions):
@@ -118,6 +138,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.raised = False  # met a ``raise`` here or in a method this one calls
         self.ended = False  # the current statement called something that always raises
         self.returned: State = None  # meet of the states at each ``return``
+        self.returns: list[tuple[object] | tuple[()]] = []  # what each ``return`` gives
+        # The value of each call of a function of the tree walked here (``returned_value``).
+        self.call_values: dict[int, tuple[object]] = {}
         self.local_imports, self.locals = analyzer.function_names(func, self.module)
 
     @property
@@ -134,7 +157,8 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         ``return``); None when every path raises, so the caller's path ends there too.  On a
         real object, with no ``return`` met, the values its fields hold at the end
         (``Walked.stored``): the one way out."""
-        out = meet(self.block(self.func.body, state), self.returned)
+        fell_off = self.block(self.func.body, state)
+        out = meet(fell_off, self.returned)
         stored = ()
         if self.context.real_self and self.exits == 0 and self.owner is not None:
             stored = tuple(sorted(self.consts.items(), key=lambda kv: kv[0]))
@@ -147,7 +171,27 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             )
             self.rec.touched |= touched
             self.rec.escapes |= escapes
-        return Walked(self.rec, out, self.raised, stored)
+        if fell_off is not None:
+            self.returns.append((None,))  # falling off the end returns None
+        return Walked(self.rec, out, self.raised, stored, value=self.returned_value())
+
+    def returned_value(self) -> tuple[object] | tuple[()]:
+        """``(value,)`` where every ``return`` the walk met gives one known value (a plain
+        literal): what the caller's call evaluates to.  Where the test's values are followed
+        (``stated_locals``); not past an exit the walk does not see (a generator's, an
+        ``async`` function's result is not its ``return``)."""
+        if not self.context.stated_locals or not self.returns:
+            return ()
+        if isinstance(self.func, ast.AsyncFunctionDef) or any(
+            isinstance(n, (ast.Yield, ast.YieldFrom)) for n in statements_and_exprs(self.func)
+        ):
+            return ()
+        first = self.returns[0]
+        if not first or not isinstance(first[0], _PLAIN):
+            return ()
+        if all(r and type(r[0]) is type(first[0]) and r[0] == first[0] for r in self.returns):
+            return first
+        return ()
 
     def standin_names(self) -> dict[str, frozenset[Chain]]:
         """The names of this body that hold a stand-in or a chain on one, as the chain: the
@@ -231,6 +275,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         loop's body runs at least once (``Decisions.iterations``), so its first pass is on
         the walk's straight line, up to its first undecided exit or jump."""
         was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
+        raised = self.raised
         if not runs:
             self.certain = False
         if loop is not None and chain is not None and not runs:
@@ -247,8 +292,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             if keep_exits or loop is not None:
                 self.jumps = jumps  # a ``break``/``continue`` ends that loop's body only
             jumped = self.jumps > jumps
-            self.certain = was and not returned
-            self.chain = chain if not (returned or jumped) else None
+            past = not keep_exits and self.past_raise(raised)
+            self.certain = was and not returned and not past
+            self.chain = chain if not (returned or jumped or past) else None
 
     def both_arms(
         self,
@@ -269,11 +315,13 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         other goes on, the test's path is the one that goes on: the code it was written for
         lies past the guard (``if engine in self._invalid_engines: return`` added later)."""
         was, chain, exits, jumps = self.certain, self.chain, self.exits, self.jumps
+        raised = self.raised
         consts, names = dict(self.consts), dict(self.name_consts)
         marks: list[tuple[int, ...]] = []
         states: list[State] = []
         left: list[bool] = []  # whether each arm may leave the call or the loop body
         changed: set[tuple[str, str]] = set()
+        ends: list[tuple[dict[str, object], dict[str, object]]] = []  # known at each arm's end
         ids = self.analyzer.blocks.arms(body, orelse)
         for number, (arm, arm_in) in enumerate(((body, body_in), (orelse, orelse_in))):
             self.certain = was
@@ -283,6 +331,8 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             before = self.exits + self.jumps
             states.append(self.block(arm, arm_in))
             left.append(states[-1] is None or self.exits + self.jumps > before)
+            if states[-1] is not None:
+                ends.append((self.consts, self.name_consts))
             self.ended = False
             changed |= {
                 ("c", k)
@@ -297,6 +347,8 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         marks.append(self.rec.lengths())
         self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
         self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
+        if self.context.stated_locals:
+            self.keep_common_fields(changed, ends)
         if new_guard and left[0] != left[1] and states[left.index(False)] is not None:
             stays = left.index(False)
             if states[1 - stays] is None:  # the leaving arm always leaves
@@ -321,20 +373,79 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         # leaves the call's (only a body that surely runs is certain to begin with).
         self.certain = was and self.exits == exits and self.jumps == jumps
         self.chain = chain if self.exits == exits and self.jumps == jumps else None
+        if self.past_raise(raised):
+            self.certain = False
         return meet(states[0], states[1])
+
+    def past_raise(self, raised_before: bool) -> bool:
+        """Whether the part just walked met something that may raise what ``pytest.raises``
+        expects (``raised``) where the walk had not before: the test's path may end there,
+        so what follows is not certain, even after the loop or branch that holds it (which
+        restores ``certain``).  Where the test's values are followed (``stated_locals``);
+        the stub audit's output is pinned to the releases."""
+        return (
+            self.raised
+            and not raised_before
+            and self.context.expect_raise
+            and self.context.stated_locals
+        )
+
+    def keep_common_fields(
+        self,
+        changed: set[tuple[str, str]],
+        ends: Sequence[tuple[dict[str, object], dict[str, object]]],
+    ) -> None:
+        """After an undecided ``if``: a known object an arm changed a field of
+        (``StatementHandlers.restate_field``) keeps the fields every arm that goes on
+        leaves it with, rather than being forgotten whole (``args.f = 1`` in one arm leaves
+        ``args.g`` known).  Where the test's values are followed (``stated_locals``)."""
+        for kind, key in changed:
+            values = [(c if kind == "c" else n).get(key, _MISSING) for c, n in ends]
+            if not values or not all(isinstance(v, Obj) for v in values):
+                continue
+            first = values[0]
+            common = tuple(
+                (name, value)
+                for name, value in first.fields  # type: ignore[union-attr]
+                if all(
+                    any(n == name and v is value for n, v in other.fields)  # type: ignore[union-attr]
+                    for other in values[1:]
+                )
+            )
+            (self.consts if kind == "c" else self.name_consts)[key] = attrs.evolve(
+                first, fields=common
+            )
 
     def placed_lists(self) -> tuple[list, ...]:
         """The recorded accesses that carry a placement (``certain``, ``blocks``)."""
         return (self.rec.reads, self.rec.required, self.rec.chains)
 
-    def placed(self, since: int) -> bool:
-        """Whether a required read recorded since ``since`` sits where the walk is now: as
-        certain, or in the same undecided blocks (the stub fails at that read whenever the
-        walk gets here)."""
-        new = self.rec.required[since:]
+    def mark(self) -> tuple[int, int]:
+        """How many required reads and chain reads the walk has recorded (``placed``)."""
+        return len(self.rec.required), len(self.rec.chains)
+
+    def placed(self, since: tuple[int, int]) -> bool:
+        """Whether a required read recorded since ``since`` (a ``mark``), or a chain read
+        that takes a link a namespace the test built whole lacks (``CallContext.whole``),
+        sits where the walk is now: as certain, or in the same undecided blocks (the stub or
+        the namespace fails at that read whenever the walk gets here)."""
+        new = self.rec.required[since[0] :]
+        if self.context.whole:
+            new = [*new, *(c for c in self.rec.chains[since[1] :] if self.lacks(c))]
         if self.certain:
             return any(a.certain for a in new)
         return self.chain is not None and any(a.blocks == self.chain for a in new)
+
+    def lacks(self, read: ChainRead) -> bool:
+        """Whether ``read`` takes a link a namespace the test built whole lacks."""
+        if read.guarded:
+            return False
+        whole = dict(self.context.whole)
+        for depth in range(read.optional, len(read.path)):
+            owner = ".".join((read.root, *read.path[:depth]))
+            if owner in whole and read.path[depth] not in whole[owner]:
+                return True
+        return False
 
     def end_path(self) -> None:
         """A call that raises on every run: the rest of this path is not reached."""
