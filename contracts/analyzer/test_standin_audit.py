@@ -989,6 +989,20 @@ class Server:
         if error is not None:
             return error
         return self.client.admit
+
+
+class HeldConfig:
+    def __init__(self):
+        self.model_config = None
+
+
+class Platform:
+    @classmethod
+    def check_config(cls, vllm_config):
+        model_config = vllm_config.model_config
+        if model_config is not None:
+            model_config.cascade = True
+        return model_config is not None and getattr(model_config.hf_config, "kind", 0) == 1
 """
 
 
@@ -4022,6 +4036,48 @@ CASES = [
 
         def test_x():
             woken(SimpleNamespace(flag=True), ["kv_cache"])
+        """,
+        frozenset(),
+    ),
+    Case(
+        "helper-variants-of-a-namespace-set-on-a-real-object-it-returns-lack-a-field",
+        """
+        import pytest
+        from vllm.mod import HeldConfig, Platform
+
+        def _config(*, kind, layers=("linear",)):
+            model_config = SimpleNamespace(
+                arch=kind, text=SimpleNamespace(kind=kind, layers=layers)
+            )
+            config = HeldConfig()
+            config.model_config = model_config
+            return config
+
+        @pytest.mark.parametrize(("kind", "layers"), [("a", ("linear",)), ("b", ("mamba",))])
+        def test_x(kind, layers):
+            config = _config(kind=kind, layers=layers)
+            Platform.check_config(config)
+        """,
+        frozenset({(ERROR, "vllm_config.model_config.hf_config")}),
+    ),
+    Case(
+        "helper-variants-of-a-namespace-set-on-a-real-object-it-returns-hold-the-field",
+        """
+        import pytest
+        from vllm.mod import HeldConfig, Platform
+
+        def _config(*, kind, layers=("linear",)):
+            model_config = SimpleNamespace(
+                arch=kind, text=SimpleNamespace(kind=kind, layers=layers), hf_config=None
+            )
+            config = HeldConfig()
+            config.model_config = model_config
+            return config
+
+        @pytest.mark.parametrize(("kind", "layers"), [("a", ("linear",)), ("b", ("mamba",))])
+        def test_x(kind, layers):
+            config = _config(kind=kind, layers=layers)
+            Platform.check_config(config)
         """,
         frozenset(),
     ),

@@ -531,17 +531,52 @@ def held_as(standin: StandIn, via: tuple[str, ...]) -> StandIn:
 
 def _add(passed: list[PassedStandIn], given: PassedStandIn) -> None:
     """Add an argument of one call: a holder of the same argument as one already there is
-    that same object, holding one more stand-in (not an alternative the test may pass)."""
-    for i, known in enumerate(passed):
-        if (
-            (known.position, known.keyword) == (given.position, given.keyword)
-            and known.standin.kind is StandInKind.HOLDER
-            and given.standin.kind is StandInKind.HOLDER
-        ):
+    that same object, holding one more stand-in (not an alternative the test may pass).  Not
+    where the two hold, at one field, two variants of one creation (a helper's namespace
+    built with other values on each run, ``Variant``): one run builds only one of them, so
+    the holder is another run's, an alternative the test may pass, holding what the other
+    holds besides."""
+    holders = [
+        i
+        for i, known in enumerate(passed)
+        if (known.position, known.keyword) == (given.position, given.keyword)
+        and known.standin.kind is StandInKind.HOLDER
+        and given.standin.kind is StandInKind.HOLDER
+    ]
+    merged = False
+    for i in holders:
+        known = passed[i]
+        if not _variants_held(known.standin, given.standin):
             passed[i] = attrs.evolve(known, standin=_merged(known.standin, given.standin))
-            return
+            merged = True
+    if merged:
+        return
+    if holders:
+        given = attrs.evolve(given, standin=_merged(given.standin, passed[holders[0]].standin))
     if given not in passed:
         passed.append(given)
+
+
+def _variants_held(a: StandIn, b: StandIn) -> bool:
+    """Whether two holders hold, at one field path, two variants of one creation: two
+    stand-ins built at one place that differ (what one run builds there is one of them)."""
+    theirs = {f.name: f for f in b.fields}
+    for field in a.fields:
+        other = theirs.get(field.name)
+        if other is None or len(field.children) != 1 or len(other.children) != 1:
+            continue
+        mine, yours = field.children[0], other.children[0]
+        if mine.kind is StandInKind.HOLDER and yours.kind is StandInKind.HOLDER:
+            if _variants_held(mine, yours):
+                return True
+        elif _variants(mine, yours):
+            return True
+    return False
+
+
+def _variants(a: StandIn, b: StandIn) -> bool:
+    """Whether two stand-ins are variants of one creation (built at one place, not equal)."""
+    return a != b and (a.location, a.column, a.kind) == (b.location, b.column, b.kind)
 
 
 def _merged(a: StandIn, b: StandIn) -> StandIn:
@@ -560,6 +595,8 @@ def _merged(a: StandIn, b: StandIn) -> StandIn:
             fields[field.name] = attrs.evolve(known, children=(child,))
         elif known is None:
             fields[field.name] = field
+        elif any(_variants(c, d) for c in known.children for d in field.children):
+            continue  # ``a``'s own variant of the creation (``_add``)
         elif field.children[0] not in known.children:
             fields[field.name] = attrs.evolve(known, children=(*known.children, *field.children))
     return attrs.evolve(a, fields=tuple(fields.values()))
@@ -707,7 +744,8 @@ def stated_shape(handed: HandedCall) -> CallShape:
     (``stated_obj``), where the call's text does not already state the argument (a name
     bound to a test helper's result, ``warmup(_make_runner(...))``): its fields decide the
     branches of the callee as a namespace written in the call does.  Only an argument the
-    test hands one namespace (not one of several a parametrized test may pass)."""
+    test hands one namespace; of one it hands one of several (a parametrized test, the
+    variants of a helper's namespace), what they all state (``_common``)."""
     shape = handed.shape
     if shape.star_args:
         return shape
@@ -717,7 +755,7 @@ def stated_shape(handed: HandedCall) -> CallShape:
     positional = list(shape.positional_literals)
     keywords = dict(shape.keyword_literals)
     for (position, keyword), standins in by_place.items():
-        value = stated_obj(standins[0], handed.event) if len(standins) == 1 else None
+        value = _common([stated_obj(standin, handed.event) for standin in standins])
         if value is None:
             continue
         if position is not None and position < len(positional):
@@ -727,6 +765,36 @@ def stated_shape(handed: HandedCall) -> CallShape:
             keywords[keyword] = _with_stated(known, value)[0]
     return attrs.evolve(
         shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
+    )
+
+
+def _common(values: list[Obj | None]) -> Obj | None:
+    """What several objects the test may pass all state: the fields each states with one
+    value (a namespace field, what those namespaces all state), which every run holds; None
+    where one of them is not known."""
+    if not values or any(not isinstance(v, Obj) for v in values):
+        return None
+    objs: list[Obj] = values  # type: ignore[assignment]
+    first = objs[0]
+    if len(objs) == 1:
+        return first
+    fields: list[tuple[str, object]] = []
+    for name, value in first.fields:
+        found = [obj.field(name) for obj in objs[1:]]
+        if not all(found):
+            continue
+        others = [f[0] for f in found]  # type: ignore[index]
+        if isinstance(value, Obj):
+            common = _common([value, *others])
+            if common is not None:
+                fields.append((name, common))
+        elif all(type(o) is type(value) and o == value for o in others):
+            fields.append((name, value))
+    same = all((o.truthy, o.kind) == (first.truthy, first.kind) for o in objs)
+    return Obj(
+        tuple(fields),
+        truthy=first.truthy if same else None,
+        kind=first.kind if same else None,
     )
 
 
