@@ -10,6 +10,7 @@ instance=True)``.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from factories.analysis.class_refs import ClassRef, NamedClass, ref_of_expression
 from factories.analysis.extraction._model import is_object_new
@@ -31,6 +32,9 @@ MOCK_CLASSES = frozenset(
 #: The last name of every callee that can build a stand-in.
 CREATING_NAMES = MOCK_CLASSES | {"SimpleNamespace", "Namespace", "create_autospec", "__new__"}
 #: Keywords a mock's constructor takes for itself; the others become attributes.
+#: Reads the items of a mapping a creation call unpacks, or None where they are not written.
+MappingReader = Callable[[ast.expr], "list[tuple[str, ast.expr, ast.AST]] | None"]
+
 MOCK_OPTIONS = frozenset(
     {"spec", "spec_set", "side_effect", "return_value", "wraps", "name", "unsafe", "instance"}
 )
@@ -140,12 +144,15 @@ def _mock_spec(call: ast.Call) -> ast.expr | None:
 
 
 def creation_fields(
-    call: ast.Call, kind: StandInKind
+    call: ast.Call, kind: StandInKind, mapping_items: MappingReader | None = None
 ) -> tuple[list[tuple[str, ast.expr, ast.AST]], bool]:
     """``(name, value, where)`` of each field the creation call itself sets, and whether it
-    also sets fields no literal names (``**options``, a positional mapping not written out)."""
+    also sets fields no literal names (``**options``, a positional mapping not written out).
+    ``mapping_items`` reads a mapping the call unpacks (None: not written out); by default a
+    dict display only (the variants read mappings through a case's bindings too)."""
     if kind is StandInKind.OBJECT_NEW:
         return [], False
+    read = mapping_items or _display_items
     out: list[tuple[str, ast.expr, ast.AST]] = []
     opaque = False
     mappings: list[ast.expr] = []
@@ -157,12 +164,17 @@ def creation_fields(
         elif kind is not StandInKind.SPEC_MOCK or kw.arg not in MOCK_OPTIONS:
             out.append((kw.arg, kw.value, kw))
     for mapping in mappings:
-        named = literal_dict_items(mapping)
+        named = read(mapping)
         if named is None:
             opaque = True
         else:
-            out.extend((key, value, value) for key, value in named)
+            out.extend(named)
     return out, opaque
+
+
+def _display_items(node: ast.expr) -> list[tuple[str, ast.expr, ast.AST]] | None:
+    items = literal_dict_items(node)
+    return None if items is None else [(key, value, value) for key, value in items]
 
 
 def literal_dict_items(node: ast.expr) -> list[tuple[str, ast.expr]] | None:

@@ -29,6 +29,7 @@ from factories.analysis.extraction._cases import (
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import StandInSites
 from factories.analysis.extraction._standin_model import StandInKind
+from factories.analysis.extraction._standin_sites import creation_fields
 from factories.analysis.extraction._syntax import FUNCTION_DEFS
 from factories.analysis.extraction._syntax import str_literal as _str
 from factories.analysis.values import Obj
@@ -89,27 +90,14 @@ class VariantFinder:
     ) -> tuple[list[tuple[str, ast.expr, ast.AST]], bool]:
         """``(name, value, where)`` of each field the creation call sets, and whether it also
         sets fields no literal names: ``creation_fields`` of the sites, with each mapping it
-        unpacks read through its binding (``mapping_items``)."""
-        if kind is StandInKind.OBJECT_NEW:
-            return [], False
-        out: list[tuple[str, ast.expr, ast.AST]] = []
-        opaque = False
-        mappings: list[ast.expr] = []
-        if kind is not StandInKind.SPEC_MOCK:
-            mappings.extend(call.args)
-        for kw in call.keywords:
-            if kw.arg is None:
-                mappings.append(kw.value)
-            elif kind is not StandInKind.SPEC_MOCK or kw.arg not in _MOCK_OPTIONS:
-                out.append((kw.arg, kw.value, kw))
-        for mapping in mappings:
+        unpacks read through its binding (``mapping_items``; a key set again holds its last
+        value)."""
+
+        def read(mapping: ast.expr) -> list[tuple[str, ast.expr, ast.AST]] | None:
             named = self.mapping_items(mapping, bindings)
-            if named is None:
-                opaque = True
-            else:  # a key set again in the mapping holds its last value
-                last = {item[0]: item for item in named}
-                out.extend(last.values())
-        return out, opaque
+            return None if named is None else list({item[0]: item for item in named}.values())
+
+        return creation_fields(call, kind, read)
 
     def mapping_items(
         self, node: ast.expr, bindings: Bindings, depth: int = 0
@@ -393,9 +381,6 @@ class VariantFinder:
         return out
 
 
-_MOCK_OPTIONS = frozenset(
-    {"spec", "spec_set", "side_effect", "return_value", "wraps", "name", "unsafe", "instance"}
-)
 _UNKNOWN = object()
 
 
