@@ -12,12 +12,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping, Sequence
 
-from factories.analysis._walk import walk
+from factories.analysis._walk import child_nodes, walk
 from factories.analysis.binding import CallShape, Signature
 from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.findings import Location
 from factories.analysis.readset._chains import FUNCTION_FRAME
 from factories.analysis.readset._declared import param_classes
+from factories.analysis.readset._handovers import BodyNames, body_names
 from factories.analysis.readset._model import (
     CallContext,
     FunctionReport,
@@ -99,6 +100,7 @@ class ReadSetAnalyzer:
         self.predicates: dict[int, FunctionRef | None] = {}
         # id of a function's AST -> each node of its body -> its parent (``_handovers``)
         self._parents: dict[int, dict[ast.AST, ast.AST]] = {}
+        self._body_names: dict[int, BodyNames] = {}  # id of a function's AST (``_handovers``)
         # id of a module's AST -> its names bound once to a literal (``module_constants``)
         self._constants: dict[int, dict[str, tuple[object]]] = {}
 
@@ -123,11 +125,18 @@ class ReadSetAnalyzer:
         if key not in self._parents:
             found: dict[ast.AST, ast.AST] = {}
             for stmt in func.body:
-                for node in ast.walk(stmt):
-                    for child in ast.iter_child_nodes(node):
+                for node in walk(stmt):
+                    for child in child_nodes(node):
                         found[child] = node
             self._parents[key] = found
         return self._parents[key]
+
+    def body_names(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> BodyNames:
+        """``_handovers.body_names`` of ``func``'s body, read once per function."""
+        key = id(func)
+        if key not in self._body_names:
+            self._body_names[key] = body_names(func.body)
+        return self._body_names[key]
 
     def rebound(self, loop: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
         """The names a loop's body (or its ``else``) binds, and the ``x.attr`` fields it

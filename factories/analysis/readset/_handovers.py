@@ -29,6 +29,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping
 
+import attrs
+
+from factories.analysis._walk import walk
 from factories.analysis.readset._syntax import literal_name
 
 Chain = tuple[str, tuple[str, ...]]
@@ -98,26 +101,44 @@ MAX_CHAIN = 8
 MAX_BINDINGS = 8
 
 
-def scan(
-    body: Iterable[ast.stmt],
-    names: Mapping[str, frozenset[Chain]],
-    parents: Mapping[ast.AST, ast.AST],
-    followed: frozenset[ArgKey],
-) -> tuple[set[Chain], set[Chain]]:
-    """``(touched, escapes)`` of the stand-ins ``names`` hold (name -> the chains it may
-    stand for) in ``body``; ``parents`` maps each node of the body to its parent, and
-    ``followed`` are the arguments the walk handed to a callee it walked."""
+@attrs.frozen
+class BodyNames:
+    """What ``scan`` needs of a body's text, read once per function (``ReadSetAnalyzer``):
+    each loaded name's nodes (in ``ast.walk`` order), the ``global``/``nonlocal`` names, and
+    whether it reaches its frame (``locals()``, ``vars()``, ``eval``)."""
+
+    loads: Mapping[str, tuple[ast.Name, ...]]
+    shared: frozenset[str]
+    frames: bool
+
+
+def body_names(body: Iterable[ast.stmt]) -> BodyNames:
+    """The ``BodyNames`` of ``body``."""
     loads: dict[str, list[ast.Name]] = {}
     shared: set[str] = set()  # ``global``/``nonlocal`` names: not a local of the body
     for stmt in body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 loads.setdefault(node.id, []).append(node)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 shared.update(node.names)
             elif isinstance(node, ast.Call) and _reaches_frames(node):
-                # ``locals()``, ``vars()``, ``eval``: every stand-in of the body goes on
-                return set(), {chain for chains in names.values() for chain in chains}
+                return BodyNames({}, frozenset(), True)
+    return BodyNames({k: tuple(v) for k, v in loads.items()}, frozenset(shared), False)
+
+
+def scan(
+    body: BodyNames,
+    names: Mapping[str, frozenset[Chain]],
+    parents: Mapping[ast.AST, ast.AST],
+    followed: frozenset[ArgKey],
+) -> tuple[set[Chain], set[Chain]]:
+    """``(touched, escapes)`` of the stand-ins ``names`` hold (name -> the chains it may
+    stand for) in a body (``body_names``); ``parents`` maps each node of the body to its
+    parent, and ``followed`` are the arguments the walk handed to a callee it walked."""
+    if body.frames:  # ``locals()``, ``vars()``, ``eval``: every stand-in of the body goes on
+        return set(), {chain for chains in names.values() for chain in chains}
+    loads, shared = body.loads, body.shared
     known: dict[str, set[Chain]] = {}
     pending: list[tuple[str, Chain]] = [(n, c) for n, chains in names.items() for c in chains]
     touched: set[Chain] = set()

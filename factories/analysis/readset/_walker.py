@@ -164,7 +164,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             stored = tuple(sorted(self.consts.items(), key=lambda kv: kv[0]))
         if self.context.chains:
             touched, escapes = scan(
-                self.func.body,
+                self.analyzer.body_names(self.func),
                 self.standin_names(),
                 self.analyzer.parents(self.func),
                 frozenset(self.followed),
