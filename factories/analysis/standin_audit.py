@@ -64,6 +64,7 @@ from factories.analysis.extraction import (
     Stub,
     StubEvent,
     arms_exclusive,
+    call_binding,
 )
 from factories.analysis.extraction._syntax import first_line
 from factories.analysis.findings import Finding, FindingKind, Location
@@ -1799,21 +1800,9 @@ def _argument(
     helper: ast.FunctionDef, site: ast.Call, name: str, names: TestNames
 ) -> tuple[object] | tuple[()]:
     """The plain value one call of ``helper`` gives its parameter ``name``: the argument in
-    its place, else the parameter's default."""
-    if any(isinstance(a, ast.Starred) for a in site.args) or any(
-        kw.arg is None for kw in site.keywords
-    ):
-        return ()
-    args = helper.args
-    positional = [a.arg for a in (*args.posonlyargs, *args.args)]
-    if name in positional and positional.index(name) < len(site.args):
-        return stated(site.args[positional.index(name)], names)
-    for kw in site.keywords:
-        if kw.arg == name:
-            return stated(kw.value, names)
-    defaults = dict(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
-    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
-    return stated(defaults[name], names) if name in defaults else ()
+    its place, else the parameter's default (``call_binding``)."""
+    bound = call_binding(helper, site)
+    return stated(bound[name], names) if bound is not None and name in bound else ()
 
 
 def handed_key(meeting: Meeting) -> MeetingKey:

@@ -97,6 +97,7 @@ _LAZY = {
     "StandInField": "_standin_model",
     "StandInKind": "_standin_model",
     "arms_exclusive": "_standin_model",
+    "call_binding": "_class_choice",
     "might_hold_standins": "_standin_sites",
     "StandInExtractor": "_standins",
 }
@@ -135,6 +136,7 @@ __all__ = [
     "StubExtractor",
     "UnsettledClass",
     "arms_exclusive",
+    "call_binding",
     "has_object_new",
     "is_object_new",
     "might_hold_standins",

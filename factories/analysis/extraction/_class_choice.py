@@ -293,6 +293,19 @@ def call_binding(
         k.arg is None for k in call.keywords
     ):
         return None
+    bound, named = positional_binding(func, call)
+    for kw in call.keywords:
+        if kw.arg in named:
+            bound[kw.arg] = kw.value
+    return bound
+
+
+def positional_binding(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call
+) -> tuple[dict[str, ast.expr], frozenset[str]]:
+    """Each parameter of ``func`` to its default, then to what ``call`` passes in its
+    place; and the names a keyword may bind (all but the positional-only ones).  The part of
+    a binding every caller shares; what a keyword or an unpacked argument does is theirs."""
     args = func.args
     positional = list(args.posonlyargs) + list(args.args)
     bound: dict[str, ast.expr] = {}
@@ -304,7 +317,4 @@ def call_binding(
     for param, value in zip(positional, call.args):
         bound[param.arg] = value
     named = {p.arg for p in positional[len(args.posonlyargs) :]} | {p.arg for p in args.kwonlyargs}
-    for kw in call.keywords:
-        if kw.arg in named:
-            bound[kw.arg] = kw.value
-    return bound
+    return bound, frozenset(named)

@@ -26,6 +26,7 @@ from factories.analysis.extraction._cases import (
     ParamCase,
     parametrize_values,
 )
+from factories.analysis.extraction._class_choice import positional_binding
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import StandInSites
 from factories.analysis.extraction._standin_model import StandInKind
@@ -303,22 +304,9 @@ class VariantFinder:
         if any(isinstance(a, ast.Starred) for a in call.args):
             return None
         args = func.args
-        positional = list(args.posonlyargs) + list(args.args)
-        if len(call.args) > len(positional):
+        if len(call.args) > len(args.posonlyargs) + len(args.args):
             return None
-        bound: dict[str, ast.expr] = {}
-        for param, default in zip(
-            positional[len(positional) - len(args.defaults) :], args.defaults
-        ):
-            bound[param.arg] = default
-        for param, default in zip(args.kwonlyargs, args.kw_defaults):
-            if default is not None:
-                bound[param.arg] = default
-        for param, value in zip(positional, call.args):
-            bound[param.arg] = value
-        named = {p.arg for p in positional[len(args.posonlyargs) :]} | {
-            p.arg for p in args.kwonlyargs
-        }
+        bound, named = positional_binding(func, call)
         keys: list[ast.expr | None] = []
         values: list[ast.expr] = []
         for kw in call.keywords:
