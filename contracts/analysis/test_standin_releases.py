@@ -8,7 +8,9 @@ method (``AiterMLAMetadataBuilder._build_decode(stub, ...)``), and nested in an 
 edited to read a name ``OffloadingSpec.__init__`` sets (no class-level name, so
 ``MagicMock(spec=OffloadingSpec)`` raises for it).  Unedited, and edited to read only what the
 stand-ins answer (a field they set, a class-level name of the spec, a ``getattr`` with a
-default), the same test files give no error.
+default), the same test files give no error.  So is a mock made ``self`` of a method a
+fixture binds to it (``LMCacheConnectorV1.take_events.__get__(connector)``), run where the
+test calls it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ SPLIT_TEST = "tests/v1/attention/test_rocm_aiter_mla_mtp_split.py"
 FILE_MAPPER = "vllm/v1/kv_offload/file_mapper.py"
 MAPPER_TEST = "tests/v1/kv_offload/test_file_mapper.py"
 MAPPER_ANCHOR = "        config = offloading_spec.config\n"
-TESTS = (PREFILL_TEST, SPLIT_TEST, MAPPER_TEST)
+LMCACHE = "vllm/distributed/kv_transfer/kv_connector/v1/lmcache_connector.py"
+LMCACHE_TEST = "tests/v1/kv_connector/unit/test_lmcache_connector.py"
+EVENTS_ANCHOR = (
+    "        if self._kv_cache_events is not None:\n            self._kv_cache_events.aggregate()\n"
+)
+TESTS = (PREFILL_TEST, SPLIT_TEST, MAPPER_TEST, LMCACHE_TEST)
 STANDIN_KINDS = {FindingKind.MISSING_FIELD, FindingKind.MISSING_ATTRIBUTE}
 
 EDITS = [
@@ -80,6 +87,15 @@ EDITS = [
         "offloading_spec.tokens_per_hash",
         "MagicMock(spec=OffloadingSpec)",
         id="spec-d-mock-argument",
+    ),
+    pytest.param(
+        LMCACHE,
+        EVENTS_ANCHOR,
+        "        _ = self._vllm_config\n" + EVENTS_ANCHOR,
+        LMCACHE_TEST,
+        "self._vllm_config",
+        "MagicMock(spec=LMCacheConnectorV1)",
+        id="spec-d-mock-made-self-by-a-method-a-fixture-binds",
     ),
 ]
 
@@ -136,6 +152,13 @@ HARMLESS_EDITS = [
         MAPPER_ANCHOR + "        _ = offloading_spec.config.cache\n",
         MAPPER_TEST,
         id="a-field-the-test-sets-on-the-mock",
+    ),
+    pytest.param(
+        LMCACHE,
+        EVENTS_ANCHOR,
+        "        _ = self._lmcache_engine\n" + EVENTS_ANCHOR,
+        LMCACHE_TEST,
+        id="a-field-the-fixture-sets-on-the-mock-made-self",
     ),
 ]
 

@@ -4081,6 +4081,102 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-method-bound-in-a-fixture-runs-where-the-test-calls-it",
+        """
+        import types
+        import pytest
+        from vllm.mod import Impl
+
+        @pytest.fixture
+        def impl():
+            ns = SimpleNamespace()
+            ns._inner = types.MethodType(Impl._inner, ns)
+            return ns
+
+        def test_x(impl):
+            impl._inner(1)
+        """,
+        frozenset({(SELF, "width")}),
+    ),
+    Case(
+        "a-method-bound-in-a-helper-runs-where-the-caller-calls-it",
+        """
+        from vllm.mod import Impl
+
+        def _impl():
+            ns = SimpleNamespace()
+            ns._inner = Impl._inner.__get__(ns, Impl)
+            return ns
+
+        def test_x():
+            impl = _impl()
+            impl._inner(1)
+        """,
+        frozenset({(SELF, "width")}),
+    ),
+    Case(
+        "a-method-bound-in-a-helper-finds-what-the-caller-sets",
+        """
+        from vllm.mod import Impl
+
+        def _impl():
+            ns = SimpleNamespace()
+            ns._inner = Impl._inner.__get__(ns, Impl)
+            return ns
+
+        def test_x():
+            impl = _impl()
+            impl.width = 2
+            impl._inner(1)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-bound-in-a-fixture-no-test-calls-runs-nothing",
+        """
+        import types
+        import pytest
+        from vllm.mod import Impl
+
+        @pytest.fixture
+        def impl():
+            ns = SimpleNamespace()
+            ns._inner = types.MethodType(Impl._inner, ns)
+            return ns
+
+        def test_x(impl):
+            assert impl is not None
+        """,
+        frozenset(),
+    ),
+    Case(
+        "spec-mock-made-self-by-a-bound-method-raises-on-what-init-sets",
+        """
+        from unittest.mock import Mock
+        from vllm.mod import Engine
+
+        def test_x():
+            engine = Mock(spec=Engine)
+            engine.total = Engine.total.__get__(engine, Engine)
+            engine.total()
+        """,
+        frozenset({(ERROR, "self.count")}),
+    ),
+    Case(
+        "spec-mock-made-self-by-a-bound-method-finds-what-the-test-sets",
+        """
+        import types
+        from unittest.mock import Mock
+        from vllm.mod import Engine
+
+        def test_x():
+            engine = Mock(spec=Engine, count=1)
+            engine.total = types.MethodType(Engine.total, engine)
+            engine.total()
+        """,
+        frozenset(),
+    ),
 ]
 
 

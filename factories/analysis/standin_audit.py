@@ -21,8 +21,9 @@ where its spec is a class of the tree the text settles (``mock_specs.MockSpec``)
 neither answers from its spec nor was given by the test (``m.x = ...``, ``configure_mock``,
 a name the test itself reads on it) raises where the code reads it, as an attribute
 ``__init__`` sets does.  Only the first link: what a mock answers is a plain ``Mock``, unless
-the test set a stand-in there.  Made ``self`` of a method (``Cls.m(mock)``), the method is
-walked as a function of it: what it calls on ``self`` is the mock's, not the class's code.
+the test set a stand-in there.  Made ``self`` of a method (``Cls.m(mock)``, or a method bound
+to it, ``m.f = Cls.f.__get__(m)``, judged where ``m.f(...)`` is called), the method is walked
+as a function of it: what it calls on ``self`` is the mock's, not the class's code.
 
 ``StandInTable`` is what one test module builds, ``StubStandIns`` the part of it one stub
 meets, ``missing_fields`` the check of one call's report, ``SelfCall`` the ``Stub`` values
@@ -66,7 +67,7 @@ from factories.analysis.extraction import (
     arms_exclusive,
     call_binding,
 )
-from factories.analysis.extraction._syntax import first_line
+from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext, plain_function, plainly_built
@@ -433,29 +434,41 @@ def _hand(
     if callee is None or callee.dotted is None:
         return
     held_self = _holds_self(meeting)
+    bound_mock = _bound_mock(meeting, standin)
     if meeting.how is MeetingHow.ARGUMENT:
         if callee.method is not None and not callee.self_arg:
             return  # ``stub.method(ns)``: the stub's call judges it
-    elif not held_self and (
-        meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position != 0
+    elif (
+        not held_self
+        and not bound_mock
+        and (meeting.self_shape is not SelfShape.UNBOUND_CALL or meeting.position != 0)
     ):
         return
     key = (meeting.location, callee.text, callee.dotted, meeting.test)
-    call = calls.call_at(meeting.location.line, callee.text)
+    if bound_mock:
+        binding = calls.binding_at(meeting.location.line, callee.text)
+        call = calls.called(binding) if binding is not None else None
+    else:
+        call = calls.call_at(meeting.location.line, callee.text)
     if call is None:
         return
     fresh = not meeting.via and _built_in_place(call, meeting, standin)
     if fresh:
         built = _fresh(standin, meeting)
         fresh, standin = built.meetings != standin.meetings, built
-    given = PassedStandIn(held_as(standin, meeting.via), meeting.position, meeting.keyword)
+    given = PassedStandIn(
+        held_as(standin, meeting.via), 0 if bound_mock else meeting.position, meeting.keyword
+    )
     known = handed.get(key)
     if known is None:
+        shape = calls.with_stated(
+            CallShape.of(call) if bound_mock else meeting.shape or CallShape.of(call), call
+        )
         known = HandedCall(
             meeting.location,
             callee.dotted,
             (),
-            calls.with_stated(meeting.shape or CallShape.of(call), call),
+            _with_self(shape) if bound_mock else shape,
             calls.module,
             meeting.test,
             meeting.expect_raise,
@@ -488,6 +501,30 @@ def _hand(
     _add(passed, given)
     handed[key] = attrs.evolve(
         known, passed=tuple(passed), given_self=known.given_self or given_self
+    )
+
+
+def _bound_mock(meeting: Meeting, standin: StandIn) -> bool:
+    """A spec'd mock made ``self`` of a method bound to it (``m.f = Cls.f.__get__(m)``,
+    ``types.MethodType(Cls.f, m)``): the call of the bound method runs ``Cls.f`` with the
+    mock first, as ``Cls.f(m, ...)`` would, and is judged as that call (where it is found:
+    ``_CallIndex.called``)."""
+    return (
+        standin.kind is StandInKind.SPEC_MOCK
+        and meeting.how is MeetingHow.SELF
+        and not meeting.via
+        and meeting.self_shape in (SelfShape.METHOD_TYPE, SelfShape.DESCRIPTOR_GET)
+    )
+
+
+def _with_self(shape: CallShape) -> CallShape:
+    """The shape of ``bound(...)`` as the unbound call ``Cls.f(obj, ...)``."""
+    if shape.star_args:
+        return attrs.evolve(shape, n_positional=shape.n_positional + 1)
+    return attrs.evolve(
+        shape,
+        n_positional=shape.n_positional + 1,
+        positional_literals=((), *shape.positional_literals),
     )
 
 
@@ -1752,7 +1789,10 @@ class _CallIndex:
 
     def called(self, binding: ast.Call) -> ast.Call | None:
         """The call of the bound method ``binding`` makes: in place (``bind(...)(x)``), or
-        the first call of the local name it is assigned to, in the same function."""
+        the first call of the local name it is assigned to, in the same function; where that
+        function calls none and hands the object holding the method back (``ns.f =
+        Cls.f.__get__(ns); return ns``), the first call of that field in a function of the
+        module that gets the object (``_returned_field_calls``)."""
         if binding in self._applied:
             return self._applied[binding]
         scope = self._enclosing_function(binding)
@@ -1772,8 +1812,69 @@ class _CallIndex:
                     and (node.lineno, node.col_offset)
                     > (stmt.end_lineno or stmt.lineno, stmt.end_col_offset or 0)
                 ]
-                return min(later, key=lambda n: (n.lineno, n.col_offset), default=None)
+                if later or scope is None:
+                    return min(later, key=lambda n: (n.lineno, n.col_offset), default=None)
+                return self._returned_field_call(scope, stmt.targets)
         return None
+
+    def _returned_field_call(
+        self, builder: ast.FunctionDef | ast.AsyncFunctionDef, targets: list[ast.expr]
+    ) -> ast.Call | None:
+        """``obj.f(...)`` where ``obj`` is what ``builder`` returns (or yields), a module-level
+        function bound once, and ``f`` the field it set a bound method on: the first such call,
+        in the module's order, of a local bound to ``builder(...)``'s result, or of a parameter
+        named as ``builder`` where it is a fixture."""
+        fields = {
+            (t.value.id, t.attr)
+            for t in targets
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+        }
+        handed = {
+            node.value.id
+            for node in walk(builder)
+            if isinstance(node, (ast.Return, ast.Yield)) and isinstance(node.value, ast.Name)
+        }
+        wanted = {attr for holder, attr in fields if holder in handed}
+        tree = self.module.tree
+        self.names.link(self._roots(builder.lineno))
+        if (
+            not wanted
+            or self.names.scope_of(builder) is not tree
+            or self.names.bindings(tree).get(builder.name) != [builder]
+        ):
+            return None
+        fixture = any(
+            self._text(d.func if isinstance(d, ast.Call) else d).rpartition(".")[2] == "fixture"
+            for d in builder.decorator_list
+        )
+        found: list[ast.Call] = []
+        for function in walk_all(tree.body):
+            if not isinstance(function, FUNCTION_DEFS) or function is builder:
+                continue
+            holders = {
+                (node.targets[0].id, node.end_lineno or node.lineno)
+                for node in walk(function)
+                if isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == builder.name
+            }
+            if fixture and builder.name in {a.arg for a in function.args.args}:
+                holders.add((builder.name, 0))
+            found.extend(
+                node
+                for node in walk(function)
+                if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in wanted
+                and isinstance(node.func.value, ast.Name)
+                and any(
+                    node.func.value.id == name and node.lineno > after for name, after in holders
+                )
+            )
+        return min(found, key=lambda n: (n.lineno, n.col_offset), default=None)
 
     def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The innermost ``def`` around ``node`` (a node ``binding_at`` found)."""
