@@ -1003,6 +1003,21 @@ class Platform:
         if model_config is not None:
             model_config.cascade = True
         return model_config is not None and getattr(model_config.hf_config, "kind", 0) == 1
+
+class Drafting:
+    def dummy(self):
+        if self.speculator is not None:
+            return self.spec_config.slots
+        return 0
+
+
+class Stepper:
+    def step(self, flag):
+        if flag:
+            raise ValueError("flag")
+        n = self.size
+        self.hook()
+        return n + self.after
 """
 
 
@@ -4176,6 +4191,74 @@ CASES = [
             engine.total()
         """,
         frozenset(),
+    ),
+    Case(
+        "made-self-a-helper-s-argument-every-call-builds-with-a-class-is-not-none",
+        """
+        from vllm.mod import Drafting
+
+        class _Spec:
+            pass
+
+        def _run(speculator):
+            Drafting.dummy(SimpleNamespace(speculator=speculator))
+
+        def test_x():
+            _run(_Spec.__new__(_Spec))
+
+        def test_y():
+            _run(_Spec())
+        """,
+        frozenset({(SELF, "spec_config")}),
+    ),
+    Case(
+        "made-self-a-helper-s-argument-a-function-returns-may-be-none",
+        """
+        from vllm.mod import Drafting
+
+        def make_spec():
+            return None
+
+        def _run(speculator):
+            Drafting.dummy(SimpleNamespace(speculator=speculator))
+
+        def test_x():
+            _run(make_spec())
+        """,
+        frozenset({(NOTE, "spec_config")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-of-the-test-s-own-class-vllm-s-raise-is-not-it",
+        """
+        import pytest
+        from vllm.mod import Stepper
+
+        class _Stop(Exception):
+            pass
+
+        def _hook():
+            raise _Stop
+
+        def test_x(flag):
+            with pytest.raises(_Stop):
+                Stepper.step(SimpleNamespace(hook=_hook), flag)
+        """,
+        frozenset({(SELF, "size"), (NOTE, "after")}),
+    ),
+    Case(
+        "made-self-under-pytest-raises-of-a-builtin-class-vllm-s-raise-may-be-it",
+        """
+        import pytest
+        from vllm.mod import Stepper
+
+        def _hook():
+            raise ValueError("stop")
+
+        def test_x(flag):
+            with pytest.raises(ValueError):
+                Stepper.step(SimpleNamespace(hook=_hook), flag)
+        """,
+        frozenset({(NOTE, "size"), (NOTE, "after")}),
     ),
 ]
 

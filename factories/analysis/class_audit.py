@@ -201,6 +201,7 @@ class ClassAuditor:
                 raising=raising,
                 expect_raise=event.expect_raise,
                 patches_raise=event.expect_raise and event.raise_owned,
+                test_exception=event.expect_raise and event.raise_tested,
                 detached=event.detached,
                 stated_locals=namespace_self,
                 bare_self=namespace_self,

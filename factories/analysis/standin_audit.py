@@ -181,6 +181,8 @@ class HandedCall:
     # The exception ``pytest.raises`` expects is one only the test's patches raise
     # (``Meeting.raise_owned``).
     raise_owned: bool = False
+    # ``Meeting.raise_tested``: it is a class the test module defines.
+    raise_tested: bool = False
     patched: tuple[tuple[str, bool], ...] = ()
     # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
     returns: tuple[object] | tuple[()] = ()
@@ -473,6 +475,7 @@ def _hand(
             meeting.test,
             meeting.expect_raise,
             raise_owned=meeting.raise_owned,
+            raise_tested=meeting.raise_tested,
             patched=meeting.patched,
             returns=calls.asserted(call),
             instance=callee.instance,
@@ -770,6 +773,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         raising=raising,
         expect_raise=handed.expect_raise,
         patches_raise=handed.expect_raise and handed.raise_owned,
+        test_exception=handed.expect_raise and handed.raise_tested,
         standins=frozenset(roots),
         chains=True,
         stated_locals=True,
@@ -1504,6 +1508,7 @@ def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | N
         shape=found,
         expect_raise=meeting.expect_raise,
         raise_owned=meeting.raise_owned,
+        raise_tested=meeting.raise_tested,
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
         returns=calls.asserted(calls.call_at(meeting.location.line, callee.text)),

@@ -293,6 +293,31 @@ def _array_length(
     return None
 
 
+def built_object(
+    node: ast.expr | None,
+    resolve: Callable[[ast.Name], ast.expr | None] = lambda name: None,
+    depth: int = 0,
+) -> bool:
+    """Whether ``node`` is an object the test builds by calling a class, which is never
+    ``None``: ``Cls(...)`` (a class by its name, a leading underscore of a private class
+    aside: ``_Fake()``), ``Cls.__new__(Cls)``, ``object.__new__(cls)``, or a local bound
+    to one.  ``test_value`` knows a public constructor's object with its keywords; this
+    says only that it is not ``None``, for a stand-in's field that holds it (its truth,
+    type and fields stay unknown)."""
+    if node is None or depth > _MAX_EXPRESSION_DEPTH:
+        return False
+    if isinstance(node, ast.Name):
+        bound = resolve(node)
+        return built_object(bound, resolve, depth + 1) if bound is not None else False
+    if not isinstance(node, ast.Call):
+        return False
+    name = _callee_name(node.func)
+    if name == "__new__":
+        return isinstance(node.func, ast.Attribute)
+    public = name.lstrip("_")
+    return public[:1].isupper() and not public.isupper() and not is_exception_name(name)
+
+
 def built_array(node: ast.expr | None) -> bool:
     """Whether ``node`` builds an array (``torch.full(shape, v)``, ``np.zeros(n)``,
     ``torch.arange(a, b)``): an object, never ``None``, whatever its size.  ``test_value``

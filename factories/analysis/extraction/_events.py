@@ -183,6 +183,20 @@ class EventRecorder:
             return False
         return self.scope.patch_only_exception(expect.args[0].id)
 
+    def raise_tested(self, node: ast.AST) -> bool:
+        """Whether the exception the ``pytest.raises`` around ``node`` expects is a class
+        the test module defines (``ModuleScope.test_exception``; each of a tuple of them):
+        a ``raise`` of vLLM code that builds an exception of a class vLLM names cannot be
+        it, so a path through one fails the test rather than ending where it passes."""
+        expect = self._raises_around(node)
+        if expect is None or not expect.args:
+            return False
+        first = expect.args[0]
+        names = first.elts if isinstance(first, ast.Tuple) else [first]
+        return bool(names) and all(
+            isinstance(n, ast.Name) and self.scope.test_exception(n.id) for n in names
+        )
+
     def assignment(
         self, node: ast.Assign, names: set[str], track: Track, bindings: Bindings
     ) -> None:

@@ -39,6 +39,10 @@ class StubEvent:
     # ...and the exception it expects is one only the test's patches raise, so a path that
     # passes the test ends only at them (``EventRecorder.raise_owned``; a stand-in's replay).
     raise_owned: bool = False
+    # ...or a class the test module defines, so a ``raise`` of vLLM code that builds an
+    # exception of a class vLLM names fails the test (``EventRecorder.raise_tested``; a
+    # stand-in's replay).
+    raise_tested: bool = False
     # ``monkeypatch.setattr(stub, "n", v)`` / ``patch.object(stub, "n")``: raises
     # AttributeError unless ``n`` already exists (no ``raising=False``/``create=True``).
     must_exist: bool = False

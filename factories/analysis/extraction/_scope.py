@@ -39,6 +39,7 @@ class ModuleScope:
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
         self._assigned_cache: dict[int, dict[str, tuple[list[int], list[ast.expr]]]] = {}
         self._patch_only_cache: dict[str, bool] = {}
+        self._test_exception_cache: dict[str, bool] = {}
 
     def index(self, needle: str) -> list[ast.stmt]:
         """Top-level statements whose source contains ``needle``, with parent links built."""
@@ -225,6 +226,27 @@ class ModuleScope:
         cache = self._patch_only_cache
         if name not in cache:
             cache[name] = _patch_only_exception(self.module.tree, name)
+        return cache[name]
+
+    def test_exception(self, name: str) -> bool:
+        """Whether ``name`` is an exception class this module defines (at any level, once)
+        and binds no other way (no import, assignment or ``def`` of that name): whatever
+        raises it is the test's code (its own function, a callable it hands vLLM, a patch),
+        never a ``raise`` of vLLM code building an exception of a class vLLM names, which
+        is no instance of a class only the test defines."""
+        cache = self._test_exception_cache
+        if name not in cache:
+            module = self.module
+            defs: list[ast.AST] = []
+            for node in walk(module.tree):
+                if isinstance(node, (*FUNCTION_DEFS, ast.ClassDef)) and node.name == name:
+                    defs.append(node)
+                elif isinstance(node, ast.Name) and node.id == name:
+                    if not isinstance(node.ctx, ast.Load):
+                        defs.append(node)  # bound some other way as well
+                elif isinstance(node, ast.alias) and (node.asname or node.name) == name:
+                    defs.append(node)
+            cache[name] = len(defs) == 1 and isinstance(defs[0], ast.ClassDef)
         return cache[name]
 
     def _subclasses(self, name: str) -> frozenset[str]:

@@ -422,6 +422,7 @@ class MeetingMaker:
             expect_raise=self.recorder.expects_raise(node),
             arms=self._arms(node),
             raise_owned=self.recorder.raise_owned(node),
+            raise_tested=self.recorder.raise_tested(node),
         )
 
     def _arms(self, node: ast.AST) -> tuple[tuple[int, int, int], ...]:

@@ -119,6 +119,9 @@ class Meeting:
     # The exception ``pytest.raises`` expects there is one only the test's patches raise
     # (``EventRecorder.raise_owned``).
     raise_owned: bool = False
+    # ...or one the test module defines (``EventRecorder.raise_tested``): no ``raise`` of
+    # vLLM code building one of its own classes is it.
+    raise_tested: bool = False
     # ``(dotted target, raises)`` of each patch the function holding a call (and its test)
     # makes: what ran in the callee's place.
     patched: tuple[tuple[str, bool], ...] = ()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+from collections.abc import Callable
 
 import attrs
 
@@ -33,7 +34,7 @@ from factories.analysis.extraction._standin_model import StandInKind
 from factories.analysis.extraction._standin_sites import creation_fields
 from factories.analysis.extraction._syntax import FUNCTION_DEFS
 from factories.analysis.extraction._syntax import str_literal as _str
-from factories.analysis.values import Obj
+from factories.analysis.values import Obj, built_object
 
 #: How many distinct stand-ins one creation may become; past it, one stand-in for all runs.
 MAX_VARIANTS = 32
@@ -51,6 +52,22 @@ def stated(value: object) -> bool:
     if isinstance(value, _LITERALS):
         return True
     return isinstance(value, Obj) and bool(value.returns)
+
+
+def never_none(
+    known: tuple[object] | tuple[()],
+    value: ast.expr | None,
+    resolve: Callable[[ast.Name], ast.expr | None],
+) -> tuple[object] | tuple[()]:
+    """``(Obj(),)`` where a field's value is an object the test built (``values.Obj``: a
+    container, a mock, a constructed object; ``values.built_object``: ``Cls(...)``,
+    ``Cls.__new__(Cls)``, a local bound to one, under a helper's call the argument it
+    passes) and ``stated`` keeps nothing else of it: only that it is not ``None``, which
+    decides ``ns.f is None`` as the test's objects do (``SimpleNamespace(speculator=spec)``
+    with ``spec = Cls.__new__(Cls)``), never its truth, type or fields."""
+    if (known and isinstance(known[0], Obj)) or built_object(value, resolve):
+        return (Obj(),)
+    return ()
 
 
 @attrs.frozen
@@ -336,10 +353,14 @@ class VariantFinder:
         if site is None:
             return None
         named, opaque = self.creation_fields(call, site[0], bindings)
+        resolve = self.reader.resolver(bindings)
         out: list[object] = [opaque]
         for name, value, _ in named:
             known = self.reader.value_of(value, bindings)
-            kept = known[0] if known and stated(known[0]) else _UNKNOWN
+            if known and stated(known[0]):
+                kept = known[0]
+            else:
+                kept = next(iter(never_none(known, value, resolve)), _UNKNOWN)
             inner = (
                 tuple(self.signature(c, bindings, depth + 1) for c in self._creations_in(value))
                 if depth < _MAX_DEPTH

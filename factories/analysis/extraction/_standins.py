@@ -52,7 +52,12 @@ from factories.analysis.extraction._standin_sites import (
     literal_dict_items,
     spec_names,
 )
-from factories.analysis.extraction._standin_variants import Variant, VariantFinder, stated
+from factories.analysis.extraction._standin_variants import (
+    Variant,
+    VariantFinder,
+    never_none,
+    stated,
+)
 from factories.analysis.extraction._syntax import (
     FUNCTION_DEFS,
     callee,
@@ -240,7 +245,10 @@ class StandInExtractor:
         children = tuple(self._children(value, route))
         known = _stated(self.reader.value_of(value, bindings), value, children)
         if not known and not children:
-            known = returning(value, self.reader.resolver(bindings))
+            resolve = self.reader.resolver(bindings)
+            known = returning(value, resolve) or never_none(
+                self.reader.value_of(value, bindings), value, resolve
+            )
         return StandInField(
             name,
             self.scope.loc(where),

@@ -212,7 +212,12 @@ class CallContext:
     expects is an exception only the test's patches raise (``StubEvent.raise_owned``): a
     ``raise`` of vLLM code, a function of the tree that holds one, or a callable the test put
     on a stand-in cannot end a path that passes the test; only a patched function or method
-    can (it may raise).  ``detached``: the call is a
+    can (it may raise).  ``test_exception``: what it expects is a class the test module
+    defines (``StubEvent.raise_tested``), so a ``raise`` of vLLM code that builds an
+    exception of a class vLLM names (``raise ValueError(...)``) is no instance of it: that
+    path fails the test, and a path that passes goes the other way; a bare ``raise``, one of
+    a name the function binds (a caught exception) and the test's own callables still may
+    raise it.  ``detached``: the call is a
     coroutine the test hands to ``asyncio.create_task`` and may cancel at any ``await``, so what
     follows the first one is not certain.  ``standins``: the parameters of the call the test
     hands a stand-in (a ``SimpleNamespace``): chains on them are also followed into the module
@@ -262,6 +267,7 @@ class CallContext:
     raising: frozenset[tuple[str, str] | str] = frozenset()
     expect_raise: bool = False
     patches_raise: bool = False
+    test_exception: bool = False
     detached: bool = False
     standins: frozenset[str] = frozenset()
     nested: frozenset[str] = frozenset()

@@ -10,7 +10,7 @@ import ast
 
 import attrs
 
-from factories.analysis._walk import child_nodes
+from factories.analysis._walk import child_nodes, walk
 from factories.analysis.classes import FunctionRef, MemberKind
 from factories.analysis.readset._model import (
     WRITTEN_MARK,
@@ -225,11 +225,33 @@ class StatementHandlers:
     def stmt_Raise(self, node: ast.Raise, state: frozenset[str]) -> State:
         for child in child_nodes(node):
             state = self.expr(child, state)
-        if not self.context.patches_raise:  # else not what the test expects: a failure
+        # Else not what the test expects: a failure, not the test's path.
+        if not self.context.patches_raise and not self.foreign_raise(node):
             self.raised = True
             if self.context.expect_raise:
                 self.exits += 1
         return None
+
+    def foreign_raise(self, node: ast.Raise) -> bool:
+        """Whether ``node`` builds an exception of a class this module names (``raise
+        ValueError(...)``, ``raise errors.Bad``) where the test expects a class its own
+        module defines (``CallContext.test_exception``): never an instance of that class.
+        Not a bare ``raise``, nor one of a name the function binds or is handed (a caught
+        exception, a parameter, ``self.error``), nor a name the test patched, any of which
+        may be the test's own exception."""
+        if not self.context.test_exception or node.exc is None:
+            return False
+        target = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+        while isinstance(target, ast.Attribute):
+            target = target.value
+        if not isinstance(target, ast.Name):
+            return False
+        name = target.id
+        if name in self.local_imports:
+            return True  # ``from vllm.x import Bad`` inside the function: vLLM's class
+        if name in self.locals or name in self.aliases or name in _bound_names(self.func):
+            return False
+        return not any(p.rpartition(".")[2] == name for p in self.context.patched_functions)
 
     def stmt_Break(self, node: ast.Break | ast.Continue, state: frozenset[str]) -> State:
         self.jumps += 1
@@ -492,3 +514,13 @@ def replaced(state: frozenset[str], path: str) -> bool:
     return any(
         WRITTEN_MARK + ".".join(parts[:length]) in state for length in range(2, len(parts) + 1)
     )
+
+
+def _bound_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Every parameter of ``func`` (``self`` too) and every name an ``except ... as`` in it
+    binds: the names a ``raise`` may re-raise a caller's or the test's exception by."""
+    args = func.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
+    names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    names |= {n.name for n in walk(func) if isinstance(n, ast.ExceptHandler) and n.name}
+    return names
