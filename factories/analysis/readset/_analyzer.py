@@ -34,7 +34,7 @@ from factories.analysis.readset._paths import (
     first_unguarded_by_name,
     provisioned,
 )
-from factories.analysis.readset._walker import Walker
+from factories.analysis.readset._walker import Walker, statements_and_exprs
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
 from factories.errors import MethodNotFoundError
 
@@ -103,6 +103,10 @@ class ReadSetAnalyzer:
         self._body_names: dict[int, BodyNames] = {}  # id of a function's AST (``_handovers``)
         # id of a module's AST -> its names bound once to a literal (``module_constants``)
         self._constants: dict[int, dict[str, tuple[object]]] = {}
+        # id of a function's AST -> (it, whether it yields): the entry holds the function so
+        # that its id is not reused by another for the rest of the run (a test module's tree
+        # is freed once its audit is over).
+        self._generators: dict[int, tuple[ast.AST, bool]] = {}
 
     def function_names(
         self, func: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo
@@ -137,6 +141,18 @@ class ReadSetAnalyzer:
         if key not in self._body_names:
             self._body_names[key] = body_names(func.body)
         return self._body_names[key]
+
+    def is_generator(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether ``func``'s own body (not a def or lambda inside it) holds a ``yield``:
+        its call's result is not its ``return`` (``Walker.returned_value``).  Read from the AST
+        once per function, not once per walk."""
+        known = self._generators.get(id(func))
+        if known is None:
+            found = any(
+                isinstance(n, (ast.Yield, ast.YieldFrom)) for n in statements_and_exprs(func)
+            )
+            known = self._generators[id(func)] = (func, found)
+        return known[1]
 
     def rebound(self, loop: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
         """The names a loop's body (or its ``else``) binds, and the ``x.attr`` fields it
