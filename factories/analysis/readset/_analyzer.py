@@ -69,6 +69,9 @@ def _module_constants(tree: ast.Module) -> dict[str, tuple[object]]:
                 for name, element in zip(target.elts, value.elts):
                     if isinstance(name, ast.Name) and isinstance(element, ast.Constant):
                         found[name.id] = (element.value,)
+    found = {name: value for name, value in found.items() if isinstance(value[0], _LITERALS)}
+    if not found:
+        return found  # most modules: no walk of the whole tree for the stores of none
     stores: dict[str, int] = {}
     for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -76,11 +79,7 @@ def _module_constants(tree: ast.Module) -> dict[str, tuple[object]]:
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             for name in node.names:
                 stores[name] = stores.get(name, 0) + 2
-    return {
-        name: value
-        for name, value in found.items()
-        if stores.get(name) == 1 and isinstance(value[0], _LITERALS)
-    }
+    return {name: value for name, value in found.items() if stores.get(name) == 1}
 
 
 class ReadSetAnalyzer:
