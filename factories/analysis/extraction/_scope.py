@@ -39,6 +39,9 @@ class ModuleScope:
         self._imports_cache: dict[int, dict[str, ImportTarget]] = {}
         self._assigned_cache: dict[int, dict[str, tuple[list[int], list[ast.expr]]]] = {}
         self._patch_only_cache: dict[str, bool] = {}
+        # The whole module's parent links and its nodes in walk order, once for every name
+        # ``patch_only_exception`` is asked about.
+        self._linked_tree: tuple[dict[ast.AST, ast.AST], list[ast.AST]] | None = None
 
     def index(self, needle: str) -> list[ast.stmt]:
         """Top-level statements whose source contains ``needle``, with parent links built."""
@@ -224,7 +227,10 @@ class ModuleScope:
         calls only, which no walk knows of.  Once per name."""
         cache = self._patch_only_cache
         if name not in cache:
-            cache[name] = _patch_only_exception(self.module.tree, name)
+            if self._linked_tree is None:
+                parents: dict[ast.AST, ast.AST] = {}
+                self._linked_tree = (parents, link_parents(self.module.tree, parents))
+            cache[name] = _patch_only_exception(name, *self._linked_tree)
         return cache[name]
 
     def _subclasses(self, name: str) -> frozenset[str]:
@@ -247,12 +253,11 @@ _PATCH_CALLEES = frozenset({"patch", "object"})  # ``(mock.)patch(...)``, ``patc
 _RAISES_CALLEES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
 
 
-def _patch_only_exception(tree: ast.Module, name: str) -> bool:
-    """``ModuleScope.patch_only_exception`` on a parsed module (its own parent links)."""
+def _patch_only_exception(name: str, parents: dict[ast.AST, ast.AST], nodes: list[ast.AST]) -> bool:
+    """``ModuleScope.patch_only_exception`` on a parsed module: its parent links and its
+    nodes in ``walk`` order."""
     defined = False
-    parents: dict[ast.AST, ast.AST] = {}
-    link_parents(tree, parents)
-    for node in walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ClassDef) and node.name == name:
             defined = True
         if not (isinstance(node, ast.Name) and node.id == name):
