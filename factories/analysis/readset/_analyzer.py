@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping, Sequence
 
-from factories.analysis._walk import child_nodes, walk
+from factories.analysis._walk import link_parents, walk
 from factories.analysis.binding import CallShape, Signature
 from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.findings import Location
@@ -97,8 +97,12 @@ class ReadSetAnalyzer:
         self._rebound: dict[int, frozenset[str]] = {}  # id of a loop's AST -> names it binds
         # id of a call's AST -> the predicate of the tree it calls (``Decisions.call_value``)
         self.predicates: dict[int, FunctionRef | None] = {}
-        # id of a function's AST -> each node of its body -> its parent (``_handovers``)
-        self._parents: dict[int, dict[ast.AST, ast.AST]] = {}
+        # id of a function's AST -> (it, each node of its body -> its parent, each of its
+        # body's statements' nodes in walk order) (``_handovers``); the entry holds the
+        # function so that its id is not reused by another for the rest of the run.
+        self._linked: dict[
+            int, tuple[ast.AST, dict[ast.AST, ast.AST], tuple[list[ast.AST], ...]]
+        ] = {}
         self._body_names: dict[int, BodyNames] = {}  # id of a function's AST (``_handovers``)
         # id of a module's AST -> its names bound once to a literal (``module_constants``)
         self._constants: dict[int, dict[str, tuple[object]]] = {}
@@ -124,21 +128,25 @@ class ReadSetAnalyzer:
 
     def parents(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[ast.AST, ast.AST]:
         """Each node of ``func``'s body -> its parent, read once per function."""
-        key = id(func)
-        if key not in self._parents:
+        return self._linked_body(func)[1]
+
+    def _linked_body(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> tuple[ast.AST, dict[ast.AST, ast.AST], tuple[list[ast.AST], ...]]:
+        """``parents`` of ``func`` and its body's statements' nodes, from one walk of each
+        statement (``link_parents``: the parents in the order a walk meets them)."""
+        linked = self._linked.get(id(func))
+        if linked is None:
             found: dict[ast.AST, ast.AST] = {}
-            for stmt in func.body:
-                for node in walk(stmt):
-                    for child in child_nodes(node):
-                        found[child] = node
-            self._parents[key] = found
-        return self._parents[key]
+            nodes = tuple(link_parents(stmt, found) for stmt in func.body)
+            linked = self._linked[id(func)] = (func, found, nodes)
+        return linked
 
     def body_names(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> BodyNames:
         """``_handovers.body_names`` of ``func``'s body, read once per function."""
         key = id(func)
         if key not in self._body_names:
-            self._body_names[key] = body_names(func.body)
+            self._body_names[key] = body_names(self._linked_body(func)[2])
         return self._body_names[key]
 
     def is_generator(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
