@@ -42,6 +42,7 @@ class ModuleScope:
         # The whole module's parent links and its nodes in walk order, once for every name
         # ``patch_only_exception`` is asked about.
         self._linked_tree: tuple[dict[ast.AST, ast.AST], list[ast.AST]] | None = None
+        self._classes: frozenset[str] | None = None  # names of the classes it defines
 
     def index(self, needle: str) -> list[ast.stmt]:
         """Top-level statements whose source contains ``needle``, with parent links built."""
@@ -226,12 +227,23 @@ class ModuleScope:
         it, a subclass of it, or a mock built with it anywhere else may raise it on some
         calls only, which no walk knows of.  Once per name."""
         cache = self._patch_only_cache
+        if name not in cache and name not in self._class_names():
+            cache[name] = False  # no class of that name here: not the module's exception
         if name not in cache:
             if self._linked_tree is None:
                 parents: dict[ast.AST, ast.AST] = {}
                 self._linked_tree = (parents, link_parents(self.module.tree, parents))
             cache[name] = _patch_only_exception(name, *self._linked_tree)
         return cache[name]
+
+    def _class_names(self) -> frozenset[str]:
+        """The names of the classes the module defines at any level: ``class`` statements,
+        found without walking an expression (``statements``)."""
+        if self._classes is None:
+            self._classes = frozenset(
+                n.name for n in statements(self.module.tree) if isinstance(n, ast.ClassDef)
+            )
+        return self._classes
 
     def _subclasses(self, name: str) -> frozenset[str]:
         """``name`` and the module-level classes of this module that derive from it here."""
