@@ -46,8 +46,9 @@ _NO_CONTEXT = CallContext()
 _LITERALS = (bool, int, float, str, bytes, type(None))
 
 
-def _module_constants(tree: ast.Module) -> dict[str, tuple[object]]:
-    """``ReadSetAnalyzer.module_constants`` of one parsed module."""
+def _top_literals(tree: ast.Module) -> dict[str, tuple[object]]:
+    """The names ``tree``'s top level binds to a literal (``module_constant``'s candidates:
+    the last such binding of each), from its top-level statements alone."""
     found: dict[str, tuple[object]] = {}
     for stmt in tree.body:
         value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
@@ -69,9 +70,12 @@ def _module_constants(tree: ast.Module) -> dict[str, tuple[object]]:
                 for name, element in zip(target.elts, value.elts):
                     if isinstance(name, ast.Name) and isinstance(element, ast.Constant):
                         found[name.id] = (element.value,)
-    found = {name: value for name, value in found.items() if isinstance(value[0], _LITERALS)}
-    if not found:
-        return found  # most modules: no walk of the whole tree for the stores of none
+    return {name: value for name, value in found.items() if isinstance(value[0], _LITERALS)}
+
+
+def _stored_once(tree: ast.Module, found: dict[str, tuple[object]]) -> dict[str, tuple[object]]:
+    """Those of ``found`` (``_top_literals``) that ``tree`` stores exactly once and names in
+    no ``global``/``nonlocal``: a walk of the whole module."""
     stores: dict[str, int] = {}
     for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -104,8 +108,12 @@ class ReadSetAnalyzer:
             int, tuple[ast.AST, dict[ast.AST, ast.AST], tuple[list[ast.AST], ...]]
         ] = {}
         self._body_names: dict[int, BodyNames] = {}  # id of a function's AST (``_handovers``)
-        # id of a module's AST -> its names bound once to a literal (``module_constants``)
-        self._constants: dict[int, dict[str, tuple[object]]] = {}
+        # id of a module's AST -> (it, its top level's literal bindings, those of them it
+        # binds once, found where a name among them is first asked about) (``module_constant``);
+        # the entry holds the tree so that its id is not reused by another for the run.
+        self._constants: dict[
+            int, tuple[ast.Module, dict[str, tuple[object]], list[dict[str, tuple[object]]]]
+        ] = {}
         # id of a function's AST -> (it, whether it yields): the entry holds the function so
         # that its id is not reused by another for the rest of the run (a test module's tree
         # is freed once its audit is over).
@@ -179,15 +187,23 @@ class ReadSetAnalyzer:
             )
         return self._rebound[key]
 
-    def module_constants(self, module: ModuleInfo) -> dict[str, tuple[object]]:
-        """The names ``module`` binds once, at its top level, to a literal (a plain or an
-        annotated assignment, or one element of a tuple of literals unpacked into names),
-        and rebinds nowhere (no other store of the name, no ``global`` of it anywhere in
-        the module): ``Decisions.module_constant``.  Read from the AST once per module."""
-        key = id(module.tree)
-        if key not in self._constants:
-            self._constants[key] = _module_constants(module.tree)
-        return self._constants[key]
+    def module_constant(self, module: ModuleInfo, name: str) -> tuple[object] | tuple[()]:
+        """``(value,)`` where ``module`` binds ``name`` once, at its top level, to a literal
+        (a plain or an annotated assignment, or one element of a tuple of literals unpacked
+        into names), and rebinds it nowhere (no other store of the name, no ``global`` of it
+        anywhere in the module): ``Decisions.module_constant``.  Read from the AST once per
+        module: its top level first, and the walk of the whole module for the stores only
+        once a name bound there to a literal is asked about (most names asked are not)."""
+        entry = self._constants.get(id(module.tree))
+        if entry is None:
+            tree = module.tree
+            entry = self._constants[id(tree)] = (tree, _top_literals(tree), [])
+        tree, literals, once = entry
+        if name not in literals:
+            return ()
+        if not once:
+            once.append(_stored_once(tree, literals))
+        return once[0].get(name, ())
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)
