@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
-from factories.analysis._walk import link_parents, walk
+from factories.analysis._walk import link_parents, statements
 from factories.analysis.values import Truth, test_value
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -77,7 +78,10 @@ class TestNames:
                 for name in _bound_names(node):
                     found.setdefault(name, []).append(node)
                 if isinstance(node, _SCOPES):
-                    nested = [n for n in walk(node) if isinstance(n, (ast.Global, ast.Nonlocal))]
+                    # Statements only: a ``global`` is one, and no expression holds one.
+                    nested = [
+                        n for n in statements(node) if isinstance(n, (ast.Global, ast.Nonlocal))
+                    ]
                     for rebinding in nested:
                         for name in rebinding.names:
                             found.setdefault(name, []).append(rebinding)
@@ -215,7 +219,10 @@ def result_asserts(
     """``(call, (value,))`` for ``x = call(...)`` in ``block`` followed, later in that block,
     by an ``assert`` that states ``x`` (``assert x == 32``): the assert runs whenever the
     call does, unless a statement between leaves the block (``return``, ``break``,
-    ``continue``, ``pytest.skip``) or rebinds ``x``, which stop the search."""
+    ``continue``, ``pytest.skip``) or rebinds ``x``, which stop the search.  What each later
+    statement states and binds is read once for the block, not once per assignment before it
+    (``_Effects``)."""
+    effects: dict[int, _Effects] = {}
     for i, stmt in enumerate(block):
         if not (
             isinstance(stmt, ast.Assign)
@@ -225,31 +232,45 @@ def result_asserts(
         ):
             continue
         local = stmt.targets[0].id
-        for later in block[i + 1 :]:
-            if isinstance(later, ast.Assert):
-                for expression, value in assert_states(later, names):
-                    if isinstance(expression, ast.Name) and expression.id == local:
-                        yield stmt.value, value
-            if _leaves_or_rebinds(later, local):
+        for j in range(i + 1, len(block)):
+            later = effects.get(j)
+            if later is None:
+                later = effects[j] = _Effects.of(block[j], names)
+            for expression, value in later.states:
+                if isinstance(expression, ast.Name) and expression.id == local:
+                    yield stmt.value, value
+            if later.leaves or local in later.binds:
                 break
 
 
-def _leaves_or_rebinds(stmt: ast.stmt, local: str) -> bool:
-    """Whether ``stmt`` may end the block's run before what follows it (outside a nested
-    def), or binds ``local`` again."""
-    todo: list[ast.AST] = [stmt]
-    for node in todo:
-        if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
-            return True
-        if local in _bound_names(node):
-            return True
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("skip", "xfail", "exit", "importorskip")
-        ):
-            return True
-        if isinstance(node, _FUNCTIONS) and node is not stmt:
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return False
+class _Effects(NamedTuple):
+    """What one statement of a block means to ``result_asserts``: what it states (an
+    ``assert``'s ``assert_states``), whether it may end the block's run before what follows
+    it (outside a nested def), and the names it binds again."""
+
+    states: tuple[tuple[ast.AST, tuple[object]], ...]
+    leaves: bool
+    binds: frozenset[str]
+
+    @classmethod
+    def of(cls, stmt: ast.stmt, names: TestNames) -> _Effects:
+        states = tuple(assert_states(stmt, names)) if isinstance(stmt, ast.Assert) else ()
+        leaves = False
+        binds: set[str] = set()
+        todo: list[ast.AST] = [stmt]
+        for node in todo:
+            if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
+                leaves = True
+                break
+            binds.update(_bound_names(node))
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("skip", "xfail", "exit", "importorskip")
+            ):
+                leaves = True
+                break
+            if isinstance(node, _FUNCTIONS) and node is not stmt:
+                continue
+            todo.extend(ast.iter_child_nodes(node))
+        return cls(states, leaves, frozenset(binds))

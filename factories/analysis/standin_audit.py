@@ -1626,9 +1626,10 @@ class _CallIndex:
                 elif isinstance(node, ast.Assert):
                     for asserted, value in assert_states(node, self.names):
                         self._states.setdefault(asserted, value)
-                for block in _blocks(node):
-                    for call, value in result_asserts(block, self.names):
-                        self._states.setdefault(call, value)
+                if isinstance(node, _HOLDERS):  # an expression holds no statement list
+                    for block in _blocks(node):
+                        for call, value in result_asserts(block, self.names):
+                            self._states.setdefault(call, value)
         return (
             node
             for node in self._calls[roots]
@@ -1892,6 +1893,10 @@ class _CallIndex:
         ):
             current = parents.get(current)
         return current
+
+
+#: The nodes that may hold a statement list (``_blocks``).
+_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 
 
 def _blocks(node: ast.AST) -> Iterable[list[ast.stmt]]:

@@ -40,6 +40,10 @@ class ModuleScope:
         self._assigned_cache: dict[int, dict[str, tuple[list[int], list[ast.expr]]]] = {}
         self._patch_only_cache: dict[str, bool] = {}
         self._test_exception_cache: dict[str, bool] = {}
+        # The whole module's parent links and its nodes in walk order, once for every name
+        # ``patch_only_exception`` is asked about.
+        self._linked_tree: tuple[dict[ast.AST, ast.AST], list[ast.AST]] | None = None
+        self._classes: frozenset[str] | None = None  # names of the classes it defines
 
     def index(self, needle: str) -> list[ast.stmt]:
         """Top-level statements whose source contains ``needle``, with parent links built."""
@@ -224,8 +228,13 @@ class ModuleScope:
         it, a subclass of it, or a mock built with it anywhere else may raise it on some
         calls only, which no walk knows of.  Once per name."""
         cache = self._patch_only_cache
+        if name not in cache and name not in self._class_names():
+            cache[name] = False  # no class of that name here: not the module's exception
         if name not in cache:
-            cache[name] = _patch_only_exception(self.module.tree, name)
+            if self._linked_tree is None:
+                parents: dict[ast.AST, ast.AST] = {}
+                self._linked_tree = (parents, link_parents(self.module.tree, parents))
+            cache[name] = _patch_only_exception(name, *self._linked_tree)
         return cache[name]
 
     def test_exception(self, name: str) -> bool:
@@ -235,6 +244,8 @@ class ModuleScope:
         never a ``raise`` of vLLM code building an exception of a class vLLM names, which
         is no instance of a class only the test defines."""
         cache = self._test_exception_cache
+        if name not in cache and name not in self._class_names():
+            cache[name] = False  # no class of that name here
         if name not in cache:
             module = self.module
             defs: list[ast.AST] = []
@@ -248,6 +259,15 @@ class ModuleScope:
                     defs.append(node)
             cache[name] = len(defs) == 1 and isinstance(defs[0], ast.ClassDef)
         return cache[name]
+
+    def _class_names(self) -> frozenset[str]:
+        """The names of the classes the module defines at any level: ``class`` statements,
+        found without walking an expression (``statements``)."""
+        if self._classes is None:
+            self._classes = frozenset(
+                n.name for n in statements(self.module.tree) if isinstance(n, ast.ClassDef)
+            )
+        return self._classes
 
     def _subclasses(self, name: str) -> frozenset[str]:
         """``name`` and the module-level classes of this module that derive from it here."""
@@ -269,12 +289,11 @@ _PATCH_CALLEES = frozenset({"patch", "object"})  # ``(mock.)patch(...)``, ``patc
 _RAISES_CALLEES = frozenset({"raises", "assertRaises", "assertRaisesRegex"})
 
 
-def _patch_only_exception(tree: ast.Module, name: str) -> bool:
-    """``ModuleScope.patch_only_exception`` on a parsed module (its own parent links)."""
+def _patch_only_exception(name: str, parents: dict[ast.AST, ast.AST], nodes: list[ast.AST]) -> bool:
+    """``ModuleScope.patch_only_exception`` on a parsed module: its parent links and its
+    nodes in ``walk`` order."""
     defined = False
-    parents: dict[ast.AST, ast.AST] = {}
-    link_parents(tree, parents)
-    for node in walk(tree):
+    for node in nodes:
         if isinstance(node, ast.ClassDef) and node.name == name:
             defined = True
         if not (isinstance(node, ast.Name) and node.id == name):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping, Sequence
 
-from factories.analysis._walk import child_nodes, walk
+from factories.analysis._walk import link_parents, walk
 from factories.analysis.binding import CallShape, Signature
 from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.findings import Location
@@ -34,7 +34,7 @@ from factories.analysis.readset._paths import (
     first_unguarded_by_name,
     provisioned,
 )
-from factories.analysis.readset._walker import Walker
+from factories.analysis.readset._walker import Walker, statements_and_exprs
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
 from factories.errors import MethodNotFoundError
 
@@ -46,8 +46,9 @@ _NO_CONTEXT = CallContext()
 _LITERALS = (bool, int, float, str, bytes, type(None))
 
 
-def _module_constants(tree: ast.Module) -> dict[str, tuple[object]]:
-    """``ReadSetAnalyzer.module_constants`` of one parsed module."""
+def _top_literals(tree: ast.Module) -> dict[str, tuple[object]]:
+    """The names ``tree``'s top level binds to a literal (``module_constant``'s candidates:
+    the last such binding of each), from its top-level statements alone."""
     found: dict[str, tuple[object]] = {}
     for stmt in tree.body:
         value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
@@ -69,6 +70,12 @@ def _module_constants(tree: ast.Module) -> dict[str, tuple[object]]:
                 for name, element in zip(target.elts, value.elts):
                     if isinstance(name, ast.Name) and isinstance(element, ast.Constant):
                         found[name.id] = (element.value,)
+    return {name: value for name, value in found.items() if isinstance(value[0], _LITERALS)}
+
+
+def _stored_once(tree: ast.Module, found: dict[str, tuple[object]]) -> dict[str, tuple[object]]:
+    """Those of ``found`` (``_top_literals``) that ``tree`` stores exactly once and names in
+    no ``global``/``nonlocal``: a walk of the whole module."""
     stores: dict[str, int] = {}
     for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -76,11 +83,7 @@ def _module_constants(tree: ast.Module) -> dict[str, tuple[object]]:
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             for name in node.names:
                 stores[name] = stores.get(name, 0) + 2
-    return {
-        name: value
-        for name, value in found.items()
-        if stores.get(name) == 1 and isinstance(value[0], _LITERALS)
-    }
+    return {name: value for name, value in found.items() if stores.get(name) == 1}
 
 
 class ReadSetAnalyzer:
@@ -98,11 +101,23 @@ class ReadSetAnalyzer:
         self._rebound: dict[int, frozenset[str]] = {}  # id of a loop's AST -> names it binds
         # id of a call's AST -> the predicate of the tree it calls (``Decisions.call_value``)
         self.predicates: dict[int, FunctionRef | None] = {}
-        # id of a function's AST -> each node of its body -> its parent (``_handovers``)
-        self._parents: dict[int, dict[ast.AST, ast.AST]] = {}
+        # id of a function's AST -> (it, each node of its body -> its parent, each of its
+        # body's statements' nodes in walk order) (``_handovers``); the entry holds the
+        # function so that its id is not reused by another for the rest of the run.
+        self._linked: dict[
+            int, tuple[ast.AST, dict[ast.AST, ast.AST], tuple[list[ast.AST], ...]]
+        ] = {}
         self._body_names: dict[int, BodyNames] = {}  # id of a function's AST (``_handovers``)
-        # id of a module's AST -> its names bound once to a literal (``module_constants``)
-        self._constants: dict[int, dict[str, tuple[object]]] = {}
+        # id of a module's AST -> (it, its top level's literal bindings, those of them it
+        # binds once, found where a name among them is first asked about) (``module_constant``);
+        # the entry holds the tree so that its id is not reused by another for the run.
+        self._constants: dict[
+            int, tuple[ast.Module, dict[str, tuple[object]], list[dict[str, tuple[object]]]]
+        ] = {}
+        # id of a function's AST -> (it, whether it yields): the entry holds the function so
+        # that its id is not reused by another for the rest of the run (a test module's tree
+        # is freed once its audit is over).
+        self._generators: dict[int, tuple[ast.AST, bool]] = {}
 
     def function_names(
         self, func: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo
@@ -121,22 +136,38 @@ class ReadSetAnalyzer:
 
     def parents(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[ast.AST, ast.AST]:
         """Each node of ``func``'s body -> its parent, read once per function."""
-        key = id(func)
-        if key not in self._parents:
+        return self._linked_body(func)[1]
+
+    def _linked_body(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> tuple[ast.AST, dict[ast.AST, ast.AST], tuple[list[ast.AST], ...]]:
+        """``parents`` of ``func`` and its body's statements' nodes, from one walk of each
+        statement (``link_parents``: the parents in the order a walk meets them)."""
+        linked = self._linked.get(id(func))
+        if linked is None:
             found: dict[ast.AST, ast.AST] = {}
-            for stmt in func.body:
-                for node in walk(stmt):
-                    for child in child_nodes(node):
-                        found[child] = node
-            self._parents[key] = found
-        return self._parents[key]
+            nodes = tuple(link_parents(stmt, found) for stmt in func.body)
+            linked = self._linked[id(func)] = (func, found, nodes)
+        return linked
 
     def body_names(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> BodyNames:
         """``_handovers.body_names`` of ``func``'s body, read once per function."""
         key = id(func)
         if key not in self._body_names:
-            self._body_names[key] = body_names(func.body)
+            self._body_names[key] = body_names(self._linked_body(func)[2])
         return self._body_names[key]
+
+    def is_generator(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether ``func``'s own body (not a def or lambda inside it) holds a ``yield``:
+        its call's result is not its ``return`` (``Walker.returned_value``).  Read from the AST
+        once per function, not once per walk."""
+        known = self._generators.get(id(func))
+        if known is None:
+            found = any(
+                isinstance(n, (ast.Yield, ast.YieldFrom)) for n in statements_and_exprs(func)
+            )
+            known = self._generators[id(func)] = (func, found)
+        return known[1]
 
     def rebound(self, loop: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
         """The names a loop's body (or its ``else``) binds, and the ``x.attr`` fields it
@@ -156,15 +187,23 @@ class ReadSetAnalyzer:
             )
         return self._rebound[key]
 
-    def module_constants(self, module: ModuleInfo) -> dict[str, tuple[object]]:
-        """The names ``module`` binds once, at its top level, to a literal (a plain or an
-        annotated assignment, or one element of a tuple of literals unpacked into names),
-        and rebinds nowhere (no other store of the name, no ``global`` of it anywhere in
-        the module): ``Decisions.module_constant``.  Read from the AST once per module."""
-        key = id(module.tree)
-        if key not in self._constants:
-            self._constants[key] = _module_constants(module.tree)
-        return self._constants[key]
+    def module_constant(self, module: ModuleInfo, name: str) -> tuple[object] | tuple[()]:
+        """``(value,)`` where ``module`` binds ``name`` once, at its top level, to a literal
+        (a plain or an annotated assignment, or one element of a tuple of literals unpacked
+        into names), and rebinds it nowhere (no other store of the name, no ``global`` of it
+        anywhere in the module): ``Decisions.module_constant``.  Read from the AST once per
+        module: its top level first, and the walk of the whole module for the stores only
+        once a name bound there to a literal is asked about (most names asked are not)."""
+        entry = self._constants.get(id(module.tree))
+        if entry is None:
+            tree = module.tree
+            entry = self._constants[id(tree)] = (tree, _top_literals(tree), [])
+        tree, literals, once = entry
+        if name not in literals:
+            return ()
+        if not once:
+            once.append(_stored_once(tree, literals))
+        return once[0].get(name, ())
 
     def method_member(self, cls: ClassInfo, method: str) -> Member:
         member = self.index.lookup(cls, method)

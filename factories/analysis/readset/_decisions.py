@@ -215,7 +215,7 @@ class Decisions:
         """A name of the walked function's module bound once, at its top level, to a
         literal (``AUTO = "auto"``, ``AUTO, SPECIALIZED = "auto", "x"``), and nowhere
         rebound (no ``global`` of it): its value.  Where the test's values are followed."""
-        return self.analyzer.module_constants(self.module).get(name, ())
+        return self.analyzer.module_constant(self.module, name)
 
     def awaited_mock(self, node: ast.Await) -> Obj | None:
         """``await self.check(x)`` where the test made ``check`` an ``AsyncMock``

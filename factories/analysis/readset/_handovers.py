@@ -31,7 +31,6 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from factories.analysis._walk import walk
 from factories.analysis.readset._syntax import literal_name
 
 Chain = tuple[str, tuple[str, ...]]
@@ -112,12 +111,13 @@ class BodyNames:
     frames: bool
 
 
-def body_names(body: Iterable[ast.stmt]) -> BodyNames:
-    """The ``BodyNames`` of ``body``."""
+def body_names(walked: Iterable[Iterable[ast.AST]]) -> BodyNames:
+    """The ``BodyNames`` of a body: ``walked`` holds each of its statements' nodes, in
+    ``walk`` order."""
     loads: dict[str, list[ast.Name]] = {}
     shared: set[str] = set()  # ``global``/``nonlocal`` names: not a local of the body
-    for stmt in body:
-        for node in walk(stmt):
+    for nodes in walked:
+        for node in nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 loads.setdefault(node.id, []).append(node)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):

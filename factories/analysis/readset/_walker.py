@@ -182,9 +182,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         ``async`` function's result is not its ``return``)."""
         if not self.context.stated_locals or not self.returns:
             return ()
-        if isinstance(self.func, ast.AsyncFunctionDef) or any(
-            isinstance(n, (ast.Yield, ast.YieldFrom)) for n in statements_and_exprs(self.func)
-        ):
+        if isinstance(self.func, ast.AsyncFunctionDef) or self.analyzer.is_generator(self.func):
             return ()
         first = self.returns[0]
         if not first or not isinstance(first[0], _PLAIN):
