@@ -1026,6 +1026,22 @@ class Mixer:
             return q + self.mix_scale
         return q
 
+
+def covered(md, cache):
+    if cache is not None:
+        n = md.decode_tokens
+        if n:
+            return n
+    return md.decode_tokens + md.total
+
+
+def uncovered(md, cache):
+    if cache is not None:
+        if cache.ready:
+            return cache.size
+        n = md.decode_tokens
+    return md.decode_tokens + md.total
+
 """
 
 
@@ -4332,6 +4348,29 @@ CASES = [
             assert _clip(s, n) == expected
         """,
         frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        # The arm that may return reads ``decode_tokens`` before it may; past the ``if`` the
+        # call reads it again: every path reads it, whichever way ``cache`` goes.
+        "handed-a-read-on-both-sides-of-an-undecided-early-return-is-on-every-path",
+        """
+        from vllm.mod import covered
+
+        def test_x(cache):
+            covered(SimpleNamespace(total=1), cache)
+        """,
+        frozenset({(ERROR, "md.decode_tokens")}),
+    ),
+    Case(
+        # Here the arm may return before its read: a path that returns reads it nowhere.
+        "handed-a-read-the-leaving-arm-makes-only-past-its-exit-stays-a-note",
+        """
+        from vllm.mod import uncovered
+
+        def test_x(cache):
+            uncovered(SimpleNamespace(total=1), cache)
+        """,
+        frozenset({(NOTE, "md.decode_tokens")}),
     ),
 ]
 

@@ -224,6 +224,7 @@ class ReadSetAnalyzer:
             frozenset(provided),
             self.blocks.siblings,
             self.blocks.typed | set(recorder.unprepared),
+            self.blocks.rests,
         )
         signature = Signature.of(node, bound=bound)
         chains = (
@@ -233,6 +234,7 @@ class ReadSetAnalyzer:
                 frozenset(provided_chains),
                 self.blocks.siblings,
                 self.blocks.typed | set(recorder.unprepared),
+                self.blocks.rests,
             )
             if recorder.chains
             else ()
@@ -284,6 +286,7 @@ class ReadSetAnalyzer:
             frozenset(provided_chains),
             self.blocks.siblings,
             self.blocks.typed | set(walked.recorder.unprepared),
+            self.blocks.rests,
         )
         return FunctionReport(
             function=f"{function.module.name}.{node.name}",
