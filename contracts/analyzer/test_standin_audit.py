@@ -1018,6 +1018,30 @@ class Stepper:
         n = self.size
         self.hook()
         return n + self.after
+
+
+class Mixer:
+    def forward(self, q, metadata):
+        if metadata.mixed:
+            return q + self.mix_scale
+        return q
+
+
+def covered(md, cache):
+    if cache is not None:
+        n = md.decode_tokens
+        if n:
+            return n
+    return md.decode_tokens + md.total
+
+
+def uncovered(md, cache):
+    if cache is not None:
+        if cache.ready:
+            return cache.size
+        n = md.decode_tokens
+    return md.decode_tokens + md.total
+
 """
 
 
@@ -4259,6 +4283,94 @@ CASES = [
                 Stepper.step(SimpleNamespace(hook=_hook), flag)
         """,
         frozenset({(NOTE, "size"), (NOTE, "after")}),
+    ),
+    Case(
+        # Each run of a parametrized test hands the call the namespace it builds then: the
+        # arm ``mixed=True`` takes is that run's path, so its read fails that run.
+        "made-self-a-parametrized-argument-decides-the-arm-of-one-run",
+        """
+        import pytest
+        from vllm.mod import Mixer
+
+        @pytest.mark.parametrize("mixed", [False, True])
+        def test_x(mixed):
+            impl = SimpleNamespace(base=1)
+            metadata = SimpleNamespace(mixed=mixed)
+            Mixer.forward(impl, 1, metadata)
+        """,
+        frozenset({(SELF, "mix_scale")}),
+    ),
+    Case(
+        # Values of different types have no common value, but no run takes the arm.
+        "made-self-a-parametrized-argument-no-run-of-which-takes-the-arm-stays-a-note",
+        """
+        import pytest
+        from vllm.mod import Mixer
+
+        @pytest.mark.parametrize("mixed", [False, 0])
+        def test_x(mixed):
+            impl = SimpleNamespace(base=1)
+            metadata = SimpleNamespace(mixed=mixed)
+            Mixer.forward(impl, 1, metadata)
+        """,
+        frozenset({(NOTE, "mix_scale")}),
+    ),
+    Case(
+        # A helper's result asserted per parametrize case: the case whose expected value is
+        # not the early return's (``n``, 8) rules that return out of its run.
+        "made-self-through-a-helper-a-parametrize-case-rules-out-the-early-return",
+        """
+        import pytest
+        from vllm.mod import Gate
+
+        def _clip(start, n):
+            ns = SimpleNamespace(block_size=16)
+            return Gate.clip(ns, start, n)
+
+        @pytest.mark.parametrize(("n", "expected"), [(8, 24), (4, 4)])
+        def test_x(s, n, expected):
+            assert _clip(s, n) == expected
+        """,
+        frozenset({(SELF, "new_flag")}),
+    ),
+    Case(
+        "made-self-through-a-helper-every-parametrize-case-may-take-the-early-return",
+        """
+        import pytest
+        from vllm.mod import Gate
+
+        def _clip(start, n):
+            ns = SimpleNamespace(block_size=16)
+            return Gate.clip(ns, start, n)
+
+        @pytest.mark.parametrize(("n", "expected"), [(8, 8), (4, 4)])
+        def test_x(s, n, expected):
+            assert _clip(s, n) == expected
+        """,
+        frozenset({(NOTE, "new_flag")}),
+    ),
+    Case(
+        # The arm that may return reads ``decode_tokens`` before it may; past the ``if`` the
+        # call reads it again: every path reads it, whichever way ``cache`` goes.
+        "handed-a-read-on-both-sides-of-an-undecided-early-return-is-on-every-path",
+        """
+        from vllm.mod import covered
+
+        def test_x(cache):
+            covered(SimpleNamespace(total=1), cache)
+        """,
+        frozenset({(ERROR, "md.decode_tokens")}),
+    ),
+    Case(
+        # Here the arm may return before its read: a path that returns reads it nowhere.
+        "handed-a-read-the-leaving-arm-makes-only-past-its-exit-stays-a-note",
+        """
+        from vllm.mod import uncovered
+
+        def test_x(cache):
+            uncovered(SimpleNamespace(total=1), cache)
+        """,
+        frozenset({(NOTE, "md.decode_tokens")}),
     ),
 ]
 

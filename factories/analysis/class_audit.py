@@ -116,6 +116,8 @@ class ClassAuditor:
                 bind_passed,
                 held_chains,
                 missing_fields,
+                on_some_run,
+                run_shapes,
                 whole_chains,
             )
         out: list[Finding] = []
@@ -255,6 +257,26 @@ class ClassAuditor:
             found = list(self._missing_reads(stub, cls, event, report))
             if standins is not None and (roots or nested):
                 found.extend(missing_fields(report, roots, nested, standins, cls.name, event))
+                # One run per value a parametrized argument takes (``run_shapes``): a read
+                # on the path of one run fails that run.
+                for shape in run_shapes(event.shape, standins.passed_to(event), event):
+                    run = self.analyzer.analyze(
+                        cls,
+                        event.name,
+                        state,
+                        known,
+                        call=shape,
+                        provided=provided,
+                        context=context,
+                        provided_chains=held,
+                    )
+                    found = on_some_run(
+                        found,
+                        [
+                            *self._missing_reads(stub, cls, event, run),
+                            *missing_fields(run, roots, nested, standins, cls.name, event),
+                        ],
+                    )
             out.extend(found)
             reads |= report.read_names
             state = report.state_after

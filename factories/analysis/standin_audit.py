@@ -32,6 +32,11 @@ that replay a namespace made ``self`` through ``ClassAuditor.audit_class``, and
 ``ReadSetAnalyzer.analyze_function``, or a constructor's ``__init__``,
 ``ReadSetAnalyzer.analyze`` with ``CallContext.real_self``); its namespace arguments are the
 objects the test built (``stated_shape``), whose stated fields decide the callee's branches.
+
+A parametrized test is several runs: a replayed call handed one namespace per run (the
+variants of one creation) is walked once per run as well (``run_shapes``), and a read one run
+makes on its path is an error (``on_some_run``); a helper's result the test asserts per
+parametrize case (``_site_runs``, ``CaseNames``) is an assertion on that case's run.
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ from factories.analysis.extraction import (
     EventKind,
     Meeting,
     MeetingHow,
+    ParamCase,
     SelfShape,
     StandIn,
     StandInField,
@@ -66,6 +72,7 @@ from factories.analysis.extraction import (
     StubEvent,
     arms_exclusive,
     call_binding,
+    parametrize_values,
 )
 from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Finding, FindingKind, Location
@@ -808,6 +815,72 @@ def stated_shape(handed: HandedCall) -> CallShape:
     return attrs.evolve(
         shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
     )
+
+
+_CERTAIN = (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD)
+
+
+def on_some_run(found: list[Finding], run: Iterable[Finding]) -> list[Finding]:
+    """``found`` (what a call's walk under the values every run of the test shares finds),
+    each note that one run's walk (``run_shapes``) finds as an error made that error: the
+    same read, on that run's path, fails that run."""
+    errors = {(f.name, f.vllm_location, f.stub_location): f for f in run if f.kind in _CERTAIN}
+    return [
+        errors.get((f.name, f.vllm_location, f.stub_location), f)
+        if f.kind is FindingKind.POSSIBLY_MISSING_ATTRIBUTE
+        else f
+        for f in found
+    ]
+
+
+#: How many runs of one call ``run_shapes`` walks, at most.
+MAX_RUNS = 8
+
+
+def run_shapes(
+    shape: CallShape | None, passed: Sequence[PassedStandIn], event: StubEvent
+) -> list[CallShape]:
+    """The call's shape once per run of a test that hands an argument a namespace it builds
+    from values it states per run (the variants of one creation: a parametrized value,
+    ``fp8_use_mixed_batch=use_mixed_batch``), each namespace stated as that run builds it
+    (``stated_obj``): a read the walk under what the call's text states leaves undecided may
+    be on one run's path.  One place (a position or keyword) may take several namespaces (one
+    run each); none where more than one does (their runs need not pair up), where one takes
+    more than ``MAX_RUNS``, or where no run states more than the shape already does."""
+    if shape is None or shape.star_args:
+        return []
+    by_place: dict[tuple[int | None, str | None], list[StandIn]] = {}
+    for given in passed:
+        by_place.setdefault((given.position, given.keyword), []).append(given.standin)
+    varied = [place for place, found in by_place.items() if len(found) > 1]
+    if len(varied) > 1 or any(len(found) > MAX_RUNS for found in by_place.values()):
+        return []
+    runs = by_place[varied[0]] if varied else [None]
+    out = []
+    for run in runs:
+        positional = list(shape.positional_literals)
+        keywords = dict(shape.keyword_literals)
+        for (position, keyword), found in by_place.items():
+            value = stated_obj(run if len(found) > 1 else found[0], event)
+            if value is None:
+                continue
+            if position is not None and position < len(positional):
+                positional[position] = _with_stated(positional[position], value)
+            elif keyword is not None and keyword in shape.keywords:
+                known = (keywords[keyword],) if keyword in keywords else ()
+                keywords[keyword] = _with_stated(known, value)[0]
+        if tuple(positional) == shape.positional_literals and tuple(keywords.items()) == tuple(
+            shape.keyword_literals
+        ):
+            continue
+        out.append(
+            attrs.evolve(
+                shape,
+                positional_literals=tuple(positional),
+                keyword_literals=tuple(keywords.items()),
+            )
+        )
+    return out
 
 
 def _common(values: list[Obj | None]) -> Obj | None:
@@ -1715,28 +1788,57 @@ class _CallIndex:
         out = []
         for site in self._helper_calls(helper.name):
             self._spanning(site.lineno)
-            value = self.asserted(site)
-            if not value:
-                continue
-            shape = event.shape
-            assert shape is not None
-            positional = list(shape.positional_literals)
-            keywords = dict(shape.keyword_literals)
-            for j, keyword, name in handed:
-                known = _argument(helper, site, name, self.names)
-                if not known:
-                    continue
-                if j is not None and j < len(positional):
-                    positional[j] = known
-                elif keyword is not None:
-                    keywords[keyword] = known[0]
-            shape = attrs.evolve(
-                shape,
-                positional_literals=tuple(positional),
-                keyword_literals=tuple(keywords.items()),
-            )
-            out.append(attrs.evolve(event, shape=shape, returns=value, test=self._test_of(site)))
+            for names, value in self._site_runs(site, helper, [n for _, _, n in handed]):
+                shape = event.shape
+                assert shape is not None
+                positional = list(shape.positional_literals)
+                keywords = dict(shape.keyword_literals)
+                for j, keyword, name in handed:
+                    known = _argument(helper, site, name, names)
+                    if not known:
+                        continue
+                    if j is not None and j < len(positional):
+                        positional[j] = known
+                    elif keyword is not None:
+                        keywords[keyword] = known[0]
+                shape = attrs.evolve(
+                    shape,
+                    positional_literals=tuple(positional),
+                    keyword_literals=tuple(keywords.items()),
+                )
+                out.append(
+                    attrs.evolve(event, shape=shape, returns=value, test=self._test_of(site))
+                )
         return out
+
+    def _site_runs(
+        self, site: ast.Call, helper: ast.FunctionDef, handed: Sequence[str]
+    ) -> Iterable[tuple[TestNames, tuple[object]]]:
+        """What the test asserts one call of a helper returns, with the names its arguments
+        are read under: the module's, where they state the asserted value and the handed
+        arguments; else, in a test parametrized with values written out (``assert _split(r,
+        n) == expected`` under ``parametrize(("n", "expected"), [(3602, 1600), ...])``), once
+        per case, the test's parameters bound to that case's values (``CaseNames``): each
+        case is a run of the call, its assertion one on that run."""
+        value = self.asserted(site)
+        if value and all(_argument(helper, site, n, self.names) for n in handed):
+            yield self.names, value
+            return
+        test = self.names.scope_of(site)
+        statement = self.names.parent(site)
+        while statement is not None and not isinstance(statement, ast.stmt):
+            statement = self.names.parent(statement)
+        cases = _written_cases(test)
+        if not cases or not isinstance(statement, ast.Assert) or self._under_raises(site):
+            if value:
+                yield self.names, value
+            return
+        for case in cases:
+            names = CaseNames(self.names, test, case.values)  # type: ignore[arg-type]
+            for asserted, stated_value in assert_states(statement, names):
+                if asserted is site:
+                    yield names, stated_value  # type: ignore[misc]
+                    break
 
     def _helper_calls(self, name: str) -> list[ast.Call]:
         """The calls of the module's function ``name`` by that name, in the module's order."""
@@ -1905,6 +2007,44 @@ def _blocks(node: ast.AST) -> Iterable[list[ast.stmt]]:
         block = getattr(node, name, None)
         if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
             yield block
+
+
+class CaseNames(TestNames):
+    """A test module's names as one parametrize case of ``function`` binds them: a parameter
+    of the test it does not rebind stands for the case's value; any other name for what the
+    module's text binds it to (``TestNames``, whose parents and bindings it shares)."""
+
+    def __init__(
+        self, names: TestNames, function: ast.FunctionDef, values: Mapping[str, ast.expr]
+    ) -> None:
+        self.__dict__.update(names.__dict__)
+        self._function = function
+        self._values = values
+
+    def resolve(self, name: ast.Name) -> ast.expr | None:
+        bound = self.bindings(self._function).get(name.id, ())
+        if (
+            name.id in self._values
+            and self.scope_of(name) is self._function
+            and len(bound) == 1
+            and isinstance(bound[0], ast.arg)
+        ):
+            return self._values[name.id]
+        return super().resolve(name)
+
+
+def _written_cases(function: ast.AST) -> list[ParamCase]:
+    """The cases of a test function parametrized by one ``pytest.mark.parametrize`` whose
+    values are written out (``parametrize_values``); none for several (their cases combine)
+    or for none."""
+    if not isinstance(function, ast.FunctionDef):
+        return []
+    decorators = [
+        d
+        for d in function.decorator_list
+        if isinstance(d, ast.Call) and getattr(d.func, "attr", None) == "parametrize"
+    ]
+    return parametrize_values(decorators[0]) if len(decorators) == 1 else []
 
 
 def _argument(

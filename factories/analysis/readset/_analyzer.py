@@ -263,6 +263,7 @@ class ReadSetAnalyzer:
             frozenset(provided),
             self.blocks.siblings,
             self.blocks.typed | set(recorder.unprepared),
+            self.blocks.rests,
         )
         signature = Signature.of(node, bound=bound)
         chains = (
@@ -272,6 +273,7 @@ class ReadSetAnalyzer:
                 frozenset(provided_chains),
                 self.blocks.siblings,
                 self.blocks.typed | set(recorder.unprepared),
+                self.blocks.rests,
             )
             if recorder.chains
             else ()
@@ -323,6 +325,7 @@ class ReadSetAnalyzer:
             frozenset(provided_chains),
             self.blocks.siblings,
             self.blocks.typed | set(walked.recorder.unprepared),
+            self.blocks.rests,
         )
         return FunctionReport(
             function=f"{function.module.name}.{node.name}",

@@ -24,6 +24,8 @@ class BlockIds:
         self._ids: dict[tuple[int, int], int] = {}  # (id of the AST node, arm) -> block id
         self.siblings: dict[int, int] = {}  # the other arm of an ``if`` arm's block
         self.typed: set[int] = set()  # the arms of an ``if`` that tests a value's type
+        # The straight lines past an ``if`` an arm of which may leave (``rest_after``).
+        self.rests: set[int] = set()
 
     def of(self, node: object, arm: int) -> int:
         """One arm (0, 1) of an ``if`` (keyed by its statement list) or a loop's body (0,
@@ -35,6 +37,15 @@ class BlockIds:
         ids = (self.of(body, 0), self.of(orelse, 1))
         self.siblings.update({ids[0]: ids[1], ids[1]: ids[0]})
         return ids
+
+    def rest_after(self, body: object) -> int:
+        """The block of the straight line past an undecided ``if`` (keyed by its ``body``)
+        an arm of which may leave the call or the loop body: no test prepares it (a test may
+        take the early exit on purpose), so ``provisioned`` never counts it ready; it only
+        places the reads ``Walker.uncover`` finds on every path."""
+        rest = self.of(body, 2)
+        self.rests.add(rest)
+        return rest
 
     def type_tested(self, body: object, orelse: object) -> None:
         """Record that the ``if`` of these arms tests a type (``isinstance(q, tuple)``) the
@@ -49,6 +60,7 @@ def provisioned(
     provided: frozenset[str],
     siblings: Mapping[int, int],
     typed: Collection[int] = frozenset(),
+    rests: Collection[int] = frozenset(),
 ) -> list[AttributeAccess]:
     """Required reads made certain because the test prepared the block they sit in.
 
@@ -62,7 +74,9 @@ def provisioned(
     decide: a field read in one arm only says the object has it, not that the test passes
     the type that arm takes (``if isinstance(q, tuple): ... self.workspace_specs`` with a
     tensor ``q``), so such an arm is never provisioned, as a ``hasattr`` guard decides
-    nothing about a field the test did not set."""
+    nothing about a field the test did not set.  ``rests``: the straight lines past an early
+    exit (``BlockIds.rest_after``): a read there is in no block a test prepares, as past any
+    exit."""
     if not provided:
         return list(required)
     inside: dict[str, frozenset[int]] = {}
@@ -70,6 +84,8 @@ def provisioned(
         if access.name not in provided:
             continue
         blocks = frozenset(access.blocks or ()) if not access.certain else frozenset()
+        if not blocks.isdisjoint(rests):
+            blocks = frozenset()
         inside[access.name] = inside.get(access.name, blocks) & blocks
     ready = frozenset().union(*inside.values())
     # Both arms of one ``if`` prepared: the test (or a helper shared by tests) set up for

@@ -138,6 +138,10 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.raised = False  # met a ``raise`` here or in a method this one calls
         self.ended = False  # the current statement called something that always raises
         self.returned: State = None  # meet of the states at each ``return``
+        # The straight lines past an undecided ``if`` some arms of which may leave, with the
+        # names those arms read before leaving: (its blocks, ``certain`` and blocks before the
+        # ``if``, the names); see ``uncover``.
+        self.covers: list[tuple[tuple[int, ...], bool, tuple[int, ...], frozenset[str]]] = []
         self.returns: list[tuple[object] | tuple[()]] = []  # what each ``return`` gives
         # The value of each call of a function of the tree walked here (``returned_value``).
         self.call_values: dict[int, tuple[object]] = {}
@@ -159,6 +163,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         (``Walked.stored``): the one way out."""
         fell_off = self.block(self.func.body, state)
         out = meet(fell_off, self.returned)
+        self.uncover(0)
         stored = ()
         if self.context.real_self and self.exits == 0 and self.owner is not None:
             stored = tuple(sorted(self.consts.items(), key=lambda kv: kv[0]))
@@ -321,6 +326,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         changed: set[tuple[str, str]] = set()
         ends: list[tuple[dict[str, object], dict[str, object]]] = []  # known at each arm's end
         ids = self.analyzer.blocks.arms(body, orelse)
+        covers = len(self.covers)
         for number, (arm, arm_in) in enumerate(((body, body_in), (orelse, orelse_in))):
             self.certain = was
             self.chain = None if chain is None else chain + (ids[number],)
@@ -343,6 +349,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
                 if names.get(k, _MISSING) is not self.name_consts.get(k, _MISSING)
             }
         marks.append(self.rec.lengths())
+        self.uncover(covers)  # the arms' own, before this ``if`` places their reads
         self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
         self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
         if self.context.stated_locals:
@@ -367,13 +374,52 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             for i in list(first) + list(second):
                 if accesses[i].certain and accesses[i].name not in both:
                     accesses[i] = attrs.evolve(accesses[i], certain=False)
+        # What each arm that may leave reads on its straight line, before any exit: a read of
+        # the same name on the straight line past the ``if`` is on every path (``covers``).
+        straight: list[set[str]] = []
+        if self.context.stated_locals and (was or chain is not None) and not all(left):
+            for number, arm_left in enumerate(left):
+                if not arm_left:
+                    continue
+                arm_chain = None if chain is None else chain + (ids[number],)
+                straight.append(
+                    {
+                        accesses[i].name
+                        for which, accesses in enumerate(self.placed_lists())
+                        for i in range(marks[number][which], marks[number + 1][which])
+                        if (was and accesses[i].certain)
+                        or (arm_chain is not None and accesses[i].blocks == arm_chain)
+                    }
+                )
         # A ``break``/``continue`` leaves the loop body's straight line as a ``return``
         # leaves the call's (only a body that surely runs is certain to begin with).
         self.certain = was and self.exits == exits and self.jumps == jumps
         self.chain = chain if self.exits == exits and self.jumps == jumps else None
+        if straight and self.chain is None and not self.past_raise(raised):
+            covered = frozenset.intersection(*(frozenset(names) for names in straight))
+            if covered:
+                rest = self.analyzer.blocks.rest_after(body)
+                base = chain if chain is not None else ()
+                self.chain = base + (rest,)
+                self.covers.append((self.chain, was, base, covered))
         if self.past_raise(raised):
             self.certain = False
         return meet(states[0], states[1])
+
+    def uncover(self, since: int) -> None:
+        """Place the reads made on the straight line past an undecided ``if`` whose leaving
+        arms all read the same name before they may leave (``covers``): ``if cache: n =
+        md.num_decode_tokens; ... return`` then ``md.num_decode_tokens`` past the ``if`` --
+        every path reads it, in the arm or past it, so the read past it is placed as the
+        ``if`` itself is.  The covers met since ``since`` (a count of ``covers``), done
+        before an enclosing ``if`` places its arms' reads.  Where the test's values are
+        followed (``stated_locals``)."""
+        for rest, was, base, names in self.covers[since:]:
+            for accesses in self.placed_lists():
+                for i, access in enumerate(accesses):
+                    if access.blocks == rest and not access.certain and access.name in names:
+                        accesses[i] = attrs.evolve(access, certain=was, blocks=base)
+        del self.covers[since:]
 
     def past_raise(self, raised_before: bool) -> bool:
         """Whether the part just walked met something that may raise what ``pytest.raises``
@@ -432,7 +478,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             new = [*new, *(c for c in self.rec.chains[since[1] :] if self.lacks(c))]
         if self.certain:
             return any(a.certain for a in new)
-        return self.chain is not None and any(a.blocks == self.chain for a in new)
+        if self.chain is None or self.analyzer.blocks.rests.intersection(self.chain):
+            return False  # past an early exit (``rest_after``): placed only for ``uncover``
+        return any(a.blocks == self.chain for a in new)
 
     def lacks(self, read: ChainRead) -> bool:
         """Whether ``read`` takes a link a namespace the test built whole lacks."""
