@@ -1003,6 +1003,37 @@ class Platform:
         if model_config is not None:
             model_config.cascade = True
         return model_config is not None and getattr(model_config.hf_config, "kind", 0) == 1
+
+
+import copy  # noqa: E402
+
+
+class CopyingDrafter:
+    def __init__(self, vllm_config):
+        dcp = vllm_config.speculative_config.dcp_size
+        if dcp and dcp != vllm_config.parallel_config.dcp_size:
+            vllm_config = copy.copy(vllm_config)
+            vllm_config.parallel_config = None
+        self.vllm_config = vllm_config
+        if vllm_config.parallel_config.use_ubatching:
+            self.microbatched = True
+
+
+class EveryArmDrafter:
+    def __init__(self, vllm_config, fallback):
+        if vllm_config.speculative_config.dcp_size:
+            vllm_config = copy.copy(vllm_config)
+        else:
+            vllm_config = fallback
+        self.microbatched = vllm_config.parallel_config.use_ubatching
+
+
+class LoopDrafter:
+    def __init__(self, vllm_config, others):
+        if vllm_config.speculative_config.dcp_size:
+            for vllm_config in others:
+                pass
+        self.microbatched = vllm_config.parallel_config.use_ubatching
 """
 
 
@@ -4078,6 +4109,53 @@ CASES = [
         def test_x(kind, layers):
             config = _config(kind=kind, layers=layers)
             Platform.check_config(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-parameter-one-arm-rebinds-still-holds-the-namespace-on-the-other",
+        """
+        from vllm.mod import CopyingDrafter
+
+        def test_x(dcp):
+            CopyingDrafter(
+                SimpleNamespace(
+                    speculative_config=SimpleNamespace(dcp_size=dcp),
+                    parallel_config=SimpleNamespace(dcp_size=1),
+                )
+            )
+        """,
+        frozenset({(NOTE, "vllm_config.parallel_config.use_ubatching")}),
+    ),
+    Case(
+        "a-parameter-every-arm-rebinds-holds-the-namespace-on-no-path-past-the-if",
+        """
+        from vllm.mod import EveryArmDrafter
+
+        def test_x(dcp, other):
+            EveryArmDrafter(
+                SimpleNamespace(
+                    speculative_config=SimpleNamespace(dcp_size=dcp),
+                    parallel_config=SimpleNamespace(),
+                ),
+                other,
+            )
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-parameter-a-loop-of-one-arm-rebinds-is-not-followed-past-the-if",
+        """
+        from vllm.mod import LoopDrafter
+
+        def test_x(dcp, others):
+            LoopDrafter(
+                SimpleNamespace(
+                    speculative_config=SimpleNamespace(dcp_size=dcp),
+                    parallel_config=SimpleNamespace(),
+                ),
+                others,
+            )
         """,
         frozenset(),
     ),

@@ -122,6 +122,31 @@ class ChainHandlers:
             return (node.id, path), 0
         return None
 
+    def maybe_chain(self, node: ast.AST | None) -> tuple[Chain, int] | None:
+        """``chain_through`` for a chain on a name that holds a stand-in chain on some paths
+        only (``Walker.maybe_roots``)."""
+        if not self.context.chains:
+            return None
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.maybe_roots:
+            return None
+        root, *head = self.maybe_roots[node.id].split(".")
+        return (root, (*head, *reversed(parts))), len(head)
+
+    def maybe_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
+        """An attribute load on a name that holds a stand-in chain on some paths only
+        (``maybe_chain``): recorded as a read that may happen; whether it was one."""
+        if not self.maybe_roots:
+            return False
+        found = self.chain_through(node, state) is None and self.maybe_chain(node)
+        if not found or not found[0][1]:
+            return False
+        self.chain_read(found[0], node, state, through=found[1], possible=True)
+        return True
+
     def chain_read(
         self,
         chain: Chain,
@@ -129,6 +154,7 @@ class ChainHandlers:
         state: frozenset[str],
         guarded: bool = False,
         through: int = 0,
+        possible: bool = False,
     ) -> None:
         """Record a read of ``chain`` here, unless the walk itself wrote a link of it on every
         path so far (then the object read is the walk's, not the stand-in's).  A link the code
@@ -150,8 +176,9 @@ class ChainHandlers:
                     guarded = True
                 else:
                     optional = length
+        certain, blocks = (False, None) if possible else (self.certain, self.chain)
         self.rec.chains.append(
-            ChainRead(root, path, self.loc(node), self.certain, guarded, self.chain, optional)
+            ChainRead(root, path, self.loc(node), certain, guarded, blocks, optional)
         )
 
     def chain_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
@@ -222,6 +249,9 @@ class ChainHandlers:
             return state
         literal = literal_name(call.args[1])
         found = self.chain_through(call.args[0], state)
+        possible = found is None
+        if possible:
+            found = self.maybe_chain(call.args[0])
         if literal is None or found is None:
             return state
         chain, through = found
@@ -231,7 +261,7 @@ class ChainHandlers:
             return state | {WRITTEN_MARK + text}
         defaulted = func.id == "getattr" and len(call.args) > 2
         guarded = func.id == "hasattr" or defaulted
-        self.chain_read(full, call, state, guarded=guarded, through=through)
+        self.chain_read(full, call, state, guarded=guarded, through=through, possible=possible)
         # What the default stands in for may be what the code reads on (through a local,
         # ``held_path``): from here on, a read through it allows that link to be missing.
         return state | {PROBED_MARK + text} if defaulted else state
