@@ -1034,6 +1034,13 @@ class LoopDrafter:
             for vllm_config in others:
                 pass
         self.microbatched = vllm_config.parallel_config.use_ubatching
+
+
+class EngineProc:
+    @staticmethod
+    def run_engine(*args, rank=0, **kwargs):
+        vllm_config = kwargs["vllm_config"]
+        return vllm_config.watchdog_config
 """
 
 
@@ -4155,6 +4162,28 @@ CASES = [
                     parallel_config=SimpleNamespace(),
                 ),
                 others,
+            )
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-local-bound-to-a-kwargs-element-is-the-namespace-the-caller-passed-by-that-keyword",
+        """
+        from vllm.mod import EngineProc
+
+        def test_x():
+            EngineProc.run_engine(vllm_config=SimpleNamespace(shutdown_timeout=1))
+        """,
+        frozenset({(ERROR, "kwargs['vllm_config'].watchdog_config")}),
+    ),
+    Case(
+        "a-local-bound-to-another-kwargs-element-is-not-the-namespace",
+        """
+        from vllm.mod import EngineProc
+
+        def test_x(vllm_config):
+            EngineProc.run_engine(
+                vllm_config=vllm_config, other=SimpleNamespace(shutdown_timeout=1)
             )
         """,
         frozenset(),

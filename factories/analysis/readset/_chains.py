@@ -229,11 +229,32 @@ class ChainHandlers:
         if probed is not None:
             inner = self.held_path(probed[0], state)
             return None if inner is None else f"{inner}.{probed[1]}"
+        element = self.element_held(node)
+        if element is not None:
+            return element
         path = self.param_path(node)
         if path is not None or not self.is_self_attr(_root_attribute(node)):
             return path
         chain = self.chain_of(node, state)
         return None if chain is None else ".".join((chain[0], *chain[1]))
+
+    def element_held(self, node: ast.AST | None) -> str | None:
+        """``kwargs["cfg"]`` (or ``args[1]``) of this function's own ``**kwargs``/``*args``
+        with a literal key: the stand-in the caller bound to that element (``forwarded``),
+        as ``run(*args, **kwargs)`` takes ``vllm_config = kwargs["vllm_config"]``."""
+        if not (
+            self.context.chains
+            and isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, (str, int))
+            and not isinstance(node.slice.value, bool)
+        ):
+            return None
+        name, key = node.value.id, node.slice.value
+        if name in self.shadowed or name in self.locals:
+            return None
+        return self.aliases.get(element_key(name, key))
 
     def chain_probe(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """``getattr``/``hasattr``/``setattr`` with a literal name on a stand-in or a chain on
