@@ -1041,6 +1041,32 @@ class EngineProc:
     def run_engine(*args, rank=0, **kwargs):
         vllm_config = kwargs["vllm_config"]
         return vllm_config.watchdog_config
+
+
+import dataclasses  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True)
+class RefusalSpec:
+    last_layer: int = 0
+
+    def refusal_reasons(self, config):
+        return config.kernel_config.moe_backend
+
+
+REFUSAL_SPEC = RefusalSpec()
+
+
+def refusals_of_a_copy(config):
+    spec = dataclasses.replace(REFUSAL_SPEC, last_layer=1)
+    return spec.refusal_reasons(config)
+
+
+def refusals_of_a_reassigned_spec(config, other):
+    spec = RefusalSpec()
+    if other:
+        spec = other
+    return spec.refusal_reasons(config)
 """
 
 
@@ -4184,6 +4210,28 @@ CASES = [
         def test_x(vllm_config):
             EngineProc.run_engine(
                 vllm_config=vllm_config, other=SimpleNamespace(shutdown_timeout=1)
+            )
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-of-an-object-the-text-settles-the-class-of-is-walked-with-the-namespace",
+        """
+        from vllm.mod import refusals_of_a_copy
+
+        def test_x():
+            refusals_of_a_copy(SimpleNamespace(kernel_config=SimpleNamespace()))
+        """,
+        frozenset({(ERROR, "config.kernel_config.moe_backend")}),
+    ),
+    Case(
+        "a-method-of-an-object-bound-twice-is-not-followed",
+        """
+        from vllm.mod import refusals_of_a_reassigned_spec
+
+        def test_x(other):
+            refusals_of_a_reassigned_spec(
+                SimpleNamespace(kernel_config=SimpleNamespace()), other
             )
         """,
         frozenset(),

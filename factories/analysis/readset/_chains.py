@@ -467,6 +467,10 @@ class ChainHandlers:
             return self.class_function(self.klass, rest) if "." not in rest else None
         if head in (*self.params, *self.aliases):
             return None
+        if rest and "." not in rest:
+            built = self.instance_class(head)
+            if built is not None:
+                return self.instance_method(built, rest)
         try:
             target = self.index.resolve(self.module, text, self.local_imports)
             owner, _, name = text.rpartition(".")
@@ -486,6 +490,58 @@ class ChainHandlers:
             return self.constructed(target, text)
         except SourceError:
             return None  # the module's own users report it
+
+    def instance_class(self, name: str) -> ClassInfo | None:
+        """The class of the object ``name`` holds where the text settles it: the one binding
+        of a local of this function, or else of a module-level name, is a constructor call
+        of a class of the tree (``spec = DecodeConfig(...)``, ``DECODE = DecodeConfig()``),
+        or ``dataclasses.replace``/``copy.copy`` of such an object
+        (``spec = replace(DECODE, last_layer=n)``), which keeps its class."""
+        seen: set[str] = set()
+        scopes: list[tuple[ast.AST, bool]] = [(self.func, True), (self.module.tree, False)]
+        while name not in seen:
+            seen.add(name)
+            value = None
+            for scope, local in scopes:
+                if local and name not in self.locals:
+                    continue
+                value = _only_binding(scope, name, nested=local)
+                break
+            if not isinstance(value, ast.Call) or not isinstance(
+                value.func, (ast.Name, ast.Attribute)
+            ):
+                return None
+            callee = ast.unparse(value.func)
+            if callee.rpartition(".")[2] in ("replace", "copy") and value.args:
+                source = value.args[0]
+                if not isinstance(source, ast.Name):
+                    return None
+                name = source.id
+                continue
+            try:
+                cls = self.index.resolve(self.module, callee, self.local_imports)
+            except SourceError:
+                return None
+            if not isinstance(cls, ClassInfo) or self.patched(
+                f"{cls.module.name}.{cls.name}", callee
+            ):
+                return None
+            return cls
+        return None
+
+    def instance_method(self, cls: ClassInfo, name: str) -> PassedCallee | None:
+        """``obj.name(...)`` on an object of ``cls`` (``instance_class``): the method's
+        ``def``, walked as a function past its ``self``; what it reads of ``self`` is the
+        real object's.  Not a method the test replaced."""
+        member = self.index.lookup(cls, name)
+        if member is None or member.kind is not MemberKind.METHOD:
+            return None
+        node = member.node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if self.analyzer.is_replaced(self.context, cls, member, None):
+            return None
+        return PassedCallee(FunctionRef(member.owner.module, node), 1)
 
     def constructed(self, target: ClassInfo, text: str) -> PassedCallee | None:
         """``Cls(cfg)`` spelled ``text``: the ``__init__`` it runs, unless the test replaced
@@ -529,6 +585,53 @@ class ChainHandlers:
         if defined in patched:
             return True
         return bool(text) and "." not in text and f"{self.module.name}.{text}" in patched
+
+
+def _only_binding(scope: ast.AST, name: str, *, nested: bool) -> ast.expr | None:
+    """The value of the one binding of ``name`` in ``scope`` when it is a plain assignment
+    (``name = value``), else None: none, several, or another kind of binding.  ``nested``:
+    count the bindings in nested functions too (a function's locals); a module's own
+    statements only otherwise."""
+    if any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(scope)):
+        return None  # a function rebinds it
+    nodes = ast.walk(scope) if nested else _outside_defs(scope)
+    found: list[ast.expr | None] = []
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+                found.append(node.value if len(node.targets) == 1 else None)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            if isinstance(node.target, ast.Name) and node.target.id == name:
+                found.append(node.value if isinstance(node, ast.AnnAssign) else None)
+        elif nested and isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            if node.id == name and not _assigned(scope, node):
+                found.append(None)
+    return found[0] if len(found) == 1 else None
+
+
+def _outside_defs(scope: ast.AST) -> list[ast.AST]:
+    """The statements of a module, those under its ``if``/``try``/``with`` blocks too, not
+    those of the functions and classes it defines."""
+    out: list[ast.AST] = []
+    todo = list(getattr(scope, "body", ()))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        out.append(node)
+        todo.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
+        for handler in getattr(node, "handlers", ()):
+            todo.extend(handler.body)
+    return out
+
+
+def _assigned(scope: ast.AST, target: ast.Name) -> bool:
+    """Whether ``target`` is the whole target of an assignment in ``scope``."""
+    return any(
+        isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        and (target in getattr(node, "targets", ()) or getattr(node, "target", None) is target)
+        for node in ast.walk(scope)
+    )
 
 
 def _split(text: str) -> Chain:
