@@ -16,7 +16,7 @@ from factories.analysis._walk import child_nodes, walk
 from factories.analysis.binding import CallShape, Signature
 from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.findings import Location
-from factories.analysis.readset._chains import FUNCTION_FRAME
+from factories.analysis.readset._chains import FUNCTION_FRAME, Binding, scope_bindings
 from factories.analysis.readset._declared import param_classes
 from factories.analysis.readset._handovers import BodyNames, body_names
 from factories.analysis.readset._model import (
@@ -101,6 +101,8 @@ class ReadSetAnalyzer:
         # id of a function's AST -> each node of its body -> its parent (``_handovers``)
         self._parents: dict[int, dict[ast.AST, ast.AST]] = {}
         self._body_names: dict[int, BodyNames] = {}  # id of a function's AST (``_handovers``)
+        # id of a function's or module's AST -> each name it binds -> ``bindings``
+        self._bindings: dict[int, dict[str, tuple[Binding, ...]]] = {}
         # id of a module's AST -> its names bound once to a literal (``module_constants``)
         self._constants: dict[int, dict[str, tuple[object]]] = {}
 
@@ -118,6 +120,14 @@ class ReadSetAnalyzer:
             }
             self._function_names[key] = (imports, frozenset(stored | set(imports)))
         return self._function_names[key]
+
+    def bindings(self, scope: ast.AST) -> dict[str, tuple[Binding, ...]]:
+        """Each name ``scope`` binds -> its bindings, read once per scope: a function's
+        (its nested scopes too), or a module's outside its functions and classes."""
+        key = id(scope)
+        if key not in self._bindings:
+            self._bindings[key] = scope_bindings(scope)
+        return self._bindings[key]
 
     def parents(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[ast.AST, ast.AST]:
         """Each node of ``func``'s body -> its parent, read once per function."""

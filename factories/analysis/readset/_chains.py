@@ -505,7 +505,9 @@ class ChainHandlers:
             for scope, local in scopes:
                 if local and name not in self.locals:
                     continue
-                value = _only_binding(scope, name, nested=local)
+                found = self.analyzer.bindings(scope).get(name, ())
+                if len(found) == 1 and found[0].plain:
+                    value = found[0].value
                 break
             if not isinstance(value, ast.Call) or not isinstance(
                 value.func, (ast.Name, ast.Attribute)
@@ -587,26 +589,51 @@ class ChainHandlers:
         return bool(text) and "." not in text and f"{self.module.name}.{text}" in patched
 
 
-def _only_binding(scope: ast.AST, name: str, *, nested: bool) -> ast.expr | None:
-    """The value of the one binding of ``name`` in ``scope`` when it is a plain assignment
-    (``name = value``), else None: none, several, or another kind of binding.  ``nested``:
-    count the bindings in nested functions too (a function's locals); a module's own
-    statements only otherwise."""
-    if any(isinstance(n, ast.Global) and name in n.names for n in ast.walk(scope)):
-        return None  # a function rebinds it
-    nodes = ast.walk(scope) if nested else _outside_defs(scope)
-    found: list[ast.expr | None] = []
+@attrs.frozen
+class Binding:
+    """One binding of a name: ``plain`` where it is the whole target of an assignment
+    (``name = ...``, ``name: T = ...``); ``value`` what a lone-target one assigns."""
+
+    plain: bool
+    value: ast.expr | None = None
+
+
+def scope_bindings(scope: ast.AST) -> dict[str, tuple[Binding, ...]]:
+    """Each name ``scope`` binds -> its bindings: a function's (nested scopes too), or a
+    module's statements outside its functions and classes.  A ``global`` statement
+    anywhere counts as a binding that is not plain."""
+    found: dict[str, list[Binding]] = {}
+    module = isinstance(scope, ast.Module)
+    nodes = _outside_defs(scope) if module else list(ast.walk(scope))
+    whole: set[int] = set()
     for node in nodes:
         if isinstance(node, ast.Assign):
-            if any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-                found.append(node.value if len(node.targets) == 1 else None)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            if isinstance(node.target, ast.Name) and node.target.id == name:
-                found.append(node.value if isinstance(node, ast.AnnAssign) else None)
-        elif nested and isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
-            if node.id == name and not _assigned(scope, node):
-                found.append(None)
-    return found[0] if len(found) == 1 else None
+            value = node.value if len(node.targets) == 1 else None
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    whole.add(id(target))
+                    found.setdefault(target.id, []).append(Binding(True, value))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            whole.add(id(node.target))
+            found.setdefault(node.target.id, []).append(Binding(True, node.value))
+    others = (n for stmt in nodes for n in ast.walk(stmt)) if module else iter(nodes)
+    for node in others:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if id(node) not in whole:
+                found.setdefault(node.id, []).append(Binding(False))
+        elif module and isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = (alias.asname or alias.name).partition(".")[0]
+                found.setdefault(name, []).append(Binding(False))
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Global):
+            for name in node.names:
+                found.setdefault(name, []).append(Binding(False))
+    if module:
+        for node in getattr(scope, "body", ()):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.setdefault(node.name, []).append(Binding(False))
+    return {name: tuple(b) for name, b in found.items()}
 
 
 def _outside_defs(scope: ast.AST) -> list[ast.AST]:
@@ -623,15 +650,6 @@ def _outside_defs(scope: ast.AST) -> list[ast.AST]:
         for handler in getattr(node, "handlers", ()):
             todo.extend(handler.body)
     return out
-
-
-def _assigned(scope: ast.AST, target: ast.Name) -> bool:
-    """Whether ``target`` is the whole target of an assignment in ``scope``."""
-    return any(
-        isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-        and (target in getattr(node, "targets", ()) or getattr(node, "target", None) is target)
-        for node in ast.walk(scope)
-    )
 
 
 def _split(text: str) -> Chain:

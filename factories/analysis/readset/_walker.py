@@ -64,22 +64,6 @@ def rebinds(body: Sequence[ast.stmt], name: str) -> bool:
     )
 
 
-def plainly_bound(func: ast.AST, name: str) -> bool:
-    """Whether every binding of ``name`` in ``func`` (nested scopes too) is the whole target
-    of an assignment (``name = ...``, ``name: T = ...``)."""
-    plain = set()
-    for node in ast.walk(func):
-        if isinstance(node, ast.Assign):
-            plain.update(id(t) for t in node.targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            plain.add(id(node.target))
-    return all(
-        id(node) in plain
-        for node in ast.walk(func)
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
-    )
-
-
 class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers, Decisions):
     """Walks one function body; see the package docstring for the state semantics.
 
@@ -443,7 +427,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         for name, text in roots.items():
             if now.get(name) == text or all(rebinds(arm, name) for arm in going_on):
                 continue
-            if plainly_bound(self.func, name):
+            if all(b.plain for b in self.analyzer.bindings(self.func).get(name, ())):
                 out[name] = text
         return out
 
