@@ -1042,6 +1042,70 @@ def uncovered(md, cache):
         n = md.decode_tokens
     return md.decode_tokens + md.total
 
+
+
+import copy  # noqa: E402
+
+
+class CopyingDrafter:
+    def __init__(self, vllm_config):
+        dcp = vllm_config.speculative_config.dcp_size
+        if dcp and dcp != vllm_config.parallel_config.dcp_size:
+            vllm_config = copy.copy(vllm_config)
+            vllm_config.parallel_config = None
+        self.vllm_config = vllm_config
+        if vllm_config.parallel_config.use_ubatching:
+            self.microbatched = True
+
+
+class EveryArmDrafter:
+    def __init__(self, vllm_config, fallback):
+        if vllm_config.speculative_config.dcp_size:
+            vllm_config = copy.copy(vllm_config)
+        else:
+            vllm_config = fallback
+        self.microbatched = vllm_config.parallel_config.use_ubatching
+
+
+class LoopDrafter:
+    def __init__(self, vllm_config, others):
+        if vllm_config.speculative_config.dcp_size:
+            for vllm_config in others:
+                pass
+        self.microbatched = vllm_config.parallel_config.use_ubatching
+
+
+class EngineProc:
+    @staticmethod
+    def run_engine(*args, rank=0, **kwargs):
+        vllm_config = kwargs["vllm_config"]
+        return vllm_config.watchdog_config
+
+
+import dataclasses  # noqa: E402
+
+
+@dataclasses.dataclass(frozen=True)
+class RefusalSpec:
+    last_layer: int = 0
+
+    def refusal_reasons(self, config):
+        return config.kernel_config.moe_backend
+
+
+REFUSAL_SPEC = RefusalSpec()
+
+
+def refusals_of_a_copy(config):
+    spec = dataclasses.replace(REFUSAL_SPEC, last_layer=1)
+    return spec.refusal_reasons(config)
+
+
+def refusals_of_a_reassigned_spec(config, other):
+    spec = RefusalSpec()
+    if other:
+        spec = other
+    return spec.refusal_reasons(config)
 """
 
 
@@ -4371,6 +4435,97 @@ CASES = [
             uncovered(SimpleNamespace(total=1), cache)
         """,
         frozenset({(NOTE, "md.decode_tokens")}),
+    ),
+    Case(
+        "a-parameter-one-arm-rebinds-still-holds-the-namespace-on-the-other",
+        """
+        from vllm.mod import CopyingDrafter
+
+        def test_x(dcp):
+            CopyingDrafter(
+                SimpleNamespace(
+                    speculative_config=SimpleNamespace(dcp_size=dcp),
+                    parallel_config=SimpleNamespace(dcp_size=1),
+                )
+            )
+        """,
+        frozenset({(NOTE, "vllm_config.parallel_config.use_ubatching")}),
+    ),
+    Case(
+        "a-parameter-every-arm-rebinds-holds-the-namespace-on-no-path-past-the-if",
+        """
+        from vllm.mod import EveryArmDrafter
+
+        def test_x(dcp, other):
+            EveryArmDrafter(
+                SimpleNamespace(
+                    speculative_config=SimpleNamespace(dcp_size=dcp),
+                    parallel_config=SimpleNamespace(),
+                ),
+                other,
+            )
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-parameter-a-loop-of-one-arm-rebinds-is-not-followed-past-the-if",
+        """
+        from vllm.mod import LoopDrafter
+
+        def test_x(dcp, others):
+            LoopDrafter(
+                SimpleNamespace(
+                    speculative_config=SimpleNamespace(dcp_size=dcp),
+                    parallel_config=SimpleNamespace(),
+                ),
+                others,
+            )
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-local-bound-to-a-kwargs-element-is-the-namespace-the-caller-passed-by-that-keyword",
+        """
+        from vllm.mod import EngineProc
+
+        def test_x():
+            EngineProc.run_engine(vllm_config=SimpleNamespace(shutdown_timeout=1))
+        """,
+        frozenset({(ERROR, "kwargs['vllm_config'].watchdog_config")}),
+    ),
+    Case(
+        "a-local-bound-to-another-kwargs-element-is-not-the-namespace",
+        """
+        from vllm.mod import EngineProc
+
+        def test_x(vllm_config):
+            EngineProc.run_engine(
+                vllm_config=vllm_config, other=SimpleNamespace(shutdown_timeout=1)
+            )
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-of-an-object-the-text-settles-the-class-of-is-walked-with-the-namespace",
+        """
+        from vllm.mod import refusals_of_a_copy
+
+        def test_x():
+            refusals_of_a_copy(SimpleNamespace(kernel_config=SimpleNamespace()))
+        """,
+        frozenset({(ERROR, "config.kernel_config.moe_backend")}),
+    ),
+    Case(
+        "a-method-of-an-object-bound-twice-is-not-followed",
+        """
+        from vllm.mod import refusals_of_a_reassigned_spec
+
+        def test_x(other):
+            refusals_of_a_reassigned_spec(
+                SimpleNamespace(kernel_config=SimpleNamespace()), other
+            )
+        """,
+        frozenset(),
     ),
 ]
 

@@ -16,7 +16,7 @@ from factories.analysis._walk import link_parents, walk
 from factories.analysis.binding import CallShape, Signature
 from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.findings import Location
-from factories.analysis.readset._chains import FUNCTION_FRAME
+from factories.analysis.readset._chains import FUNCTION_FRAME, Binding, scope_bindings
 from factories.analysis.readset._declared import param_classes
 from factories.analysis.readset._handovers import BodyNames, body_names
 from factories.analysis.readset._model import (
@@ -118,6 +118,8 @@ class ReadSetAnalyzer:
         # that its id is not reused by another for the rest of the run (a test module's tree
         # is freed once its audit is over).
         self._generators: dict[int, tuple[ast.AST, bool]] = {}
+        # id of a function's or module's AST -> each name it binds -> ``bindings``
+        self._bindings: dict[int, dict[str, tuple[Binding, ...]]] = {}
 
     def function_names(
         self, func: ast.FunctionDef | ast.AsyncFunctionDef, module: ModuleInfo
@@ -133,6 +135,14 @@ class ReadSetAnalyzer:
             }
             self._function_names[key] = (imports, frozenset(stored | set(imports)))
         return self._function_names[key]
+
+    def bindings(self, scope: ast.AST) -> dict[str, tuple[Binding, ...]]:
+        """Each name ``scope`` binds -> its bindings, read once per scope: a function's
+        (its nested scopes too), or a module's outside its functions and classes."""
+        key = id(scope)
+        if key not in self._bindings:
+            self._bindings[key] = scope_bindings(scope)
+        return self._bindings[key]
 
     def parents(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[ast.AST, ast.AST]:
         """Each node of ``func``'s body -> its parent, read once per function."""

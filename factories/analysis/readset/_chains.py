@@ -122,6 +122,31 @@ class ChainHandlers:
             return (node.id, path), 0
         return None
 
+    def maybe_chain(self, node: ast.AST | None) -> tuple[Chain, int] | None:
+        """``chain_through`` for a chain on a name that holds a stand-in chain on some paths
+        only (``Walker.maybe_roots``)."""
+        if not self.context.chains:
+            return None
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.maybe_roots:
+            return None
+        root, *head = self.maybe_roots[node.id].split(".")
+        return (root, (*head, *reversed(parts))), len(head)
+
+    def maybe_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
+        """An attribute load on a name that holds a stand-in chain on some paths only
+        (``maybe_chain``): recorded as a read that may happen; whether it was one."""
+        if not self.maybe_roots:
+            return False
+        found = self.chain_through(node, state) is None and self.maybe_chain(node)
+        if not found or not found[0][1]:
+            return False
+        self.chain_read(found[0], node, state, through=found[1], possible=True)
+        return True
+
     def chain_read(
         self,
         chain: Chain,
@@ -129,6 +154,7 @@ class ChainHandlers:
         state: frozenset[str],
         guarded: bool = False,
         through: int = 0,
+        possible: bool = False,
     ) -> None:
         """Record a read of ``chain`` here, unless the walk itself wrote a link of it on every
         path so far (then the object read is the walk's, not the stand-in's).  A link the code
@@ -150,8 +176,9 @@ class ChainHandlers:
                     guarded = True
                 else:
                     optional = length
+        certain, blocks = (False, None) if possible else (self.certain, self.chain)
         self.rec.chains.append(
-            ChainRead(root, path, self.loc(node), self.certain, guarded, self.chain, optional)
+            ChainRead(root, path, self.loc(node), certain, guarded, blocks, optional)
         )
 
     def chain_attribute(self, node: ast.Attribute, state: frozenset[str]) -> bool:
@@ -202,11 +229,32 @@ class ChainHandlers:
         if probed is not None:
             inner = self.held_path(probed[0], state)
             return None if inner is None else f"{inner}.{probed[1]}"
+        element = self.element_held(node)
+        if element is not None:
+            return element
         path = self.param_path(node)
         if path is not None or not self.is_self_attr(_root_attribute(node)):
             return path
         chain = self.chain_of(node, state)
         return None if chain is None else ".".join((chain[0], *chain[1]))
+
+    def element_held(self, node: ast.AST | None) -> str | None:
+        """``kwargs["cfg"]`` (or ``args[1]``) of this function's own ``**kwargs``/``*args``
+        with a literal key: the stand-in the caller bound to that element (``forwarded``),
+        as ``run(*args, **kwargs)`` takes ``vllm_config = kwargs["vllm_config"]``."""
+        if not (
+            self.context.chains
+            and isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and isinstance(node.slice, ast.Constant)
+            and isinstance(node.slice.value, (str, int))
+            and not isinstance(node.slice.value, bool)
+        ):
+            return None
+        name, key = node.value.id, node.slice.value
+        if name in self.shadowed or name in self.locals:
+            return None
+        return self.aliases.get(element_key(name, key))
 
     def chain_probe(self, call: ast.Call, state: frozenset[str]) -> frozenset[str]:
         """``getattr``/``hasattr``/``setattr`` with a literal name on a stand-in or a chain on
@@ -222,6 +270,9 @@ class ChainHandlers:
             return state
         literal = literal_name(call.args[1])
         found = self.chain_through(call.args[0], state)
+        possible = found is None
+        if possible:
+            found = self.maybe_chain(call.args[0])
         if literal is None or found is None:
             return state
         chain, through = found
@@ -231,7 +282,7 @@ class ChainHandlers:
             return state | {WRITTEN_MARK + text}
         defaulted = func.id == "getattr" and len(call.args) > 2
         guarded = func.id == "hasattr" or defaulted
-        self.chain_read(full, call, state, guarded=guarded, through=through)
+        self.chain_read(full, call, state, guarded=guarded, through=through, possible=possible)
         # What the default stands in for may be what the code reads on (through a local,
         # ``held_path``): from here on, a read through it allows that link to be missing.
         return state | {PROBED_MARK + text} if defaulted else state
@@ -416,6 +467,10 @@ class ChainHandlers:
             return self.class_function(self.klass, rest) if "." not in rest else None
         if head in (*self.params, *self.aliases):
             return None
+        if rest and "." not in rest:
+            built = self.instance_class(head)
+            if built is not None:
+                return self.instance_method(built, rest)
         try:
             target = self.index.resolve(self.module, text, self.local_imports)
             owner, _, name = text.rpartition(".")
@@ -435,6 +490,60 @@ class ChainHandlers:
             return self.constructed(target, text)
         except SourceError:
             return None  # the module's own users report it
+
+    def instance_class(self, name: str) -> ClassInfo | None:
+        """The class of the object ``name`` holds where the text settles it: the one binding
+        of a local of this function, or else of a module-level name, is a constructor call
+        of a class of the tree (``spec = DecodeConfig(...)``, ``DECODE = DecodeConfig()``),
+        or ``dataclasses.replace``/``copy.copy`` of such an object
+        (``spec = replace(DECODE, last_layer=n)``), which keeps its class."""
+        seen: set[str] = set()
+        scopes: list[tuple[ast.AST, bool]] = [(self.func, True), (self.module.tree, False)]
+        while name not in seen:
+            seen.add(name)
+            value = None
+            for scope, local in scopes:
+                if local and name not in self.locals:
+                    continue
+                found = self.analyzer.bindings(scope).get(name, ())
+                if len(found) == 1 and found[0].plain:
+                    value = found[0].value
+                break
+            if not isinstance(value, ast.Call) or not isinstance(
+                value.func, (ast.Name, ast.Attribute)
+            ):
+                return None
+            callee = ast.unparse(value.func)
+            if callee.rpartition(".")[2] in ("replace", "copy") and value.args:
+                source = value.args[0]
+                if not isinstance(source, ast.Name):
+                    return None
+                name = source.id
+                continue
+            try:
+                cls = self.index.resolve(self.module, callee, self.local_imports)
+            except SourceError:
+                return None
+            if not isinstance(cls, ClassInfo) or self.patched(
+                f"{cls.module.name}.{cls.name}", callee
+            ):
+                return None
+            return cls
+        return None
+
+    def instance_method(self, cls: ClassInfo, name: str) -> PassedCallee | None:
+        """``obj.name(...)`` on an object of ``cls`` (``instance_class``): the method's
+        ``def``, walked as a function past its ``self``; what it reads of ``self`` is the
+        real object's.  Not a method the test replaced."""
+        member = self.index.lookup(cls, name)
+        if member is None or member.kind is not MemberKind.METHOD:
+            return None
+        node = member.node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if self.analyzer.is_replaced(self.context, cls, member, None):
+            return None
+        return PassedCallee(FunctionRef(member.owner.module, node), 1)
 
     def constructed(self, target: ClassInfo, text: str) -> PassedCallee | None:
         """``Cls(cfg)`` spelled ``text``: the ``__init__`` it runs, unless the test replaced
@@ -478,6 +587,69 @@ class ChainHandlers:
         if defined in patched:
             return True
         return bool(text) and "." not in text and f"{self.module.name}.{text}" in patched
+
+
+@attrs.frozen
+class Binding:
+    """One binding of a name: ``plain`` where it is the whole target of an assignment
+    (``name = ...``, ``name: T = ...``); ``value`` what a lone-target one assigns."""
+
+    plain: bool
+    value: ast.expr | None = None
+
+
+def scope_bindings(scope: ast.AST) -> dict[str, tuple[Binding, ...]]:
+    """Each name ``scope`` binds -> its bindings: a function's (nested scopes too), or a
+    module's statements outside its functions and classes.  A ``global`` statement
+    anywhere counts as a binding that is not plain."""
+    found: dict[str, list[Binding]] = {}
+    module = isinstance(scope, ast.Module)
+    nodes = _outside_defs(scope) if module else list(ast.walk(scope))
+    whole: set[int] = set()
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            value = node.value if len(node.targets) == 1 else None
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    whole.add(id(target))
+                    found.setdefault(target.id, []).append(Binding(True, value))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            whole.add(id(node.target))
+            found.setdefault(node.target.id, []).append(Binding(True, node.value))
+    others = (n for stmt in nodes for n in ast.walk(stmt)) if module else iter(nodes)
+    for node in others:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            if id(node) not in whole:
+                found.setdefault(node.id, []).append(Binding(False))
+        elif module and isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = (alias.asname or alias.name).partition(".")[0]
+                found.setdefault(name, []).append(Binding(False))
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Global):
+            for name in node.names:
+                found.setdefault(name, []).append(Binding(False))
+    if module:
+        for node in getattr(scope, "body", ()):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.setdefault(node.name, []).append(Binding(False))
+    return {name: tuple(b) for name, b in found.items()}
+
+
+def _outside_defs(scope: ast.AST) -> list[ast.AST]:
+    """The statements of a module, those under its ``if``/``try``/``with`` blocks too, not
+    those of the functions and classes it defines."""
+    out: list[ast.AST] = []
+    todo = list(getattr(scope, "body", ()))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        out.append(node)
+        todo.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
+        for handler in getattr(node, "handlers", ()):
+            todo.extend(handler.body)
+    return out
 
 
 def _split(text: str) -> Chain:

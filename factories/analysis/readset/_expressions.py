@@ -45,6 +45,8 @@ class ExpressionHandlers:
             self.rec.params.append(ParamAccess(path, self.loc(node), write=False))
             self.chain_attribute(node, state)
             return state
+        if self.maybe_attribute(node, state):
+            return state
         if isinstance(node.value, ast.Attribute) and self.chain_attribute(node, state):
             # ``self.mla_dims.v_head_dim``
             base = node.value

@@ -465,6 +465,7 @@ class StatementHandlers:
                 self.containers[target.id] = held
             else:
                 self.containers.pop(target.id, None)
+            self.maybe_roots.pop(target.id, None)
             path = self.held_path(value, state) if value is not None else None
             if path is not None:
                 self.aliases[target.id] = path

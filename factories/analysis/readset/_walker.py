@@ -55,6 +55,15 @@ def statements_and_exprs(func: ast.AST) -> Iterator[ast.AST]:
         todo.extend(ast.iter_child_nodes(node))
 
 
+def rebinds(body: Sequence[ast.stmt], name: str) -> bool:
+    """Whether ``name`` is bound or deleted anywhere in ``body`` (nested scopes too)."""
+    return any(
+        isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
+        for stmt in body
+        for node in ast.walk(stmt)
+    )
+
+
 class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers, Decisions):
     """Walks one function body; see the package docstring for the state semantics.
 
@@ -119,6 +128,11 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         # parameters (``_handovers``: the callee's own scan stands for them).
         self.followed: set[ArgKey] = set()
         self.shadowed: set[str] = set()
+        # Names that hold a stand-in chain on some of the paths that reach here only: bound
+        # to one before an undecided ``if`` that rebinds them in one arm (``vllm_config =
+        # copy.copy(vllm_config)``), as ``name -> chain text``.  A read through one is a read
+        # of the stand-in on the other arm's paths (``maybe_chain``): possible, never certain.
+        self.maybe_roots: dict[str, str] = {}
         # Locals bound to a stand-in chain no write had replaced then (``saved =
         # runner.field``): storing one back onto that chain puts the stand-in's object back.
         self.saved: set[str] = set()
@@ -325,9 +339,12 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         left: list[bool] = []  # whether each arm may leave the call or the loop body
         changed: set[tuple[str, str]] = set()
         ends: list[tuple[dict[str, object], dict[str, object]]] = []  # known at each arm's end
+        roots = self.chain_roots()
+        maybe_before, maybe_after = dict(self.maybe_roots), []
         ids = self.analyzer.blocks.arms(body, orelse)
         covers = len(self.covers)
         for number, (arm, arm_in) in enumerate(((body, body_in), (orelse, orelse_in))):
+            self.maybe_roots = dict(maybe_before)
             self.certain = was
             self.chain = None if chain is None else chain + (ids[number],)
             self.consts, self.name_consts = dict(consts), dict(names)
@@ -337,6 +354,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             left.append(states[-1] is None or self.exits + self.jumps > before)
             if states[-1] is not None:
                 ends.append((self.consts, self.name_consts))
+                maybe_after.append(self.maybe_roots)
             self.ended = False
             changed |= {
                 ("c", k)
@@ -350,6 +368,8 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             }
         marks.append(self.rec.lengths())
         self.uncover(covers)  # the arms' own, before this ``if`` places their reads
+        going_on = [arm for arm, out in zip((body, orelse), states, strict=True) if out is not None]
+        self.maybe_roots = self.joined_roots(roots, going_on, maybe_after) if going_on else {}
         self.consts = {k: v for k, v in consts.items() if ("c", k) not in changed}
         self.name_consts = {k: v for k, v in names.items() if ("n", k) not in changed}
         if self.context.stated_locals:
@@ -420,6 +440,40 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
                     if access.blocks == rest and not access.certain and access.name in names:
                         accesses[i] = attrs.evolve(access, certain=was, blocks=base)
         del self.covers[since:]
+
+    def chain_roots(self) -> dict[str, str]:
+        """The names a chain read may start from here on every path (``chain_through``): a
+        local alias of a stand-in chain, or a parameter of the analysed call not rebound,
+        each with the chain text it stands for.  Empty unless the context asks for chains."""
+        if not self.context.chains:
+            return {}
+        roots = {n: p for n, p in self.aliases.items() if not n.startswith(STAR_ELEMENT)}
+        if self.entry:
+            roots.update((n, n) for n in self.params if n not in self.shadowed)
+        return roots
+
+    def joined_roots(
+        self,
+        roots: dict[str, str],
+        going_on: Sequence[Sequence[ast.stmt]],
+        maybe_after: Sequence[dict[str, str]],
+    ) -> dict[str, str]:
+        """``maybe_roots`` after an undecided ``if``: those an arm that goes on kept, and each
+        name of ``roots`` (the chain roots before it) that is no longer one now though an arm
+        that goes on past the ``if`` never rebinds it -- on that arm's paths it still holds
+        the stand-in.  Only a name every binding of which is a plain ``name = ...`` (which
+        ends what it held, ``forget_root``): no loop, ``with``, unpacking or ``del`` may
+        rebind it unseen."""
+        out: dict[str, str] = {}
+        for kept in maybe_after:
+            out.update(kept)
+        now = self.chain_roots()
+        for name, text in roots.items():
+            if now.get(name) == text or all(rebinds(arm, name) for arm in going_on):
+                continue
+            if all(b.plain for b in self.analyzer.bindings(self.func).get(name, ())):
+                out[name] = text
+        return out
 
     def past_raise(self, raised_before: bool) -> bool:
         """Whether the part just walked met something that may raise what ``pytest.raises``
