@@ -1106,6 +1106,48 @@ def refusals_of_a_reassigned_spec(config, other):
     if other:
         spec = other
     return spec.refusal_reasons(config)
+
+
+class InnerConfig:
+    def __init__(self):
+        self.text = None
+
+
+class OuterConfig:
+    def __init__(self):
+        self.model_config = InnerConfig()
+
+
+def read_text(vllm_config):
+    return vllm_config.model_config.text.topk
+
+
+class MadeBuilder:
+    def __init__(self, spec, vllm_config):
+        self.topk = vllm_config.topk
+
+
+class MadeBackend:
+    @staticmethod
+    def get_builder_cls():
+        return MadeBuilder
+
+    @staticmethod
+    def get_builder():
+        return MadeBuilder(None, None)
+
+
+class Coordinated:
+    def __init__(self, coord):
+        self.size = coord.size
+
+
+class Holds:
+    def __init__(self):
+        self.cfg = None
+
+    def width(self):
+        return self.cfg.width
 """
 
 
@@ -4524,6 +4566,122 @@ CASES = [
             refusals_of_a_reassigned_spec(
                 SimpleNamespace(kernel_config=SimpleNamespace()), other
             )
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespace-set-through-a-local-bound-to-a-field-of-a-real-object-handed-on-lacks-a-field",
+        """
+        from vllm.mod import OuterConfig, read_text
+
+        def test_x():
+            config = OuterConfig()
+            model_config = config.model_config
+            model_config.text = SimpleNamespace(rank=1)
+            read_text(config)
+        """,
+        frozenset({(ERROR, "vllm_config.model_config.text.topk")}),
+    ),
+    Case(
+        "namespace-set-through-a-local-bound-to-a-field-of-a-real-object-handed-on-holds-it",
+        """
+        from vllm.mod import OuterConfig, read_text
+
+        def test_x():
+            config = OuterConfig()
+            model_config = config.model_config
+            model_config.text = SimpleNamespace(topk=1)
+            read_text(config)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "class-a-static-method-returns-built-with-a-namespace-lacking-a-field",
+        """
+        from vllm.mod import MadeBackend
+
+        def test_x():
+            backend = MadeBackend
+            builder_cls = backend.get_builder_cls()
+            builder_cls(None, SimpleNamespace(rank=1))
+            MadeBackend.get_builder_cls()(None, SimpleNamespace(rank=2))
+        """,
+        frozenset({(ERROR, "vllm_config.topk"), (STALE, "rank")}),
+    ),
+    Case(
+        "object-a-static-method-returns-called-with-a-namespace-is-not-a-constructor",
+        """
+        from vllm.mod import MadeBackend
+
+        def test_x():
+            builder = MadeBackend.get_builder()
+            builder(None, SimpleNamespace(rank=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "helper-default-under-is-none-keeps-the-namespace-handed-to-it",
+        """
+        from vllm.mod import Coordinated
+
+        def _default():
+            return object()
+
+        def _make(coord=None):
+            if coord is None:
+                coord = _default()
+            return Coordinated(coord)
+
+        def test_x():
+            _make(coord=SimpleNamespace(rank=1))
+        """,
+        frozenset({(ERROR, "coord.size"), (STALE, "rank")}),
+    ),
+    Case(
+        "namespace-set-by-object-setattr-on-a-real-object-whose-method-reads-it-lacks-a-field",
+        """
+        from vllm.mod import Holds
+
+        def _make():
+            holder = Holds.__new__(Holds)
+            object.__setattr__(holder, "cfg", SimpleNamespace(height=1))
+            return holder
+
+        def test_x():
+            _make().width()
+            holder = Holds()
+            setattr(holder, "cfg", SimpleNamespace(height=2))
+            holder.width()
+        """,
+        frozenset({(ERROR, "self.cfg.width")}),
+    ),
+    Case(
+        "namespace-set-by-object-setattr-on-a-real-object-whose-method-reads-it-holds-it",
+        """
+        from vllm.mod import Holds
+
+        def test_x():
+            holder = Holds()
+            object.__setattr__(holder, "cfg", SimpleNamespace(width=1))
+            holder.width()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "helper-rebinding-under-another-condition-drops-the-namespace",
+        """
+        from vllm.mod import Coordinated
+
+        def _default():
+            return object()
+
+        def _make(coord=None, fresh=False):
+            if fresh:
+                coord = _default()
+            return Coordinated(coord)
+
+        def test_x():
+            _make(coord=SimpleNamespace(rank=1), fresh=True)
         """,
         frozenset(),
     ),

@@ -80,7 +80,7 @@ from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext, plain_function, plainly_built
 from factories.analysis.readset._chains import element_key
 from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
-from factories.analysis.source_tree import ModuleInfo
+from factories.analysis.source_tree import ModuleInfo, function_imports
 from factories.analysis.values import Obj
 
 # The kinds whose every attribute is one the test gave it.
@@ -692,6 +692,10 @@ def uncertain(finding: Finding) -> Finding:
 
 def _handed_audit(index, analyzer, handed: HandedCall, table: StubStandIns) -> Judged:
     if handed.instance:
+        head, _, name = handed.dotted.rpartition(".")
+        made = _returned_class(index, head) if name == "__call__" else None
+        if made is not None:
+            return _constructed(index, analyzer, handed, made, table)
         return _on_instance(index, analyzer, handed, table)
     built = _callee_class(index, handed.dotted)
     if built is not None:
@@ -1148,6 +1152,47 @@ def _in_tree(index, dotted: str) -> ModuleRef | ClassInfo | FunctionRef | None:
         found = index.resolve(module, ".".join(parts[cut:]))
         return found if isinstance(found, (ModuleRef, ClassInfo, FunctionRef)) else None
     return None
+
+
+def _returned_class(index, dotted: str) -> ClassInfo | None:
+    """The class a function of the tree returns (``Backend.get_builder_cls``, whose every
+    ``return`` names one class, through its module's imports or its own): calling what it
+    returns (``builder_cls = Backend.get_builder_cls(); builder_cls(spec, vllm_config)``)
+    builds that class, rather than calling an object's ``__call__``.  None where ``dotted``
+    names a class (its call does build an object), a plain method, or a function one of
+    whose returns is anything else."""
+    if _callee_class(index, dotted) is not None:
+        return None
+    target = _callee_function(index, dotted)
+    if target is None or target[1] is MemberKind.METHOD:
+        return None
+    function = target[0]
+    module = function.module
+    own = function_imports(function.node, module.name, module.is_package)
+    found: set[tuple[str, str]] = set()
+    out: ClassInfo | None = None
+    for node in _own_nodes(function.node):
+        if not isinstance(node, ast.Return):
+            continue
+        value = node.value
+        text = ast.unparse(value) if isinstance(value, (ast.Name, ast.Attribute)) else ""
+        resolved = index.resolve(module, text, own) if text else None
+        if not isinstance(resolved, ClassInfo):
+            return None
+        found.add((resolved.module.name, resolved.qualname))
+        out = resolved
+    return out if len(found) == 1 else None
+
+
+def _own_nodes(function: ast.AST) -> Iterable[ast.AST]:
+    """The nodes of ``function``'s body outside the functions, lambdas and classes nested
+    in it (their ``return`` is theirs)."""
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
 
 
 def _callee_class(index, dotted: str) -> ClassInfo | None:

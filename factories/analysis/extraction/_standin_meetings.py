@@ -151,6 +151,13 @@ class MeetingMaker:
         made = Callee(ast.unparse(func), dotted_name(target, imports), stub_class, method)
         if made.dotted is None and method is None and isinstance(func, ast.Attribute):
             return self._on_instance(made, func, call, imports)
+        if made.dotted is None and isinstance(func, ast.Call):
+            # ``Backend.get_builder_cls()(ns)``: what the call returns is called
+            built = self._built(func, call, 0)
+            if built is not None:
+                return attrs.evolve(
+                    made, dotted=f"{built[0]}.__call__", instance=True, instance_fields=built[1]
+                )
         if made.dotted is None and isinstance(func, ast.Name) and target is func:
             subclass = _test_subclass(self.scope.module.tree, func.id, imports)
             if subclass is not None:
@@ -250,7 +257,7 @@ class MeetingMaker:
             and ast.dump(expr.args[0]) == ast.dump(func.value)
         ):
             func = func.value
-        cls = dotted_name(func, self.sites.imports(expr))
+        cls = self._dotted_through_local(func, self.sites.imports(expr))
         if cls is not None:
             return cls, ()
         helper = self.scope.local_def(func) if isinstance(func, ast.Name) else None
@@ -270,6 +277,24 @@ class MeetingMaker:
         if not found or any(f is None for f in found) or len({f[0] for f in found}) != 1:
             return None
         return found[0][0], tuple(dict.fromkeys(n for f in found for n in f[1]))
+
+    def _dotted_through_local(self, func: ast.expr, imports: dict) -> str | None:
+        """``dotted_name`` of ``func``, or where its head is a local last bound to a name the
+        imports settle (``backend_cls = FlashMLASparseBackend``, then
+        ``backend_cls.get_builder_cls()``), through that binding."""
+        found = dotted_name(func, imports)
+        if found is not None:
+            return found
+        parts: list[str] = []
+        head = func
+        while isinstance(head, ast.Attribute):
+            parts.insert(0, head.attr)
+            head = head.value
+        if not parts or not isinstance(head, ast.Name):
+            return None
+        bound = self.reader.resolve_local(head, NO_BINDINGS)
+        base = dotted_name(bound, imports) if isinstance(bound, (ast.Name, ast.Attribute)) else None
+        return ".".join([base, *parts]) if base is not None else None
 
     def _set_on(self, name: str, call: ast.Call) -> tuple[str, ...] | None:
         """The attributes the function making ``call`` sets on the local ``name`` before it

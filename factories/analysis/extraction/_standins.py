@@ -555,6 +555,8 @@ class StandInExtractor:
         for node in self.scope.nodes_after(scope, start_key):
             if getattr(node, "lineno", 0) <= end_line and id(node) in inside:
                 continue
+            if self._never_run(node, names, scope):
+                continue
             if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
                 self._name_use(node, scope, found, route)
             elif isinstance(node, ast.Assign):
@@ -575,6 +577,21 @@ class StandInExtractor:
                     found.fields.append(field)
             elif isinstance(node, ast.Call):
                 self._call_sets(node, names, found, route)
+
+    def _never_run(self, node: ast.AST, names: set[str], scope: ast.AST) -> bool:
+        """Whether ``node`` lies in the body of an ``if`` that never runs while a followed
+        name holds the object: ``if ns is None:`` (an object the test built is never
+        ``None``), as a helper's default is written (``if coord is None: coord =
+        _default()``).  Its rebinding of the name, and its uses of what the name then holds,
+        are another object's.  Not ``if not ns:``: a mock or a real container the test built
+        may be false."""
+        child, current = node, self.scope.parents.get(node)
+        while current is not None and current is not scope:
+            if isinstance(current, ast.If) and any(child is s for s in current.body):
+                if _none_test(current.test, names):
+                    return True
+            child, current = current, self.scope.parents.get(current)
+        return False
 
     def _assignment(self, node: ast.Assign, names: set[str], found: _Found, route: _Route) -> None:
         for target in node.targets:
@@ -781,27 +798,60 @@ class StandInExtractor:
         meeting = self.meet.attribute(target.value, target.attr, stmt, route.cases)
         found.meetings.append(meeting)
         if meeting.owner_kind is None:
-            self._held(target, stmt, scope, found, route)
+            self._held(target.value, target.attr, stmt, scope, found, route)
 
     def _held(
-        self, target: ast.Attribute, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
+        self,
+        owner: ast.expr,
+        field: str,
+        stmt: ast.AST,
+        scope: ast.AST,
+        found: _Found,
+        route: _Route,
     ) -> None:
-        """``runner.cfg = ns`` (or ``app.state.args = ns``), then ``f(runner)``: the holder's
-        later hand-overs in its scope (into helpers, out of returns, as a stand-in is followed)
-        are the stand-in's, each with the fields that lead to it (``Meeting.via``)."""
-        path: tuple[str, ...] = (target.attr,)
-        owner = target.value
+        """``runner.cfg = ns`` (or ``app.state.args = ns``, ``object.__setattr__(runner,
+        "cfg", ns)``), then ``f(runner)``: the holder's later hand-overs in its scope (into
+        helpers, out of returns, as a stand-in is followed) are the stand-in's, each with the
+        fields that lead to it (``Meeting.via``)."""
+        path: tuple[str, ...] = (field,)
         while isinstance(owner, ast.Attribute):
             path, owner = (owner.attr, *path), owner.value
         if not isinstance(owner, ast.Name) or route.depth >= MAX_FUNCTION_HOPS:
             return
-        held = _Found()
-        self._follow_names(scope, {owner.id}, stmt, held, attrs.evolve(route.hop(), fields=False))
-        found.meetings.extend(
-            attrs.evolve(meeting, via=(*meeting.via, *path))
-            for meeting in held.meetings
-            if meeting.how is not MeetingHow.ATTRIBUTE
-        )
+        for name, via in self._holders(owner, path):
+            held = _Found()
+            hop = attrs.evolve(route.hop(), fields=False)
+            self._follow_names(scope, {name}, stmt, held, hop)
+            found.meetings.extend(
+                attrs.evolve(meeting, via=(*meeting.via, *via))
+                for meeting in held.meetings
+                if meeting.how is not MeetingHow.ATTRIBUTE
+            )
+
+    def _holders(self, owner: ast.Name, path: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+        """The locals that hold the stand-in set at ``owner.<path>``, each with the fields
+        that lead to it: ``owner`` itself, and where ``owner`` is a local last bound to a
+        field of another local (``model_config = vllm_config.model_config``, so
+        ``model_config.hf_text_config = ns`` sets it on ``vllm_config.model_config`` too),
+        that local, through the field (``("model_config", "hf_text_config")``), and so on up.
+        Only a plain attribute chain: the object a call or a subscript gives may be a new
+        one."""
+        out = [(owner.id, path)]
+        seen = {owner.id}
+        current = owner
+        while len(out) <= MAX_FUNCTION_HOPS:
+            bound = self.reader.resolve_local(current, NO_BINDINGS)
+            fields: list[str] = []
+            while isinstance(bound, ast.Attribute):
+                fields.insert(0, bound.attr)
+                bound = bound.value
+            if not fields or not isinstance(bound, ast.Name) or bound.id in seen:
+                break
+            path = (*fields, *path)
+            out.append((bound.id, path))
+            seen.add(bound.id)
+            current = bound
+        return out
 
     def _follow_return(
         self, scope: ast.AST, found: _Found, route: _Route, position: int | None = None
@@ -908,9 +958,11 @@ class StandInExtractor:
             return
         if fname in ("setattr", "__setattr__"):  # ``object.__setattr__(obj, "f", ns)`` too
             if len(call.args) > 2 and call.args[2] is arg:
-                found.meetings.append(
-                    self.meet.attribute(call.args[0], _str(call.args[1]), call, route.cases)
-                )
+                field = _str(call.args[1])
+                meeting = self.meet.attribute(call.args[0], field, call, route.cases)
+                found.meetings.append(meeting)
+                if meeting.owner_kind is None and field is not None:
+                    self._set_on_local(call, field, found, route)
             elif not (call.args and call.args[0] is arg):
                 found.loose.add(())
             return
@@ -942,6 +994,22 @@ class StandInExtractor:
                 callee = attrs.evolve(meeting.callee, text=ast.unparse(func))
                 meeting = attrs.evolve(meeting, callee=callee)
             found.meetings.append(meeting)
+
+    def _set_on_local(self, call: ast.Call, field: str, found: _Found, route: _Route) -> None:
+        """``setattr(owner, "f", ns)``, ``object.__setattr__(owner, "f", ns)`` as a statement
+        of its own, ``owner`` a chain on a local of the function (not a module it imports,
+        nor a stand-in): the set ``owner.f = ns`` is, followed the same way (``_held``)."""
+        stmt = self.scope.parents.get(call)
+        head = call.args[0]
+        while isinstance(head, ast.Attribute):
+            head = head.value
+        if not (isinstance(stmt, ast.Expr) and stmt.value is call and isinstance(head, ast.Name)):
+            return
+        if head.id in self.sites.imports(call):
+            return
+        scope = self.scope.enclosing_scope(call)
+        if isinstance(scope, FUNCTION_DEFS):
+            self._held(call.args[0], field, stmt, scope, found, route)
 
     def _probed(self, call: ast.Call, fname: str, arg: ast.expr, found: _Found) -> None:
         """``arg`` (the stand-in) handed to a builtin that looks at it: ``isinstance``,
@@ -987,6 +1055,19 @@ class StandInExtractor:
             if value is not None:
                 named.setdefault(ast.unparse(value), value)
         return list(named.values()) or [func]
+
+
+def _none_test(test: ast.expr, names: set[str]) -> bool:
+    """Whether ``test`` is ``x is None`` or ``x == None``, ``x`` one of ``names``: a
+    condition false for any object the test built."""
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Is, ast.Eq))
+        and is_name_in(test.left, names)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
 
 
 def _type_of(expr: ast.expr, names: set[str]) -> bool:
