@@ -4685,6 +4685,24 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-method-bound-in-a-fixture-runs-where-a-local-alias-of-it-is-called",
+        """
+        import pytest
+        from vllm.mod import Impl
+
+        @pytest.fixture
+        def impl():
+            ns = SimpleNamespace()
+            ns._inner = Impl._inner.__get__(ns)
+            return ns
+
+        def test_x(impl):
+            runner = impl
+            runner._inner(1)
+        """,
+        frozenset({(SELF, "width")}),
+    ),
 ]
 
 

@@ -1976,7 +1976,8 @@ class _CallIndex:
         """``obj.f(...)`` where ``obj`` is what ``builder`` returns (or yields), a module-level
         function bound once, and ``f`` the field it set a bound method on: the first such call,
         in the module's order, of a local bound to ``builder(...)``'s result, or of a parameter
-        named as ``builder`` where it is a fixture."""
+        named as ``builder`` where it is a fixture, or of a local bound to either by name
+        (``runner = fixture_param``)."""
         fields = {
             (t.value.id, t.attr)
             for t in targets
@@ -2016,6 +2017,15 @@ class _CallIndex:
             }
             if fixture and builder.name in {a.arg for a in function.args.args}:
                 holders.add((builder.name, 0))
+            holders |= {
+                (node.targets[0].id, node.end_lineno or node.lineno)
+                for node in walk(function)
+                if isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Name)
+                and any(node.value.id == name and node.lineno > after for name, after in holders)
+            }
             found.extend(
                 node
                 for node in walk(function)
