@@ -4738,11 +4738,17 @@ CASES = [
             built = Stores(coord=coord)
             return built
 
+        def _returned():
+            coord = SimpleNamespace(width=1, height=3)
+            return Stores(coord=coord, scale=2)
+
         def test_x():
             direct = Stores(coord=SimpleNamespace(height=1))
             direct.span()
             made = _make(SimpleNamespace(height=2))
             span_of(made.coord)
+            built = _returned()
+            built.span()
         """,
         frozenset({(ERROR, "self.coord.width"), (ERROR, "coord.width")}),
     ),

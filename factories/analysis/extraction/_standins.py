@@ -1049,7 +1049,8 @@ class StandInExtractor:
         stores the parameter as ``self.coord`` (which the analyzer checks:
         ``Meeting.stored``), ``m`` reads the stand-in through that field, and ``x.coord`` is
         the stand-in.  Only a keyword argument (the field is guessed by its name), a callee
-        the imports name, and an object bound to a plain local name."""
+        the imports name, and an object bound to a plain local name or returned (a return
+        goes where the stand-in's own would: ``_follow_return``)."""
         callee = meeting.callee
         keyword = meeting.keyword
         if keyword is None or callee is None or callee.dotted is None or callee.method:
@@ -1058,17 +1059,21 @@ class StandInExtractor:
             return
         stmt = self.scope.parents.get(call)
         scope = self.scope.enclosing_scope(call)
-        if not (
+        if not isinstance(scope, FUNCTION_DEFS):
+            return
+        held = _Found()
+        hop = attrs.evolve(route.hop(route.follow_returns), fields=False, holding=keyword)
+        if isinstance(stmt, ast.Return):
+            self._follow_return(scope, held, hop)  # ``return Cls(coord=ns)``
+        elif (
             isinstance(stmt, ast.Assign)
             and stmt.value is call
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(scope, FUNCTION_DEFS)
         ):
+            self._follow_names(scope, {stmt.targets[0].id}, stmt, held, hop)
+        else:
             return
-        held = _Found()
-        hop = attrs.evolve(route.hop(False), fields=False, holding=keyword)
-        self._follow_names(scope, {stmt.targets[0].id}, stmt, held, hop)
         stored = (callee.dotted, keyword)
         for got in held.meetings:
             if got.how is MeetingHow.ATTRIBUTE:
