@@ -1148,6 +1148,50 @@ class Holds:
 
     def width(self):
         return self.cfg.width
+
+
+class Stores:
+    def __init__(self, coord, scale=1):
+        self.scale = scale
+        self.coord = coord
+
+    def span(self):
+        return self.coord.width * self.scale
+
+
+class StoresACopy:
+    def __init__(self, coord):
+        self.coord = copy_of(coord)
+
+    def span(self):
+        return self.coord.width
+
+
+class StoresOnOnePath:
+    def __init__(self, coord, keep=False):
+        self.coord = None
+        if keep:
+            self.coord = coord
+
+    def span(self):
+        return self.coord.width
+
+
+class StoresAndFills:
+    def __init__(self, coord):
+        self.coord = coord
+        self.coord.width = 1
+
+    def span(self):
+        return self.coord.width
+
+
+def copy_of(coord):
+    return coord
+
+
+def span_of(coord):
+    return coord.width
 """
 
 
@@ -4702,6 +4746,47 @@ CASES = [
             runner._inner(1)
         """,
         frozenset({(SELF, "width")}),
+    ),
+    Case(
+        "constructor-argument-stored-as-a-field-is-read-by-a-later-method",
+        """
+        from vllm.mod import Stores, span_of
+
+        def _make(coord):
+            built = Stores(coord=coord)
+            return built
+
+        def _returned():
+            coord = SimpleNamespace(width=1, height=3)
+            return Stores(coord=coord, scale=2)
+
+        def test_x():
+            direct = Stores(coord=SimpleNamespace(height=1))
+            direct.span()
+            made = _make(SimpleNamespace(height=2))
+            span_of(made.coord)
+            built = _returned()
+            built.span()
+        """,
+        frozenset({(ERROR, "self.coord.width"), (ERROR, "coord.width")}),
+    ),
+    Case(
+        "constructor-argument-not-stored-plainly-is-not-followed-into-later-methods",
+        """
+        from vllm.mod import Stores, StoresACopy, StoresAndFills, StoresOnOnePath
+
+        def test_x():
+            copied = StoresACopy(coord=SimpleNamespace(height=1))
+            copied.span()
+            some = StoresOnOnePath(coord=SimpleNamespace(height=2), keep=True)
+            some.span()
+            filled = StoresAndFills(coord=SimpleNamespace(height=3))
+            filled.span()
+            replaced = Stores(coord=SimpleNamespace(height=4))
+            replaced.coord = SimpleNamespace(width=1)
+            replaced.span()
+        """,
+        frozenset(),
     ),
 ]
 

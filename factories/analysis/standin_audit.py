@@ -257,7 +257,7 @@ class StandInTable:
         only the namespaces are judged.  ``walk``: the nodes of a statement of ``module`` in
         ``ast.walk`` order, where the module's extraction has them at hand
         (``ModuleScope.walk``)."""
-        standins = tuple(standins)
+        standins = tuple(_settled_stores(index, standin) for standin in standins)
         specs = _specs(index, module, standins)
         sets: dict[tuple[Location, str], StandIn] = {}
         passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
@@ -270,6 +270,8 @@ class StandInTable:
                 if standin.kind not in NAMESPACE_KINDS and standin.location not in specs:
                     continue
                 for meeting in standin.meetings:
+                    if meeting.stored is not None and not _holding(meeting):
+                        continue  # the object may not hold the stand-in there
                     _file(meeting, standin, sets, passed)
                     _hand(calls, meeting, standin, handed)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
@@ -289,6 +291,108 @@ class StandInTable:
             calls_made,
             tuple(namespace_sites(standins, module.lines)),
         )
+
+
+def _settled_stores(index: ClassIndex | None, standin: StandIn) -> StandIn:
+    """The stand-in with its meetings through an object built with it as a constructor's
+    keyword argument (``Meeting.stored``) kept only where the class stores it plainly
+    (``_init_stores``); the constructor's call itself is then marked ``stored`` too (it runs
+    no code that writes on the stand-in: ``runs_code``)."""
+    if not any(m.stored is not None for m in standin.meetings):
+        return standin
+    verdicts = {
+        stored: _init_stores(index, *stored)
+        for stored in {m.stored for m in standin.meetings if m.stored is not None}
+    }
+    meetings = []
+    for meeting in standin.meetings:
+        if meeting.stored is not None:
+            if verdicts[meeting.stored]:
+                meetings.append(meeting)
+            continue
+        callee = meeting.callee
+        made = (callee.dotted, meeting.keyword) if callee is not None else None
+        if meeting.how is MeetingHow.ARGUMENT and not meeting.via and verdicts.get(made):
+            meeting = attrs.evolve(meeting, stored=made)
+        meetings.append(meeting)
+    return attrs.evolve(standin, meetings=tuple(meetings))
+
+
+def _holding(meeting: Meeting) -> bool:
+    """A meeting through a stored constructor argument (``Meeting.stored``), verified by
+    ``_settled_stores``, unless the test set the field itself on the object before the call
+    (``Callee.instance_fields``), or it is the constructor's call (judged as any call)."""
+    stored, callee = meeting.stored, meeting.callee
+    if stored is None or callee is None:
+        return True
+    if not meeting.via and (callee.dotted, meeting.keyword) == stored:
+        return True
+    return not (meeting.via[:1] == (stored[1],) and stored[1] in callee.instance_fields)
+
+
+def _init_stores(index: ClassIndex | None, dotted: str, param: str) -> bool:
+    """Whether calling the tree's class ``dotted`` stores its parameter ``param`` as
+    ``self.<param>`` and leaves it as the test built it (``Meeting.stored``): a plain
+    ``self.param = param`` of ``__init__``'s own body (run on every path, before any
+    ``return``), the only use of the parameter there, and the field set nowhere else in
+    ``__init__``; no method of the class sets an attribute on ``self.param``.  A copy,
+    something derived, another name, a store on some path only, or code that may write on
+    the stand-in is not followed: the object may not hold the stand-in as the test built it."""
+    if index is None:
+        return False
+    cls = _in_tree(index, dotted)
+    if not isinstance(cls, ClassInfo):
+        return False
+    member = index.lookup(cls, "__init__")
+    init = member.node if member is not None else None
+    if not isinstance(init, ast.FunctionDef) or member.kind is not MemberKind.METHOD:
+        return False
+    args = init.args
+    if not args.args or param not in [a.arg for a in (*args.args[1:], *args.kwonlyargs)]:
+        return False
+    me = args.args[0].arg
+    stored = False
+    for stmt in init.body:
+        if any(isinstance(n, ast.Return) for n in walk(stmt)):
+            return stored and _unwritten(cls, param)
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and _is_self_field(stmt.targets[0], me, param)
+            and isinstance(stmt.value, ast.Name)
+            and stmt.value.id == param
+            and not stored
+        ):
+            stored = True
+            continue
+        for node in walk(stmt):
+            if isinstance(node, ast.Name) and node.id == param:
+                return False
+            if _is_self_field(node, me, param) and not isinstance(node.ctx, ast.Load):
+                return False
+    return stored and _unwritten(cls, param)
+
+
+def _unwritten(cls: ClassInfo, field: str) -> bool:
+    """No method of ``cls`` sets (or deletes) an attribute of ``self.<field>``."""
+    for node in walk(cls.node):
+        if (
+            isinstance(node, ast.Attribute)
+            and not isinstance(node.ctx, ast.Load)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr == field
+        ):
+            return False
+    return True
+
+
+def _is_self_field(node: ast.AST, me: str, field: str) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == field
+        and isinstance(node.value, ast.Name)
+        and node.value.id == me
+    )
 
 
 def _with_returned(
@@ -1410,6 +1514,10 @@ def runs_code(meeting: Meeting) -> bool:
     an argument or ``self`` of (a property's ``fget`` too); not a bound method made of it
     (``types.MethodType``, ``__get__``, ``functools.partial``), which runs only when called,
     nor a place it is put."""
+    if meeting.how is MeetingHow.ARGUMENT and meeting.stored is not None and not meeting.via:
+        callee = meeting.callee
+        if callee is not None and (callee.dotted, meeting.keyword) == meeting.stored:
+            return False  # a constructor that only stores it (``_settled_stores``)
     if meeting.how is MeetingHow.ARGUMENT:
         # ``functools.partial(f, ns)`` binds ``ns``, as ``types.MethodType`` does
         return meeting.callee is None or meeting.callee.dotted not in _BINDERS

@@ -139,6 +139,11 @@ class Meeting:
     # ``RETURNED``: how many items the container surely holds (0: not known); ``callee``
     # names the function replaced, ``location`` is the patch's.
     count: int = 0
+    # ``(dotted class, parameter)``: the meeting is one of an object the test built by calling
+    # that class with the stand-in as that keyword argument (``x = Cls(coord=ns); x.m()``),
+    # through the field of the parameter's name (``via``): it holds only where the class's
+    # ``__init__`` stores the parameter there plainly, which the analyzer checks.
+    stored: tuple[str, str] | None = None
 
 
 def arms_exclusive(

@@ -120,6 +120,13 @@ class _Route:
     # The runs the stand-in stands for (``Variant``): the values to read its fields under,
     # the calls of its helper it returns to, the test its meetings are in.
     variant: Variant = attrs.field(factory=Variant)
+    # The calls of same-module helpers the stand-in was passed into, innermost last: an
+    # object a helper builds from it returns to that call only (``_ctor_held``).
+    # (With whether returns continued into callers there, and the hops made by then.)
+    entered: tuple[tuple[ast.Call, bool, int], ...] = ()
+    # Following an object built with the stand-in as this constructor keyword argument
+    # (``_ctor_held``): ``x.<field>`` handed on is the stand-in itself.
+    holding: str | None = None
 
     def hop(self, follow_returns: bool = True) -> _Route:
         return attrs.evolve(self, depth=self.depth + 1, follow_returns=follow_returns)
@@ -143,6 +150,10 @@ class _Found:
     # ``StandIn.test_reads`` and ``StandIn.loose``.
     test_reads: set[tuple[str, ...]] = attrs.field(factory=set)
     loose: set[tuple[str, ...]] = attrs.field(factory=set)
+
+
+#: ``Meeting.via`` of ``f(x.coord)`` while ``_ctor_held`` follows ``x``: the stand-in itself.
+_HELD = "<held>"
 
 
 class StandInExtractor:
@@ -715,6 +726,8 @@ class StandInExtractor:
                 found.loose.add(())
         elif isinstance(parent, ast.Attribute) and not route.fields:
             self._method_of_holder(parent, found, route)
+            if route.holding is not None and parent.attr == route.holding:
+                self._held_field_handed(parent, found, route)
         elif isinstance(parent, ast.Attribute):
             if isinstance(parent.ctx, ast.Load):
                 if not self.meet.recorder.expects_raise(parent):
@@ -776,6 +789,27 @@ class StandInExtractor:
         found.test_reads.add(path)
         if not (isinstance(outer, ast.Call) and outer.func is top):
             found.loose.add(path)  # a field called (``ns.hook()``) gets no owner
+
+    def _held_field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
+        """``f(x.coord)``, ``x`` the object ``_ctor_held`` follows: the stand-in itself
+        handed to code the test's imports name (``via`` starts with ``_HELD``, which
+        ``_ctor_held`` drops)."""
+        parent = self.scope.parents.get(attr)
+        call = self.scope.parents.get(parent) if isinstance(parent, ast.keyword) else parent
+        if not isinstance(call, ast.Call) or not (
+            attr in call.args or isinstance(parent, ast.keyword)
+        ):
+            return
+        func = call.func
+        if isinstance(func, ast.Name) and self.scope.local_def(func) is not None:
+            return
+        if self.meet.self_shape(call, attr)[0] is not None or self.sites.kind_of(call) is not None:
+            return
+        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr", "setattr"):
+            return
+        meeting = self.meet.call(MeetingHow.ARGUMENT, call, attr, route.cases, func)
+        found.meetings.append(attrs.evolve(meeting, via=(_HELD,)))
 
     def _method_of_holder(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
         """``holder.m(...)``, ``holder`` an object the test built by calling its class
@@ -859,6 +893,14 @@ class StandInExtractor:
         """A returned (or yielded) stand-in continues in every caller or fixture user.  Where
         they may not all be in this module (a helper or fixture other modules can import or
         use, a method, a nested def), or are not followed, it is ``loose``."""
+        if route.holding is not None and route.entered and position is None:
+            # an object a helper built from the stand-in goes back to the call that passed it
+            call, follow, depth = route.entered[-1]
+            back = attrs.evolve(
+                route, entered=route.entered[:-1], depth=depth, follow_returns=follow
+            )
+            self._where(call, found, back)
+            return
         if not (route.follow_returns and isinstance(scope, FUNCTION_DEFS)):
             found.loose.add(())
             return
@@ -985,7 +1027,11 @@ class StandInExtractor:
             if helper is not None and param is not None:
                 if self.module.functions.get(helper.name) is helper:
                     self.scope.ensure_indexed(helper)
-                self._follow_names(helper, {param.arg}, param, found, route.hop(False))
+                inner = attrs.evolve(
+                    route.hop(False),
+                    entered=(*route.entered, (call, route.follow_returns, route.depth)),
+                )
+                self._follow_names(helper, {param.arg}, param, found, inner)
                 return
         for named in self._callees(func):
             meeting = self.meet.call(MeetingHow.ARGUMENT, call, arg, route.cases, named)
@@ -994,6 +1040,46 @@ class StandInExtractor:
                 callee = attrs.evolve(meeting.callee, text=ast.unparse(func))
                 meeting = attrs.evolve(meeting, callee=callee)
             found.meetings.append(meeting)
+            if named is func and route.fields:
+                self._ctor_held(call, meeting, found, route)
+
+    def _ctor_held(self, call: ast.Call, meeting: Meeting, found: _Found, route: _Route) -> None:
+        """``x = Cls(..., coord=ns)`` (in the test, or in a helper that returns ``x`` to the
+        call that passed ``ns`` in), then ``x.m()`` or ``f(x.coord)``: where ``Cls.__init__``
+        stores the parameter as ``self.coord`` (which the analyzer checks:
+        ``Meeting.stored``), ``m`` reads the stand-in through that field, and ``x.coord`` is
+        the stand-in.  Only a keyword argument (the field is guessed by its name), a callee
+        the imports name, and an object bound to a plain local name or returned (a return
+        goes where the stand-in's own would: ``_follow_return``)."""
+        callee = meeting.callee
+        keyword = meeting.keyword
+        if keyword is None or callee is None or callee.dotted is None or callee.method:
+            return
+        if callee.instance or callee.self_arg or route.depth >= MAX_FUNCTION_HOPS:
+            return
+        stmt = self.scope.parents.get(call)
+        scope = self.scope.enclosing_scope(call)
+        if not isinstance(scope, FUNCTION_DEFS):
+            return
+        held = _Found()
+        hop = attrs.evolve(route.hop(route.follow_returns), fields=False, holding=keyword)
+        if isinstance(stmt, ast.Return):
+            self._follow_return(scope, held, hop)  # ``return Cls(coord=ns)``
+        elif (
+            isinstance(stmt, ast.Assign)
+            and stmt.value is call
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            self._follow_names(scope, {stmt.targets[0].id}, stmt, held, hop)
+        else:
+            return
+        stored = (callee.dotted, keyword)
+        for got in held.meetings:
+            if got.how is MeetingHow.ATTRIBUTE:
+                continue
+            via = got.via[1:] if got.via[:1] == (_HELD,) else (keyword, *got.via)
+            found.meetings.append(attrs.evolve(got, via=via, stored=stored))
 
     def _set_on_local(self, call: ast.Call, field: str, found: _Found, route: _Route) -> None:
         """``setattr(owner, "f", ns)``, ``object.__setattr__(owner, "f", ns)`` as a statement
