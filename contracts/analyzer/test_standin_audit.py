@@ -1148,6 +1148,21 @@ class Holds:
 
     def width(self):
         return self.cfg.width
+
+
+class DraftLoader:
+    def load(self):
+        first = self.model.layers[0]
+        return first.ffn.use_mega
+
+
+class Cached:
+    def cache(self, i):
+        return self.caches[i]
+
+    def convert(self, i):
+        handle = self.cache(i)
+        return handle.runtime.rows
 """
 
 
@@ -4682,6 +4697,67 @@ CASES = [
 
         def test_x():
             _make(coord=SimpleNamespace(rank=1), fresh=True)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespace-made-self-whose-list-item-lacks-the-field-read-through-an-element",
+        """
+        from vllm.mod import DraftLoader
+
+        def test_x():
+            layer = SimpleNamespace(ffn=SimpleNamespace(other=1))
+            draft = SimpleNamespace(model=SimpleNamespace(layers=[layer]))
+            DraftLoader.load(draft)
+        """,
+        frozenset({(ERROR, "self.model.layers[].ffn.use_mega")}),
+    ),
+    Case(
+        "namespace-made-self-whose-list-item-holds-the-field-read-through-an-element",
+        """
+        from vllm.mod import DraftLoader
+
+        def test_x():
+            layer = SimpleNamespace(ffn=SimpleNamespace(use_mega=True))
+            draft = SimpleNamespace(model=SimpleNamespace(layers=[layer]))
+            DraftLoader.load(draft)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stub-list-item-lacks-the-field-a-method-returning-an-element-is-read-for",
+        """
+        from vllm.mod import Cached
+
+        def test_x():
+            group = object.__new__(Cached)
+            handle = SimpleNamespace(view=1)
+            group.caches = [handle]
+            group.convert(0)
+        """,
+        frozenset({(ERROR, "self.caches[].runtime")}),
+    ),
+    Case(
+        "stub-list-item-holds-the-field-a-method-returning-an-element-is-read-for",
+        """
+        from vllm.mod import Cached
+
+        def test_x():
+            group = object.__new__(Cached)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(rows=1))]
+            group.convert(0)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stub-list-of-two-items-one-holding-the-field-is-not-judged-by-element",
+        """
+        from vllm.mod import Cached
+
+        def test_x():
+            group = object.__new__(Cached)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(rows=1)), SimpleNamespace()]
+            group.convert(0)
         """,
         frozenset(),
     ),

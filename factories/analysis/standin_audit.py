@@ -78,7 +78,7 @@ from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext, plain_function, plainly_built
-from factories.analysis.readset._chains import element_key
+from factories.analysis.readset._chains import ELEMENT, element_key
 from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
 from factories.analysis.source_tree import ModuleInfo, function_imports
 from factories.analysis.values import Obj
@@ -279,7 +279,10 @@ class StandInTable:
         for root in standins:
             for standin in root.walk():
                 for field in standin.fields:
-                    if len(field.children) == 1 and _judgeable(field.children[0], specs):
+                    if field.items and all(_judgeable(c, specs) for c in field.children):
+                        held = _element_holder(field.children, field.location)
+                        sets.setdefault((field.location, field.name), held)
+                    elif len(field.children) == 1 and _judgeable(field.children[0], specs):
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
         calls_made = _with_returned(tuple(handed.values()), standins)
@@ -422,7 +425,14 @@ def _file(
     sets: dict[tuple[Location, str], StandIn],
     passed: dict[tuple[Location, str], list[PassedStandIn]],
 ) -> None:
-    if _on_stub_field(meeting):
+    if _on_stub_field(meeting) and meeting.item:
+        # ``stub.caches = [c0, c1]``: the field holds a list of them, which the audit sees
+        # as a holder whose element (``ELEMENT``) is each of them
+        key = (meeting.location, meeting.field)
+        held = sets.get(key)  # type: ignore[arg-type]
+        items = held.fields[0].children if held is not None else ()
+        sets[key] = _element_holder((*items, standin), meeting.location)  # type: ignore
+    elif _on_stub_field(meeting):
         sets[(meeting.location, meeting.field)] = standin  # type: ignore[index]
     elif _to_stub_method(meeting):
         position = meeting.position
@@ -565,6 +575,14 @@ def _fresh(standin: StandIn, meeting: Meeting) -> StandIn:
         if not (m.location.path == here.path and m.location.line < here.line)
     )
     return attrs.evolve(standin, meetings=kept)
+
+
+def _element_holder(items: tuple[StandIn, ...], location: Location) -> StandIn:
+    """A container the test sets as a stub's field (``stub.caches = [c0, c1]``), as the
+    audit sees it: a holder whose element (``ELEMENT``) is one of ``items``, not an object
+    holding their fields."""
+    field = StandInField(ELEMENT, location, children=items)
+    return StandIn(StandInKind.HOLDER, location, fields=(field,))
 
 
 def held_as(standin: StandIn, via: tuple[str, ...]) -> StandIn:
@@ -996,6 +1014,7 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
             known.append((field.name, field.value))
         elif (
             len(field.children) == 1
+            and not field.items  # a container of it: not the namespace's own value
             and field.children[0].kind in NAMESPACE_KINDS
             and not field.children[0].possible
         ):
@@ -1073,7 +1092,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
         field.name: field.children[0]
         for holder in handed.self_holders
         for field in holder.fields
-        if len(field.children) == 1
+        if len(field.children) == 1 and not field.items
     }
     if not roots and not nested:
         return [], namespace_uses(None, roots, handed)
@@ -1329,6 +1348,9 @@ def held_chains(
                 continue
             path = (*walked, field.name)
             out.add(".".join(path))
+            if field.items:  # its items are what an element of it holds
+                path = (*path, ELEMENT)
+                out.add(".".join(path))
             starts.extend((child, path) for child in field.children)
     return frozenset(out)
 
@@ -1351,7 +1373,7 @@ def whole_chains(
         standin, walked = starts.pop()
         if standin.kind is StandInKind.HOLDER:
             starts.extend(
-                (f.children[0], (*walked, f.name)) for f in standin.fields if len(f.children) == 1
+                (f.children[0], _held_at(walked, f)) for f in standin.fields if len(f.children) == 1
             )
             continue
         if standin.possible or not _judged(standin, event):
@@ -1360,11 +1382,17 @@ def whole_chains(
         held = {f.name for f in standin.fields if f.name not in standin.dropped}
         out[".".join(walked)] = frozenset(held | late | _OBJECT_NAMES)
         starts.extend(
-            (f.children[0], (*walked, f.name))
+            (f.children[0], _held_at(walked, f))
             for f in standin.fields
             if len(f.children) == 1 and f.name not in standin.dropped
         )
     return tuple(sorted(out.items()))
+
+
+def _held_at(walked: tuple[str, ...], field: StandInField) -> tuple[str, ...]:
+    """The chain that reaches the one stand-in ``field`` holds: the field itself, or an
+    element of it where the field is a container the test wrote out (``layers=[ns]``)."""
+    return (*walked, field.name, ELEMENT) if field.items else (*walked, field.name)
 
 
 def _first_missing(
@@ -1376,8 +1404,15 @@ def _first_missing(
 ) -> tuple[StandIn, tuple[str, ...]] | None:
     """The namespace and the chain up to the first link it lacks, or None: every link held,
     or the walk reached an object that is not a namespace the test built whole."""
+    items: tuple[StandIn, ...] | None = None  # a container field's items, before its element
     for name in rest:
-        if name in _OBJECT_NAMES:
+        if items is not None:
+            # A container the test wrote out: only an element reaches a stand-in in it.
+            if name != ELEMENT or len(items) != 1:
+                return None
+            standin, walked, items = items[0], (*walked, name), None
+            continue
+        if name in _OBJECT_NAMES or (name == ELEMENT and standin.kind is not StandInKind.HOLDER):
             return None
         field, settled = field_at(standin, name, event)
         if not settled and standin.kind is not StandInKind.HOLDER:
@@ -1386,6 +1421,9 @@ def _first_missing(
             # What the holder holds besides its stand-ins is not known: only they are judged.
             if field is None or len(field.children) != 1:
                 return None
+            if field.items:
+                items, walked = field.children, (*walked, name)
+                continue
             standin, walked = field.children[0], (*walked, name)
             continue
         if not _judged(standin, event):
@@ -1399,6 +1437,9 @@ def _first_missing(
             if (walked[-1], name) in table.late:
                 return None  # ``x.config.text_config = ...``: set after it was built
             return standin, (*walked, name)
+        if field.items:
+            items, walked = field.children, (*walked, name)
+            continue
         if len(field.children) != 1:
             return None  # a real object (or several stand-ins): what it holds is not known
         standin, walked = field.children[0], (*walked, name)
@@ -1455,7 +1496,7 @@ def _missing(
     if standin.kind is StandInKind.SPEC_MOCK:
         return _missing_on_mock(chain, standin, walked, class_name, event, table)
     certain = chain.certain and not standin.possible
-    text = ".".join(walked)
+    text = ".".join(walked).replace("." + ELEMENT, ELEMENT)  # ``layers[].ffn``
     where = "" if certain else " on a path the test may not take"
     return Finding(
         kind=FindingKind.MISSING_FIELD if certain else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
@@ -1483,7 +1524,7 @@ def _missing_on_mock(
     name = walked[-1]
     always = spec.missing(name) is True
     certain = chain.certain and not standin.possible and always
-    text = ".".join(walked)
+    text = ".".join(walked).replace("." + ELEMENT, ELEMENT)  # ``layers[].ffn``
     where = "" if chain.certain and not standin.possible else " on a path the test may not take"
     set_at = spec.set_at(name)
     if spec.exact is not None:
@@ -1681,7 +1722,7 @@ def _value_of(field: StandInField) -> tuple[object, bool]:
     (``if self.model_config.is_diffusion:``)."""
     if field.has_value:
         return field.value, True
-    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS and not field.items:
         return _obj_of(field.children[0]), True
     return None, False
 

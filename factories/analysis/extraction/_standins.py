@@ -66,6 +66,7 @@ from factories.analysis.extraction._syntax import (
     is_parameter,
 )
 from factories.analysis.extraction._syntax import str_literal as _str
+from factories.analysis.readset._chains import ELEMENT
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import (
     EnumMember,
@@ -256,7 +257,16 @@ class StandInExtractor:
             has_value=bool(known),
             children=children,
             test=self._caller_set(where) if route.returned else None,
+            items=bool(children) and self._display(value),
         )
+
+    def _display(self, value: ast.expr) -> bool:
+        """Whether ``value`` is (or is a local bound to) a list, tuple, set or dict display:
+        what the field holds is the container, and its stand-ins are items of it."""
+        if isinstance(value, ast.Name):
+            bound = self.reader.resolve_local(value, NO_BINDINGS)
+            value = bound if isinstance(bound, ast.expr) else value
+        return isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict))
 
     def _caller_set(self, where: ast.AST) -> str | None:
         """The test whose own body's statement ``where`` is (a plain statement of the test
@@ -400,6 +410,10 @@ class StandInExtractor:
             for target in stmt.targets:
                 if isinstance(target, ast.Name):
                     self._contained(target.id, stmt, scope, found, route)
+        elif isinstance(parent, (ast.List, ast.Tuple)) and _set_as_display(
+            parent, self.scope.parents.get(parent)
+        ):
+            self._item_set(parent, scope, found, route)  # ``stub.caches = [Ns(...)]``
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -692,6 +706,10 @@ class StandInExtractor:
                     self._put_on(target, parent, scope, found, route)
                 elif not isinstance(target, ast.Name):
                     found.loose.add(())  # a name bound to it is followed (``_assignment``)
+        elif isinstance(parent, (ast.List, ast.Tuple)) and _set_as_display(
+            parent, self.scope.parents.get(parent)
+        ):
+            self._item_set(parent, scope, found, route)  # ``stub.caches = [cache]``
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -789,16 +807,31 @@ class StandInExtractor:
         if meeting.callee is not None and meeting.callee.instance:
             found.meetings.append(meeting)
 
+    def _item_set(self, display: ast.expr, scope: ast.AST, found: _Found, route: _Route) -> None:
+        """``owner.field = [a, ns]``: the stand-in is an item of the container the field
+        holds, met on ``owner`` (``_put_on`` with ``item``)."""
+        stmt = self.scope.parents[display]
+        for target in stmt.targets:  # type: ignore[attr-defined]
+            self._put_on(target, stmt, scope, found, route, item=True)
+
     def _put_on(
-        self, target: ast.Attribute, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
+        self,
+        target: ast.Attribute,
+        stmt: ast.stmt,
+        scope: ast.AST,
+        found: _Found,
+        route: _Route,
+        item: bool = False,
     ) -> None:
         """``owner.field = <the stand-in>``: a meeting on ``owner``; where ``owner`` is no
         stand-in (a plain ``MagicMock``, an object built some other way, ``app.state``), the
-        stand-in also goes wherever that object goes next, as its field (``_held``)."""
+        stand-in also goes wherever that object goes next, as its field (``_held``).
+        ``item``: the field is set to a list or tuple the stand-in is an item of
+        (``Meeting.item``), reached through an element of the field."""
         meeting = self.meet.attribute(target.value, target.attr, stmt, route.cases)
-        found.meetings.append(meeting)
+        found.meetings.append(attrs.evolve(meeting, item=item))
         if meeting.owner_kind is None:
-            self._held(target.value, target.attr, stmt, scope, found, route)
+            self._held(target.value, target.attr, stmt, scope, found, route, item)
 
     def _held(
         self,
@@ -808,12 +841,14 @@ class StandInExtractor:
         scope: ast.AST,
         found: _Found,
         route: _Route,
+        item: bool = False,
     ) -> None:
         """``runner.cfg = ns`` (or ``app.state.args = ns``, ``object.__setattr__(runner,
         "cfg", ns)``), then ``f(runner)``: the holder's later hand-overs in its scope (into
         helpers, out of returns, as a stand-in is followed) are the stand-in's, each with the
-        fields that lead to it (``Meeting.via``)."""
-        path: tuple[str, ...] = (field,)
+        fields that lead to it (``Meeting.via``; ``item``: then an element of that field,
+        ``runner.caches = [ns]``)."""
+        path: tuple[str, ...] = (field, ELEMENT) if item else (field,)
         while isinstance(owner, ast.Attribute):
             path, owner = (owner.attr, *path), owner.value
         if not isinstance(owner, ast.Name) or route.depth >= MAX_FUNCTION_HOPS:
@@ -1127,6 +1162,16 @@ def _met_through(
     out = list(fields)
     out[at] = attrs.evolve(fields[at], children=(child,))
     return out
+
+
+def _set_as_display(display: ast.expr, stmt: ast.AST | None) -> bool:
+    """Whether ``display`` (a list or tuple) is the whole value a plain assignment to
+    attributes sets (``stub.caches = [cache]``), not unpacked into several targets."""
+    return (
+        isinstance(stmt, ast.Assign)
+        and stmt.value is display
+        and all(isinstance(t, ast.Attribute) for t in stmt.targets)
+    )
 
 
 def _looks_only(parent: ast.AST | None, node: ast.expr) -> bool:

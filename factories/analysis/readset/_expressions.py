@@ -47,11 +47,14 @@ class ExpressionHandlers:
             return state
         if self.maybe_attribute(node, state):
             return state
-        if isinstance(node.value, ast.Attribute) and self.chain_attribute(node, state):
-            # ``self.mla_dims.v_head_dim``
+        if isinstance(node.value, (ast.Attribute, ast.Subscript)) and self.chain_attribute(
+            node, state
+        ):
+            # ``self.mla_dims.v_head_dim``; ``self.model.layers[i].ffn``, a field of an element
+            # of a stand-in's container, whose subscript (and what is below it) runs too
             base = node.value
-            while not self.is_self_attr(base):
-                base = base.value  # type: ignore[attr-defined]
+            while isinstance(base, ast.Attribute) and not self.is_self_attr(base):
+                base = base.value
             return self.expr(base, state)
         return self.expr(node.value, state)
 

@@ -218,6 +218,8 @@ class StatementHandlers:
         if node.value is not None:
             state = self.expr(node.value, state)
         self.returns.append(self.known(node.value) if node.value is not None else (None,))
+        chain = self.held_path(node.value, state) if node.value is not None else None
+        self.return_chains.append(chain if chain is not None and "." in chain else None)
         self.returned = meet(self.returned, state)
         self.exits += 1
         return None
