@@ -1163,6 +1163,14 @@ class Cached:
     def convert(self, i):
         handle = self.cache(i)
         return handle.runtime.rows
+
+
+class Stacked:
+    def total(self):
+        n = 0
+        for i, layer in enumerate(self.layers):
+            n += layer.width
+        return n
 """
 
 
@@ -4750,7 +4758,7 @@ CASES = [
         frozenset(),
     ),
     Case(
-        "stub-list-of-two-items-one-holding-the-field-is-not-judged-by-element",
+        "stub-list-of-two-items-one-holding-the-field-the-element-may-be-that-one",
         """
         from vllm.mod import Cached
 
@@ -4758,6 +4766,42 @@ CASES = [
             group = object.__new__(Cached)
             group.caches = [SimpleNamespace(runtime=SimpleNamespace(rows=1)), SimpleNamespace()]
             group.convert(0)
+        """,
+        frozenset({(NOTE, "self.caches[].runtime")}),
+    ),
+    Case(
+        "stub-list-of-two-items-both-lacking-the-field-read-through-an-element",
+        """
+        from vllm.mod import Cached
+
+        def test_x():
+            group = object.__new__(Cached)
+            group.caches = [SimpleNamespace(view=1), SimpleNamespace(view=2)]
+            group.convert(0)
+        """,
+        frozenset({(ERROR, "self.caches[].runtime")}),
+    ),
+    Case(
+        "stub-list-of-one-item-read-in-a-loop-over-it-that-surely-runs-lacks-the-field",
+        """
+        from vllm.mod import Stacked
+
+        def test_x():
+            stack = object.__new__(Stacked)
+            stack.layers = [SimpleNamespace(height=1)]
+            stack.total()
+        """,
+        frozenset({(ERROR, "self.layers[].width")}),
+    ),
+    Case(
+        "stub-list-read-in-a-loop-over-it-whose-items-hold-the-field",
+        """
+        from vllm.mod import Stacked
+
+        def test_x():
+            stack = object.__new__(Stacked)
+            stack.layers = [SimpleNamespace(width=1), SimpleNamespace(width=2)]
+            stack.total()
         """,
         frozenset(),
     ),

@@ -1314,14 +1314,19 @@ def missing_fields(
         else:
             continue
         missing = [_first_missing(*start, table, event) for start in starts]
-        if all(m is not None and len(m[1]) - 2 >= chain.optional for m in missing):
-            # Every object the test may pass lacks it: each is named where it is built.
-            for standin, walked in missing:  # type: ignore[misc]
+        if all(
+            m is not None and all(len(w) - 2 >= chain.optional for _, w in m[0]) for m in missing
+        ):
+            # Every object the test may pass lacks it: each is named where it is built.  Where
+            # some item of a container holds it, the code may read that one: a note.
+            every = all(m[1] for m in missing)  # type: ignore[index]
+            read = chain if every else attrs.evolve(chain, certain=False)
+            for standin, walked in (hit for m in missing for hit in m[0]):  # type: ignore[index]
                 key = (id(standin), walked)
                 if key not in found or (
-                    chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
+                    read.certain and found[key].kind is not FindingKind.MISSING_FIELD
                 ):
-                    found[key] = _missing(chain, standin, walked, class_name, event, table)
+                    found[key] = _missing(read, standin, walked, class_name, event, table)
     return list(found.values())
 
 
@@ -1395,23 +1400,25 @@ def _held_at(walked: tuple[str, ...], field: StandInField) -> tuple[str, ...]:
     return (*walked, field.name, ELEMENT) if field.items else (*walked, field.name)
 
 
+#: What ``_first_missing`` finds: each namespace with the chain up to the first link it
+#: lacks, and whether every element the read may reach lacks one (False: some element of a
+#: container the test wrote out holds the chain, and the code may read that one).
+Lacks = tuple[tuple[tuple[StandIn, tuple[str, ...]], ...], bool]
+
+
 def _first_missing(
     standin: StandIn,
     walked: tuple[str, ...],
     rest: tuple[str, ...],
     table: StubStandIns,
     event: StubEvent,
-) -> tuple[StandIn, tuple[str, ...]] | None:
+) -> Lacks | None:
     """The namespace and the chain up to the first link it lacks, or None: every link held,
-    or the walk reached an object that is not a namespace the test built whole."""
-    items: tuple[StandIn, ...] | None = None  # a container field's items, before its element
-    for name in rest:
-        if items is not None:
-            # A container the test wrote out: only an element reaches a stand-in in it.
-            if name != ELEMENT or len(items) != 1:
-                return None
-            standin, walked, items = items[0], (*walked, name), None
-            continue
+    or the walk reached an object that is not a namespace the test built whole.  Through
+    an element of a container the test wrote out (``layers=[a, b]``, read as
+    ``layers[i].x`` or in a loop over it), which item is read is not known: each is
+    followed, as alternatives are (``_each_item``)."""
+    for at, name in enumerate(rest):
         if name in _OBJECT_NAMES or (name == ELEMENT and standin.kind is not StandInKind.HOLDER):
             return None
         field, settled = field_at(standin, name, event)
@@ -1419,11 +1426,14 @@ def _first_missing(
             return None  # set more than once: which value the call meets is not known
         if standin.kind is StandInKind.HOLDER:
             # What the holder holds besides its stand-ins is not known: only they are judged.
-            if field is None or len(field.children) != 1:
+            if field is None or not field.children:
+                return None
+            if name == ELEMENT:  # ``stub.caches = [c0, c1]`` (``_element_holder``)
+                return _each_item(field.children, (*walked, name), rest[at + 1 :], table, event)
+            if len(field.children) != 1:
                 return None
             if field.items:
-                items, walked = field.children, (*walked, name)
-                continue
+                return _through_element(field, (*walked, name), rest[at + 1 :], table, event)
             standin, walked = field.children[0], (*walked, name)
             continue
         if not _judged(standin, event):
@@ -1436,14 +1446,45 @@ def _first_missing(
         if field is None:
             if (walked[-1], name) in table.late:
                 return None  # ``x.config.text_config = ...``: set after it was built
-            return standin, (*walked, name)
+            return ((standin, (*walked, name)),), True
         if field.items:
-            items, walked = field.children, (*walked, name)
-            continue
+            return _through_element(field, (*walked, name), rest[at + 1 :], table, event)
         if len(field.children) != 1:
             return None  # a real object (or several stand-ins): what it holds is not known
         standin, walked = field.children[0], (*walked, name)
     return None
+
+
+def _through_element(
+    field: StandInField,
+    walked: tuple[str, ...],
+    rest: tuple[str, ...],
+    table: StubStandIns,
+    event: StubEvent,
+) -> Lacks | None:
+    """``_first_missing`` past a container field (``field.items``): only an element of it
+    (``ELEMENT``) reaches the stand-ins it holds; a name read on the container itself
+    (``layers.append``) is the container's."""
+    if not rest or rest[0] != ELEMENT:
+        return None
+    return _each_item(field.children, (*walked, ELEMENT), rest[1:], table, event)
+
+
+def _each_item(
+    items: tuple[StandIn, ...],
+    walked: tuple[str, ...],
+    rest: tuple[str, ...],
+    table: StubStandIns,
+    event: StubEvent,
+) -> Lacks | None:
+    """The items of a container as the alternatives an element read meets: what each
+    lacks, and whether every one lacks a link (else some item holds the chain, and the
+    code may read that one)."""
+    found = [_first_missing(item, walked, rest, table, event) for item in items]
+    hits = tuple(hit for lacks in found if lacks is not None for hit in lacks[0])
+    if not hits:
+        return None
+    return hits, all(lacks is not None and lacks[1] for lacks in found)
 
 
 def runs_code(meeting: Meeting) -> bool:
