@@ -1171,6 +1171,12 @@ class Stacked:
         for i, layer in enumerate(self.layers):
             n += layer.width
         return n
+
+
+def commit_layers(layers):
+    if not layers:
+        raise ValueError("no layers")
+    return [layer.records.key for layer in layers]
 """
 
 
@@ -4802,6 +4808,48 @@ CASES = [
             stack = object.__new__(Stacked)
             stack.layers = [SimpleNamespace(width=1), SimpleNamespace(width=2)]
             stack.total()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespaces-appended-to-a-list-handed-on-lack-the-field-a-comprehension-reads",
+        """
+        from vllm.mod import commit_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layer = SimpleNamespace(kv=i)
+                layers.append(layer)
+            commit_layers(layers)
+        """,
+        frozenset({(NOTE, "layers[].records")}),
+    ),
+    Case(
+        "namespaces-appended-to-a-list-handed-on-hold-the-field-a-comprehension-reads",
+        """
+        from vllm.mod import commit_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layer = SimpleNamespace(records=SimpleNamespace(key=i))
+                layers.append(layer)
+            commit_layers(layers)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespaces-appended-to-a-list-then-given-the-field-through-an-element-are-not-judged",
+        """
+        from vllm.mod import commit_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layers.append(SimpleNamespace(kv=i))
+                layers[-1].records = SimpleNamespace(key=i)
+            commit_layers(layers)
         """,
         frozenset(),
     ),

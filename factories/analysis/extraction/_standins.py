@@ -851,14 +851,31 @@ class StandInExtractor:
         path: tuple[str, ...] = (field, ELEMENT) if item else (field,)
         while isinstance(owner, ast.Attribute):
             path, owner = (owner.attr, *path), owner.value
-        if not isinstance(owner, ast.Name) or route.depth >= MAX_FUNCTION_HOPS:
+        if isinstance(owner, ast.Name):
+            self._held_at(owner, path, stmt, scope, found, route)
+
+    def _held_at(
+        self,
+        owner: ast.Name,
+        path: tuple[str, ...],
+        stmt: ast.AST,
+        scope: ast.AST,
+        found: _Found,
+        route: _Route,
+        grown: bool = False,
+    ) -> None:
+        """The stand-in is held at ``owner.<path>`` from ``stmt`` on (``_held``): the later
+        hand-overs of the locals holding it are its own, through ``path``.  ``grown``: the
+        holder is a list the test grows (``layers.append(ns)``), whose display (``layers =
+        []``) states no value of what the call is handed (``_unstated``)."""
+        if route.depth >= MAX_FUNCTION_HOPS:
             return
         for name, via in self._holders(owner, path):
             held = _Found()
             hop = attrs.evolve(route.hop(), fields=False)
             self._follow_names(scope, {name}, stmt, held, hop)
             found.meetings.extend(
-                attrs.evolve(meeting, via=(*meeting.via, *via))
+                _unstated(attrs.evolve(meeting, via=(*meeting.via, *via)), grown)
                 for meeting in held.meetings
                 if meeting.how is not MeetingHow.ATTRIBUTE
             )
@@ -1003,6 +1020,19 @@ class StandInExtractor:
             return
         if fname == "update" and isinstance(func, ast.Attribute) and _is_dict_of(func.value, set()):
             found.loose.add(())
+            return
+        if (
+            fname == "append"
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and call.args == [arg]
+            and isinstance(parent := self.scope.parents.get(call), ast.Expr)
+        ):
+            # ``layers.append(layer)``: an item of the local list, which goes on wherever the
+            # list goes next, behind an element (``ELEMENT``)
+            scope = self.scope.enclosing_scope(call)
+            if not _written_through(scope, func.value.id):
+                self._held_at(func.value, (ELEMENT,), parent, scope, found, route, grown=True)
             return
         shape, callee = self.meet.self_shape(call, arg)
         if shape is not None:
@@ -1162,6 +1192,48 @@ def _met_through(
     out = list(fields)
     out[at] = attrs.evolve(fields[at], children=(child,))
     return out
+
+
+def _written_through(scope: ast.AST, name: str) -> bool:
+    """Whether ``scope`` sets a field on an item of the list ``name`` (``name[-1].f = v``,
+    ``setattr(name[0], "f", v)``, or on a loop's name over it): what its items hold is then
+    more than their creations say."""
+    looped = {
+        node.target.id
+        for node in ast.walk(scope)
+        if isinstance(node, (ast.For, ast.comprehension))
+        and isinstance(node.iter, ast.Name)
+        and node.iter.id == name
+        and isinstance(node.target, ast.Name)
+    }
+    for node in ast.walk(scope):
+        target: ast.AST | None = None
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            target = node.value
+        elif isinstance(node, ast.Call) and callee(node.func) == "setattr" and node.args:
+            target = node.args[0]
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            if target.value.id == name:
+                return True
+        elif isinstance(target, ast.Name) and target.id in looped:
+            return True
+    return False
+
+
+def _unstated(meeting: Meeting, grown: bool) -> Meeting:
+    """``meeting`` of a list the test grew after building it (``layers = []``, then
+    ``layers.append(ns)``): the argument it is states no value (not the empty display)."""
+    shape = meeting.shape
+    if not grown or shape is None:
+        return meeting
+    if meeting.position is not None and meeting.position < len(shape.positional_literals):
+        literals = list(shape.positional_literals)
+        literals[meeting.position] = ()
+        shape = attrs.evolve(shape, positional_literals=tuple(literals))
+    elif meeting.keyword is not None:
+        kept = tuple((k, v) for k, v in shape.keyword_literals if k != meeting.keyword)
+        shape = attrs.evolve(shape, keyword_literals=kept)
+    return attrs.evolve(meeting, shape=shape)
 
 
 def _set_as_display(display: ast.expr, stmt: ast.AST | None) -> bool:

@@ -85,8 +85,29 @@ class ExpressionHandlers:
     def expr_ListComp(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, state
     ) -> frozenset[str]:
-        """The first iterable runs; the rest runs once per element, maybe never."""
+        """The first iterable runs; the rest runs once per element, maybe never.  A target
+        bound to the items of a chain on a stand-in stands for an element of it
+        (``[layer.x for layer in layers]``), in the comprehension only."""
         state = self.expr(node.generators[0].iter, state)
+        saved = dict(self.aliases)
+        for gen in node.generators:
+            element = self.element_of(gen.iter, state) if self.context.chains else None
+            if isinstance(gen.target, ast.Name):
+                if element is not None:
+                    self.aliases[gen.target.id] = element
+                else:
+                    self.aliases.pop(gen.target.id, None)
+        try:
+            self.comprehension_parts(node, state)
+        finally:
+            self.aliases.clear()
+            self.aliases.update(saved)
+        return state
+
+    def comprehension_parts(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, state
+    ) -> None:
+        """The parts of a comprehension past its first iterable, each run maybe never."""
         with self.guarded():
             for gen in node.generators[1:]:
                 self.expr(gen.iter, state)
@@ -100,7 +121,6 @@ class ExpressionHandlers:
             ):
                 if part is not None:
                     self.expr(part, state)
-        return state
 
     expr_SetComp = expr_GeneratorExp = expr_DictComp = expr_ListComp
 

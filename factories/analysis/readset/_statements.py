@@ -149,11 +149,19 @@ class StatementHandlers:
             and len(target.elts) == 2
         ):
             iterated, target = iterated.args[0], target.elts[1]
-        if not isinstance(target, ast.Name) or not isinstance(iterated, ast.Attribute):
-            return
+        element = self.element_of(iterated, state)
+        if isinstance(target, ast.Name) and element is not None:
+            self.aliases[target.id] = element
+
+    def element_of(self, iterated: ast.expr, state: frozenset[str]) -> str | None:
+        """The chain an item of ``iterated`` stands for, where it is a chain on a stand-in
+        (``self.layers``) or a name holding one (a parameter handed a list of them)."""
+        if not isinstance(iterated, (ast.Attribute, ast.Name)):
+            return None
         chain = self.chain_of(iterated, state)
-        if chain is not None and chain[1]:
-            self.aliases[target.id] = ".".join((chain[0], *chain[1], ELEMENT))
+        if chain is None or (not chain[1] and not isinstance(iterated, ast.Name)):
+            return None
+        return ".".join((chain[0], *chain[1], ELEMENT))
 
     def container_items(self, iterated: ast.expr, target: ast.expr) -> tuple[str, str, int] | None:
         """``for k, item in box.items()`` or ``for item in box.values()`` over a container a
