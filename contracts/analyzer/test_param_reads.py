@@ -173,7 +173,7 @@ CASES = [
         {"metadata.maybe.y": CERTAIN},
     ),
     Case(
-        "tests-read-the-chain-not-deeper-and-chains-stop-at-calls-and-subscripts",
+        "tests-read-the-chain-not-deeper-chains-stop-at-calls-and-pass-subscripts-as-an-element",
         """
         class Builder:
             def build(self, metadata):
@@ -187,6 +187,7 @@ CASES = [
         {
             "metadata.kind": CERTAIN,
             "metadata.items": CERTAIN,
+            "metadata.items.[].value": CERTAIN,
             "metadata.factory": CERTAIN,
             "metadata.tensor.shape": CERTAIN,
         },

@@ -1192,6 +1192,35 @@ def copy_of(coord):
 
 def span_of(coord):
     return coord.width
+
+
+class DraftLoader:
+    def load(self):
+        first = self.model.layers[0]
+        return first.ffn.use_mega
+
+
+class Cached:
+    def cache(self, i):
+        return self.caches[i]
+
+    def convert(self, i):
+        handle = self.cache(i)
+        return handle.runtime.rows
+
+
+class Stacked:
+    def total(self):
+        n = 0
+        for i, layer in enumerate(self.layers):
+            n += layer.width
+        return n
+
+
+def commit_layers(layers):
+    if not layers:
+        raise ValueError("no layers")
+    return [layer.records.key for layer in layers]
 """
 
 
@@ -4785,6 +4814,145 @@ CASES = [
             replaced = Stores(coord=SimpleNamespace(height=4))
             replaced.coord = SimpleNamespace(width=1)
             replaced.span()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespace-made-self-whose-list-item-lacks-the-field-read-through-an-element",
+        """
+        from vllm.mod import DraftLoader
+
+        def test_x():
+            layer = SimpleNamespace(ffn=SimpleNamespace(other=1))
+            draft = SimpleNamespace(model=SimpleNamespace(layers=[layer]))
+            DraftLoader.load(draft)
+        """,
+        frozenset({(ERROR, "self.model.layers[].ffn.use_mega")}),
+    ),
+    Case(
+        "namespace-made-self-whose-list-item-holds-the-field-read-through-an-element",
+        """
+        from vllm.mod import DraftLoader
+
+        def test_x():
+            layer = SimpleNamespace(ffn=SimpleNamespace(use_mega=True))
+            draft = SimpleNamespace(model=SimpleNamespace(layers=[layer]))
+            DraftLoader.load(draft)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stub-list-item-lacks-the-field-a-method-returning-an-element-is-read-for",
+        """
+        from vllm.mod import Cached
+
+        def test_x():
+            group = object.__new__(Cached)
+            handle = SimpleNamespace(view=1)
+            group.caches = [handle]
+            group.convert(0)
+        """,
+        frozenset({(ERROR, "self.caches[].runtime")}),
+    ),
+    Case(
+        "stub-list-item-holds-the-field-a-method-returning-an-element-is-read-for",
+        """
+        from vllm.mod import Cached
+
+        def test_x():
+            group = object.__new__(Cached)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(rows=1))]
+            group.convert(0)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "stub-list-of-two-items-one-holding-the-field-the-element-may-be-that-one",
+        """
+        from vllm.mod import Cached
+
+        def test_x():
+            group = object.__new__(Cached)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(rows=1)), SimpleNamespace()]
+            group.convert(0)
+        """,
+        frozenset({(NOTE, "self.caches[].runtime")}),
+    ),
+    Case(
+        "stub-list-of-two-items-both-lacking-the-field-read-through-an-element",
+        """
+        from vllm.mod import Cached
+
+        def test_x():
+            group = object.__new__(Cached)
+            group.caches = [SimpleNamespace(view=1), SimpleNamespace(view=2)]
+            group.convert(0)
+        """,
+        frozenset({(ERROR, "self.caches[].runtime")}),
+    ),
+    Case(
+        "stub-list-of-one-item-read-in-a-loop-over-it-that-surely-runs-lacks-the-field",
+        """
+        from vllm.mod import Stacked
+
+        def test_x():
+            stack = object.__new__(Stacked)
+            stack.layers = [SimpleNamespace(height=1)]
+            stack.total()
+        """,
+        frozenset({(ERROR, "self.layers[].width")}),
+    ),
+    Case(
+        "stub-list-read-in-a-loop-over-it-whose-items-hold-the-field",
+        """
+        from vllm.mod import Stacked
+
+        def test_x():
+            stack = object.__new__(Stacked)
+            stack.layers = [SimpleNamespace(width=1), SimpleNamespace(width=2)]
+            stack.total()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespaces-appended-to-a-list-handed-on-lack-the-field-a-comprehension-reads",
+        """
+        from vllm.mod import commit_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layer = SimpleNamespace(kv=i)
+                layers.append(layer)
+            commit_layers(layers)
+        """,
+        frozenset({(NOTE, "layers[].records")}),
+    ),
+    Case(
+        "namespaces-appended-to-a-list-handed-on-hold-the-field-a-comprehension-reads",
+        """
+        from vllm.mod import commit_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layer = SimpleNamespace(records=SimpleNamespace(key=i))
+                layers.append(layer)
+            commit_layers(layers)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespaces-appended-to-a-list-then-given-the-field-through-an-element-are-not-judged",
+        """
+        from vllm.mod import commit_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layers.append(SimpleNamespace(kv=i))
+                layers[-1].records = SimpleNamespace(key=i)
+            commit_layers(layers)
         """,
         frozenset(),
     ),

@@ -78,7 +78,7 @@ from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext, plain_function, plainly_built
-from factories.analysis.readset._chains import element_key
+from factories.analysis.readset._chains import ELEMENT, element_key
 from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
 from factories.analysis.source_tree import ModuleInfo, function_imports
 from factories.analysis.values import Obj
@@ -281,7 +281,10 @@ class StandInTable:
         for root in standins:
             for standin in root.walk():
                 for field in standin.fields:
-                    if len(field.children) == 1 and _judgeable(field.children[0], specs):
+                    if field.items and all(_judgeable(c, specs) for c in field.children):
+                        held = _element_holder(field.children, field.location)
+                        sets.setdefault((field.location, field.name), held)
+                    elif len(field.children) == 1 and _judgeable(field.children[0], specs):
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
         calls_made = _with_returned(tuple(handed.values()), standins)
@@ -526,7 +529,14 @@ def _file(
     sets: dict[tuple[Location, str], StandIn],
     passed: dict[tuple[Location, str], list[PassedStandIn]],
 ) -> None:
-    if _on_stub_field(meeting):
+    if _on_stub_field(meeting) and meeting.item:
+        # ``stub.caches = [c0, c1]``: the field holds a list of them, which the audit sees
+        # as a holder whose element (``ELEMENT``) is each of them
+        key = (meeting.location, meeting.field)
+        held = sets.get(key)  # type: ignore[arg-type]
+        items = held.fields[0].children if held is not None else ()
+        sets[key] = _element_holder((*items, standin), meeting.location)  # type: ignore
+    elif _on_stub_field(meeting):
         sets[(meeting.location, meeting.field)] = standin  # type: ignore[index]
     elif _to_stub_method(meeting):
         position = meeting.position
@@ -669,6 +679,14 @@ def _fresh(standin: StandIn, meeting: Meeting) -> StandIn:
         if not (m.location.path == here.path and m.location.line < here.line)
     )
     return attrs.evolve(standin, meetings=kept)
+
+
+def _element_holder(items: tuple[StandIn, ...], location: Location) -> StandIn:
+    """A container the test sets as a stub's field (``stub.caches = [c0, c1]``), as the
+    audit sees it: a holder whose element (``ELEMENT``) is one of ``items``, not an object
+    holding their fields."""
+    field = StandInField(ELEMENT, location, children=items)
+    return StandIn(StandInKind.HOLDER, location, fields=(field,))
 
 
 def held_as(standin: StandIn, via: tuple[str, ...]) -> StandIn:
@@ -1100,6 +1118,7 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
             known.append((field.name, field.value))
         elif (
             len(field.children) == 1
+            and not field.items  # a container of it: not the namespace's own value
             and field.children[0].kind in NAMESPACE_KINDS
             and not field.children[0].possible
         ):
@@ -1177,7 +1196,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
         field.name: field.children[0]
         for holder in handed.self_holders
         for field in holder.fields
-        if len(field.children) == 1
+        if len(field.children) == 1 and not field.items
     }
     if not roots and not nested:
         return [], namespace_uses(None, roots, handed)
@@ -1399,14 +1418,19 @@ def missing_fields(
         else:
             continue
         missing = [_first_missing(*start, table, event) for start in starts]
-        if all(m is not None and len(m[1]) - 2 >= chain.optional for m in missing):
-            # Every object the test may pass lacks it: each is named where it is built.
-            for standin, walked in missing:  # type: ignore[misc]
+        if all(
+            m is not None and all(len(w) - 2 >= chain.optional for _, w in m[0]) for m in missing
+        ):
+            # Every object the test may pass lacks it: each is named where it is built.  Where
+            # some item of a container holds it, the code may read that one: a note.
+            every = all(m[1] for m in missing)  # type: ignore[index]
+            read = chain if every else attrs.evolve(chain, certain=False)
+            for standin, walked in (hit for m in missing for hit in m[0]):  # type: ignore[index]
                 key = (id(standin), walked)
                 if key not in found or (
-                    chain.certain and found[key].kind is not FindingKind.MISSING_FIELD
+                    read.certain and found[key].kind is not FindingKind.MISSING_FIELD
                 ):
-                    found[key] = _missing(chain, standin, walked, class_name, event, table)
+                    found[key] = _missing(read, standin, walked, class_name, event, table)
     return list(found.values())
 
 
@@ -1433,6 +1457,9 @@ def held_chains(
                 continue
             path = (*walked, field.name)
             out.add(".".join(path))
+            if field.items:  # its items are what an element of it holds
+                path = (*path, ELEMENT)
+                out.add(".".join(path))
             starts.extend((child, path) for child in field.children)
     return frozenset(out)
 
@@ -1455,7 +1482,7 @@ def whole_chains(
         standin, walked = starts.pop()
         if standin.kind is StandInKind.HOLDER:
             starts.extend(
-                (f.children[0], (*walked, f.name)) for f in standin.fields if len(f.children) == 1
+                (f.children[0], _held_at(walked, f)) for f in standin.fields if len(f.children) == 1
             )
             continue
         if standin.possible or not _judged(standin, event):
@@ -1464,11 +1491,23 @@ def whole_chains(
         held = {f.name for f in standin.fields if f.name not in standin.dropped}
         out[".".join(walked)] = frozenset(held | late | _OBJECT_NAMES)
         starts.extend(
-            (f.children[0], (*walked, f.name))
+            (f.children[0], _held_at(walked, f))
             for f in standin.fields
             if len(f.children) == 1 and f.name not in standin.dropped
         )
     return tuple(sorted(out.items()))
+
+
+def _held_at(walked: tuple[str, ...], field: StandInField) -> tuple[str, ...]:
+    """The chain that reaches the one stand-in ``field`` holds: the field itself, or an
+    element of it where the field is a container the test wrote out (``layers=[ns]``)."""
+    return (*walked, field.name, ELEMENT) if field.items else (*walked, field.name)
+
+
+#: What ``_first_missing`` finds: each namespace with the chain up to the first link it
+#: lacks, and whether every element the read may reach lacks one (False: some element of a
+#: container the test wrote out holds the chain, and the code may read that one).
+Lacks = tuple[tuple[tuple[StandIn, tuple[str, ...]], ...], bool]
 
 
 def _first_missing(
@@ -1477,19 +1516,28 @@ def _first_missing(
     rest: tuple[str, ...],
     table: StubStandIns,
     event: StubEvent,
-) -> tuple[StandIn, tuple[str, ...]] | None:
+) -> Lacks | None:
     """The namespace and the chain up to the first link it lacks, or None: every link held,
-    or the walk reached an object that is not a namespace the test built whole."""
-    for name in rest:
-        if name in _OBJECT_NAMES:
+    or the walk reached an object that is not a namespace the test built whole.  Through
+    an element of a container the test wrote out (``layers=[a, b]``, read as
+    ``layers[i].x`` or in a loop over it), which item is read is not known: each is
+    followed, as alternatives are (``_each_item``)."""
+    for at, name in enumerate(rest):
+        if name in _OBJECT_NAMES or (name == ELEMENT and standin.kind is not StandInKind.HOLDER):
             return None
         field, settled = field_at(standin, name, event)
         if not settled and standin.kind is not StandInKind.HOLDER:
             return None  # set more than once: which value the call meets is not known
         if standin.kind is StandInKind.HOLDER:
             # What the holder holds besides its stand-ins is not known: only they are judged.
-            if field is None or len(field.children) != 1:
+            if field is None or not field.children:
                 return None
+            if name == ELEMENT:  # ``stub.caches = [c0, c1]`` (``_element_holder``)
+                return _each_item(field.children, (*walked, name), rest[at + 1 :], table, event)
+            if len(field.children) != 1:
+                return None
+            if field.items:
+                return _through_element(field, (*walked, name), rest[at + 1 :], table, event)
             standin, walked = field.children[0], (*walked, name)
             continue
         if not _judged(standin, event):
@@ -1502,11 +1550,45 @@ def _first_missing(
         if field is None:
             if (walked[-1], name) in table.late:
                 return None  # ``x.config.text_config = ...``: set after it was built
-            return standin, (*walked, name)
+            return ((standin, (*walked, name)),), True
+        if field.items:
+            return _through_element(field, (*walked, name), rest[at + 1 :], table, event)
         if len(field.children) != 1:
             return None  # a real object (or several stand-ins): what it holds is not known
         standin, walked = field.children[0], (*walked, name)
     return None
+
+
+def _through_element(
+    field: StandInField,
+    walked: tuple[str, ...],
+    rest: tuple[str, ...],
+    table: StubStandIns,
+    event: StubEvent,
+) -> Lacks | None:
+    """``_first_missing`` past a container field (``field.items``): only an element of it
+    (``ELEMENT``) reaches the stand-ins it holds; a name read on the container itself
+    (``layers.append``) is the container's."""
+    if not rest or rest[0] != ELEMENT:
+        return None
+    return _each_item(field.children, (*walked, ELEMENT), rest[1:], table, event)
+
+
+def _each_item(
+    items: tuple[StandIn, ...],
+    walked: tuple[str, ...],
+    rest: tuple[str, ...],
+    table: StubStandIns,
+    event: StubEvent,
+) -> Lacks | None:
+    """The items of a container as the alternatives an element read meets: what each
+    lacks, and whether every one lacks a link (else some item holds the chain, and the
+    code may read that one)."""
+    found = [_first_missing(item, walked, rest, table, event) for item in items]
+    hits = tuple(hit for lacks in found if lacks is not None for hit in lacks[0])
+    if not hits:
+        return None
+    return hits, all(lacks is not None and lacks[1] for lacks in found)
 
 
 def runs_code(meeting: Meeting) -> bool:
@@ -1563,7 +1645,7 @@ def _missing(
     if standin.kind is StandInKind.SPEC_MOCK:
         return _missing_on_mock(chain, standin, walked, class_name, event, table)
     certain = chain.certain and not standin.possible
-    text = ".".join(walked)
+    text = ".".join(walked).replace("." + ELEMENT, ELEMENT)  # ``layers[].ffn``
     where = "" if certain else " on a path the test may not take"
     return Finding(
         kind=FindingKind.MISSING_FIELD if certain else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
@@ -1591,7 +1673,7 @@ def _missing_on_mock(
     name = walked[-1]
     always = spec.missing(name) is True
     certain = chain.certain and not standin.possible and always
-    text = ".".join(walked)
+    text = ".".join(walked).replace("." + ELEMENT, ELEMENT)  # ``layers[].ffn``
     where = "" if chain.certain and not standin.possible else " on a path the test may not take"
     set_at = spec.set_at(name)
     if spec.exact is not None:
@@ -1789,7 +1871,7 @@ def _value_of(field: StandInField) -> tuple[object, bool]:
     (``if self.model_config.is_diffusion:``)."""
     if field.has_value:
         return field.value, True
-    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS:
+    if len(field.children) == 1 and field.children[0].kind in NAMESPACE_KINDS and not field.items:
         return _obj_of(field.children[0]), True
     return None, False
 

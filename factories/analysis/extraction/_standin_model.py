@@ -144,6 +144,9 @@ class Meeting:
     # through the field of the parameter's name (``via``): it holds only where the class's
     # ``__init__`` stores the parameter there plainly, which the analyzer checks.
     stored: tuple[str, str] | None = None
+    # ``ATTRIBUTE``: the stand-in is an item of the container display set as ``field``
+    # (``stub.caches = [cache]``), which code reaches only through an element of it.
+    item: bool = False
 
 
 def arms_exclusive(
@@ -169,6 +172,10 @@ class StandInField:
     # built and returned to it (``config = _make_config(); config.spec = SimpleNamespace()``):
     # a set that only that test's calls see, each call of the helper building another one.
     test: str | None = None
+    # The field holds a container display the test writes (``layers=[ns]``, ``caches =
+    # [cache]``, ``{"k": ns}``) and ``children`` are its items, not its value: code reaches
+    # them only through an element (``self.layers[0].x``, the link ``_chains.ELEMENT``).
+    items: bool = False
 
     def visible_to(self, test: str | None) -> bool:
         """Whether a call in ``test`` (``test_x[case]`` or ``test_x``; None: not known) may

@@ -66,6 +66,7 @@ from factories.analysis.extraction._syntax import (
     is_parameter,
 )
 from factories.analysis.extraction._syntax import str_literal as _str
+from factories.analysis.readset._chains import ELEMENT
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import (
     EnumMember,
@@ -267,7 +268,16 @@ class StandInExtractor:
             has_value=bool(known),
             children=children,
             test=self._caller_set(where) if route.returned else None,
+            items=bool(children) and self._display(value),
         )
+
+    def _display(self, value: ast.expr) -> bool:
+        """Whether ``value`` is (or is a local bound to) a list, tuple, set or dict display:
+        what the field holds is the container, and its stand-ins are items of it."""
+        if isinstance(value, ast.Name):
+            bound = self.reader.resolve_local(value, NO_BINDINGS)
+            value = bound if isinstance(bound, ast.expr) else value
+        return isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict))
 
     def _caller_set(self, where: ast.AST) -> str | None:
         """The test whose own body's statement ``where`` is (a plain statement of the test
@@ -411,6 +421,10 @@ class StandInExtractor:
             for target in stmt.targets:
                 if isinstance(target, ast.Name):
                     self._contained(target.id, stmt, scope, found, route)
+        elif isinstance(parent, (ast.List, ast.Tuple)) and _set_as_display(
+            parent, self.scope.parents.get(parent)
+        ):
+            self._item_set(parent, scope, found, route)  # ``stub.caches = [Ns(...)]``
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -703,6 +717,10 @@ class StandInExtractor:
                     self._put_on(target, parent, scope, found, route)
                 elif not isinstance(target, ast.Name):
                     found.loose.add(())  # a name bound to it is followed (``_assignment``)
+        elif isinstance(parent, (ast.List, ast.Tuple)) and _set_as_display(
+            parent, self.scope.parents.get(parent)
+        ):
+            self._item_set(parent, scope, found, route)  # ``stub.caches = [cache]``
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -823,16 +841,31 @@ class StandInExtractor:
         if meeting.callee is not None and meeting.callee.instance:
             found.meetings.append(meeting)
 
+    def _item_set(self, display: ast.expr, scope: ast.AST, found: _Found, route: _Route) -> None:
+        """``owner.field = [a, ns]``: the stand-in is an item of the container the field
+        holds, met on ``owner`` (``_put_on`` with ``item``)."""
+        stmt = self.scope.parents[display]
+        for target in stmt.targets:  # type: ignore[attr-defined]
+            self._put_on(target, stmt, scope, found, route, item=True)
+
     def _put_on(
-        self, target: ast.Attribute, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
+        self,
+        target: ast.Attribute,
+        stmt: ast.stmt,
+        scope: ast.AST,
+        found: _Found,
+        route: _Route,
+        item: bool = False,
     ) -> None:
         """``owner.field = <the stand-in>``: a meeting on ``owner``; where ``owner`` is no
         stand-in (a plain ``MagicMock``, an object built some other way, ``app.state``), the
-        stand-in also goes wherever that object goes next, as its field (``_held``)."""
+        stand-in also goes wherever that object goes next, as its field (``_held``).
+        ``item``: the field is set to a list or tuple the stand-in is an item of
+        (``Meeting.item``), reached through an element of the field."""
         meeting = self.meet.attribute(target.value, target.attr, stmt, route.cases)
-        found.meetings.append(meeting)
+        found.meetings.append(attrs.evolve(meeting, item=item))
         if meeting.owner_kind is None:
-            self._held(target.value, target.attr, stmt, scope, found, route)
+            self._held(target.value, target.attr, stmt, scope, found, route, item)
 
     def _held(
         self,
@@ -842,22 +875,41 @@ class StandInExtractor:
         scope: ast.AST,
         found: _Found,
         route: _Route,
+        item: bool = False,
     ) -> None:
         """``runner.cfg = ns`` (or ``app.state.args = ns``, ``object.__setattr__(runner,
         "cfg", ns)``), then ``f(runner)``: the holder's later hand-overs in its scope (into
         helpers, out of returns, as a stand-in is followed) are the stand-in's, each with the
-        fields that lead to it (``Meeting.via``)."""
-        path: tuple[str, ...] = (field,)
+        fields that lead to it (``Meeting.via``; ``item``: then an element of that field,
+        ``runner.caches = [ns]``)."""
+        path: tuple[str, ...] = (field, ELEMENT) if item else (field,)
         while isinstance(owner, ast.Attribute):
             path, owner = (owner.attr, *path), owner.value
-        if not isinstance(owner, ast.Name) or route.depth >= MAX_FUNCTION_HOPS:
+        if isinstance(owner, ast.Name):
+            self._held_at(owner, path, stmt, scope, found, route)
+
+    def _held_at(
+        self,
+        owner: ast.Name,
+        path: tuple[str, ...],
+        stmt: ast.AST,
+        scope: ast.AST,
+        found: _Found,
+        route: _Route,
+        grown: bool = False,
+    ) -> None:
+        """The stand-in is held at ``owner.<path>`` from ``stmt`` on (``_held``): the later
+        hand-overs of the locals holding it are its own, through ``path``.  ``grown``: the
+        holder is a list the test grows (``layers.append(ns)``), whose display (``layers =
+        []``) states no value of what the call is handed (``_unstated``)."""
+        if route.depth >= MAX_FUNCTION_HOPS:
             return
         for name, via in self._holders(owner, path):
             held = _Found()
             hop = attrs.evolve(route.hop(), fields=False)
             self._follow_names(scope, {name}, stmt, held, hop)
             found.meetings.extend(
-                attrs.evolve(meeting, via=(*meeting.via, *via))
+                _unstated(attrs.evolve(meeting, via=(*meeting.via, *via)), grown)
                 for meeting in held.meetings
                 if meeting.how is not MeetingHow.ATTRIBUTE
             )
@@ -1010,6 +1062,19 @@ class StandInExtractor:
             return
         if fname == "update" and isinstance(func, ast.Attribute) and _is_dict_of(func.value, set()):
             found.loose.add(())
+            return
+        if (
+            fname == "append"
+            and isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and call.args == [arg]
+            and isinstance(parent := self.scope.parents.get(call), ast.Expr)
+        ):
+            # ``layers.append(layer)``: an item of the local list, which goes on wherever the
+            # list goes next, behind an element (``ELEMENT``)
+            scope = self.scope.enclosing_scope(call)
+            if not _written_through(scope, func.value.id):
+                self._held_at(func.value, (ELEMENT,), parent, scope, found, route, grown=True)
             return
         shape, callee = self.meet.self_shape(call, arg)
         if shape is not None:
@@ -1213,6 +1278,58 @@ def _met_through(
     out = list(fields)
     out[at] = attrs.evolve(fields[at], children=(child,))
     return out
+
+
+def _written_through(scope: ast.AST, name: str) -> bool:
+    """Whether ``scope`` sets a field on an item of the list ``name`` (``name[-1].f = v``,
+    ``setattr(name[0], "f", v)``, or on a loop's name over it): what its items hold is then
+    more than their creations say."""
+    looped = {
+        node.target.id
+        for node in ast.walk(scope)
+        if isinstance(node, (ast.For, ast.comprehension))
+        and isinstance(node.iter, ast.Name)
+        and node.iter.id == name
+        and isinstance(node.target, ast.Name)
+    }
+    for node in ast.walk(scope):
+        target: ast.AST | None = None
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            target = node.value
+        elif isinstance(node, ast.Call) and callee(node.func) == "setattr" and node.args:
+            target = node.args[0]
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            if target.value.id == name:
+                return True
+        elif isinstance(target, ast.Name) and target.id in looped:
+            return True
+    return False
+
+
+def _unstated(meeting: Meeting, grown: bool) -> Meeting:
+    """``meeting`` of a list the test grew after building it (``layers = []``, then
+    ``layers.append(ns)``): the argument it is states no value (not the empty display)."""
+    shape = meeting.shape
+    if not grown or shape is None:
+        return meeting
+    if meeting.position is not None and meeting.position < len(shape.positional_literals):
+        literals = list(shape.positional_literals)
+        literals[meeting.position] = ()
+        shape = attrs.evolve(shape, positional_literals=tuple(literals))
+    elif meeting.keyword is not None:
+        kept = tuple((k, v) for k, v in shape.keyword_literals if k != meeting.keyword)
+        shape = attrs.evolve(shape, keyword_literals=kept)
+    return attrs.evolve(meeting, shape=shape)
+
+
+def _set_as_display(display: ast.expr, stmt: ast.AST | None) -> bool:
+    """Whether ``display`` (a list or tuple) is the whole value a plain assignment to
+    attributes sets (``stub.caches = [cache]``), not unpacked into several targets."""
+    return (
+        isinstance(stmt, ast.Assign)
+        and stmt.value is display
+        and all(isinstance(t, ast.Attribute) for t in stmt.targets)
+    )
 
 
 def _looks_only(parent: ast.AST | None, node: ast.expr) -> bool:

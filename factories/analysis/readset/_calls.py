@@ -181,6 +181,8 @@ class CallHandlers:
             self.followed.update(bound_arguments(member.node, call, aliases))
         if walked.value:
             self.call_values[id(call)] = walked.value  # what the call evaluates to
+        if walked.chain is not None and self.context.chains:
+            self.call_chains[id(call)] = walked.chain  # ``return self.caches[i]``
         for write in self.rec.writes[before:]:
             self.consts.pop(write.name, None)
         self.consts.update(walked.stored)

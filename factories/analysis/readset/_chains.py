@@ -40,6 +40,11 @@ FUNCTION_FRAME = "fn:"
 #: The prefix of an alias key that names an element of a variadic parameter (``element_key``).
 STAR_ELEMENT = "*"
 
+#: The chain link of an element of a container (``layers[0]``, ``caches[i]``, whatever the
+#: index): a read through a subscript takes it, and it reaches the items of a container
+#: display a test sets as a field (``StandInField.items``).
+ELEMENT = "[]"
+
 Chain = tuple[str, tuple[str, ...]]
 
 
@@ -98,8 +103,10 @@ class ChainHandlers:
         if not self.context.chains:
             return None
         parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
+        while isinstance(node, (ast.Attribute, ast.Subscript)):
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+                return None  # a slice is a new container, not an element
+            parts.append(node.attr if isinstance(node, ast.Attribute) else ELEMENT)
             node = node.value
         if not isinstance(node, ast.Name):
             return None
@@ -232,6 +239,12 @@ class ChainHandlers:
         element = self.element_held(node)
         if element is not None:
             return element
+        if isinstance(node, ast.Call) and id(node) in self.call_chains:
+            return self.call_chains[id(node)]  # ``cache = self.cache(i)``
+        if isinstance(node, ast.Subscript):
+            # ``layer = self.model.layers[0]``: an element of a container on a stand-in.
+            chain = self.chain_of(node, state)
+            return None if chain is None else ".".join((chain[0], *chain[1]))
         path = self.param_path(node)
         if path is not None or not self.is_self_attr(_root_attribute(node)):
             return path

@@ -47,11 +47,14 @@ class ExpressionHandlers:
             return state
         if self.maybe_attribute(node, state):
             return state
-        if isinstance(node.value, ast.Attribute) and self.chain_attribute(node, state):
-            # ``self.mla_dims.v_head_dim``
+        if isinstance(node.value, (ast.Attribute, ast.Subscript)) and self.chain_attribute(
+            node, state
+        ):
+            # ``self.mla_dims.v_head_dim``; ``self.model.layers[i].ffn``, a field of an element
+            # of a stand-in's container, whose subscript (and what is below it) runs too
             base = node.value
-            while not self.is_self_attr(base):
-                base = base.value  # type: ignore[attr-defined]
+            while isinstance(base, ast.Attribute) and not self.is_self_attr(base):
+                base = base.value
             return self.expr(base, state)
         return self.expr(node.value, state)
 
@@ -82,8 +85,29 @@ class ExpressionHandlers:
     def expr_ListComp(
         self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, state
     ) -> frozenset[str]:
-        """The first iterable runs; the rest runs once per element, maybe never."""
+        """The first iterable runs; the rest runs once per element, maybe never.  A target
+        bound to the items of a chain on a stand-in stands for an element of it
+        (``[layer.x for layer in layers]``), in the comprehension only."""
         state = self.expr(node.generators[0].iter, state)
+        saved = dict(self.aliases)
+        for gen in node.generators:
+            element = self.element_of(gen.iter, state) if self.context.chains else None
+            if isinstance(gen.target, ast.Name):
+                if element is not None:
+                    self.aliases[gen.target.id] = element
+                else:
+                    self.aliases.pop(gen.target.id, None)
+        try:
+            self.comprehension_parts(node, state)
+        finally:
+            self.aliases.clear()
+            self.aliases.update(saved)
+        return state
+
+    def comprehension_parts(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, state
+    ) -> None:
+        """The parts of a comprehension past its first iterable, each run maybe never."""
         with self.guarded():
             for gen in node.generators[1:]:
                 self.expr(gen.iter, state)
@@ -97,7 +121,6 @@ class ExpressionHandlers:
             ):
                 if part is not None:
                     self.expr(part, state)
-        return state
 
     expr_SetComp = expr_GeneratorExp = expr_DictComp = expr_ListComp
 

@@ -337,6 +337,10 @@ class Walked:
     # ``(value,)``: what the call returns on every path, where the walk knows it (each
     # ``return`` gives the same known value; ``Walker.returns``).
     value: tuple[object] | tuple[()] = ()
+    # The stand-in chain every ``return`` gives (``return self.caches[i]``:
+    # ``self.caches.[]``), where stand-in chains are followed: what a local bound to the
+    # call's result stands for in the caller (``cache = self.cache(i)``).
+    chain: str | None = None
 
 
 def placed_after(

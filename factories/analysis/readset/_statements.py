@@ -12,6 +12,7 @@ import attrs
 
 from factories.analysis._walk import child_nodes, walk
 from factories.analysis.classes import FunctionRef, MemberKind
+from factories.analysis.readset._chains import ELEMENT
 from factories.analysis.readset._model import (
     WRITTEN_MARK,
     AttributeAccess,
@@ -102,6 +103,7 @@ class StatementHandlers:
     def stmt_For(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> State:
         state = self.expr(node.iter, state)
         state = self.store(node.target, state, None)
+        self.element_bound(node, state)
         if self.context.stated_locals:
             self.forget_rebound(node)
         stated = self.context.stated_locals and isinstance(node, ast.For)
@@ -129,6 +131,37 @@ class StatementHandlers:
             self.block(node.body, state)
         with self.guarded():
             return meet(state, self.block(node.orelse, state))
+
+    def element_bound(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> None:
+        """``for layer in self.model.layers`` (or ``for i, layer in enumerate(...)``) over
+        a chain on a stand-in: the loop's name holds an element of it (``ELEMENT``), as
+        ``layer = self.model.layers[i]`` does."""
+        if not self.context.chains:
+            return
+        iterated, target = node.iter, node.target
+        if (
+            isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Name)
+            and iterated.func.id == "enumerate"
+            and len(iterated.args) == 1
+            and not iterated.keywords
+            and isinstance(target, ast.Tuple)
+            and len(target.elts) == 2
+        ):
+            iterated, target = iterated.args[0], target.elts[1]
+        element = self.element_of(iterated, state)
+        if isinstance(target, ast.Name) and element is not None:
+            self.aliases[target.id] = element
+
+    def element_of(self, iterated: ast.expr, state: frozenset[str]) -> str | None:
+        """The chain an item of ``iterated`` stands for, where it is a chain on a stand-in
+        (``self.layers``) or a name holding one (a parameter handed a list of them)."""
+        if not isinstance(iterated, (ast.Attribute, ast.Name)):
+            return None
+        chain = self.chain_of(iterated, state)
+        if chain is None or (not chain[1] and not isinstance(iterated, ast.Name)):
+            return None
+        return ".".join((chain[0], *chain[1], ELEMENT))
 
     def container_items(self, iterated: ast.expr, target: ast.expr) -> tuple[str, str, int] | None:
         """``for k, item in box.items()`` or ``for item in box.values()`` over a container a
@@ -218,6 +251,8 @@ class StatementHandlers:
         if node.value is not None:
             state = self.expr(node.value, state)
         self.returns.append(self.known(node.value) if node.value is not None else (None,))
+        chain = self.held_path(node.value, state) if node.value is not None else None
+        self.return_chains.append(chain if chain is not None and "." in chain else None)
         self.returned = meet(self.returned, state)
         self.exits += 1
         return None

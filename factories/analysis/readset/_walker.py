@@ -21,7 +21,7 @@ import attrs
 from factories.analysis.classes import ClassInfo, Member
 from factories.analysis.findings import Location
 from factories.analysis.readset._calls import CallHandlers
-from factories.analysis.readset._chains import STAR_ELEMENT, ChainHandlers
+from factories.analysis.readset._chains import ELEMENT, STAR_ELEMENT, ChainHandlers
 from factories.analysis.readset._decisions import Decisions
 from factories.analysis.readset._expressions import ExpressionHandlers
 from factories.analysis.readset._handovers import ArgKey, Chain, scan
@@ -157,8 +157,11 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         # ``if``, the names); see ``uncover``.
         self.covers: list[tuple[tuple[int, ...], bool, tuple[int, ...], frozenset[str]]] = []
         self.returns: list[tuple[object] | tuple[()]] = []  # what each ``return`` gives
+        self.return_chains: list[str | None] = []  # the stand-in chain each one gives
         # The value of each call of a function of the tree walked here (``returned_value``).
         self.call_values: dict[int, tuple[object]] = {}
+        # The stand-in chain a call of a method of ``self`` returns (``Walked.chain``).
+        self.call_chains: dict[int, str] = {}
         self.local_imports, self.locals = analyzer.function_names(func, self.module)
 
     @property
@@ -192,7 +195,12 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             self.rec.escapes |= escapes
         if fell_off is not None:
             self.returns.append((None,))  # falling off the end returns None
-        return Walked(self.rec, out, self.raised, stored, value=self.returned_value())
+            self.return_chains.append(None)
+        chains = set(self.return_chains)
+        chain = chains.pop() if len(chains) == 1 else None
+        if isinstance(self.func, ast.AsyncFunctionDef) or self.analyzer.is_generator(self.func):
+            chain = None  # what the caller gets is not the ``return``'s value
+        return Walked(self.rec, out, self.raised, stored, value=self.returned_value(), chain=chain)
 
     def returned_value(self) -> tuple[object] | tuple[()]:
         """``(value,)`` where every ``return`` the walk met gives one known value (a plain
@@ -543,7 +551,8 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         whole = dict(self.context.whole)
         for depth in range(read.optional, len(read.path)):
             owner = ".".join((read.root, *read.path[:depth]))
-            if owner in whole and read.path[depth] not in whole[owner]:
+            link = read.path[depth]
+            if owner in whole and link != ELEMENT and link not in whole[owner]:
                 return True
         return False
 
