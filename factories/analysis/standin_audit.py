@@ -924,13 +924,34 @@ def stated_shape(handed: HandedCall) -> CallShape:
     shape = handed.shape
     if shape.star_args:
         return shape
-    by_place: dict[tuple[int | None, str | None], list[StandIn]] = {}
-    for given in handed.passed:
-        by_place.setdefault((given.position, given.keyword), []).append(given.standin)
+    by_place = _by_place(handed.passed)
+    return _with_places(
+        shape,
+        {
+            place: _common([stated_obj(standin, handed.event) for standin in standins])
+            for place, standins in by_place.items()
+        },
+    )
+
+
+def _by_place(
+    passed: Iterable[PassedStandIn],
+) -> dict[tuple[int | None, str | None], list[StandIn]]:
+    """The namespaces handed over, by the place (position, keyword) each takes."""
+    out: dict[tuple[int | None, str | None], list[StandIn]] = {}
+    for given in passed:
+        out.setdefault((given.position, given.keyword), []).append(given.standin)
+    return out
+
+
+def _with_places(
+    shape: CallShape, values: Mapping[tuple[int | None, str | None], Obj | None]
+) -> CallShape:
+    """``shape`` with each place's stated object (``None``: nothing stated there) joined to
+    what the call's text states of that argument (``_with_stated``)."""
     positional = list(shape.positional_literals)
     keywords = dict(shape.keyword_literals)
-    for (position, keyword), standins in by_place.items():
-        value = _common([stated_obj(standin, handed.event) for standin in standins])
+    for (position, keyword), value in values.items():
         if value is None:
             continue
         if position is not None and position < len(positional):
@@ -975,37 +996,26 @@ def run_shapes(
     more than ``MAX_RUNS``, or where no run states more than the shape already does."""
     if shape is None or shape.star_args:
         return []
-    by_place: dict[tuple[int | None, str | None], list[StandIn]] = {}
-    for given in passed:
-        by_place.setdefault((given.position, given.keyword), []).append(given.standin)
+    by_place = _by_place(passed)
     varied = [place for place, found in by_place.items() if len(found) > 1]
     if len(varied) > 1 or any(len(found) > MAX_RUNS for found in by_place.values()):
         return []
     runs = by_place[varied[0]] if varied else [None]
     out = []
     for run in runs:
-        positional = list(shape.positional_literals)
-        keywords = dict(shape.keyword_literals)
-        for (position, keyword), found in by_place.items():
-            value = stated_obj(run if len(found) > 1 else found[0], event)
-            if value is None:
-                continue
-            if position is not None and position < len(positional):
-                positional[position] = _with_stated(positional[position], value)
-            elif keyword is not None and keyword in shape.keywords:
-                known = (keywords[keyword],) if keyword in keywords else ()
-                keywords[keyword] = _with_stated(known, value)[0]
-        if tuple(positional) == shape.positional_literals and tuple(keywords.items()) == tuple(
-            shape.keyword_literals
+        stated = _with_places(
+            shape,
+            {
+                place: stated_obj(run if len(found) > 1 else found[0], event)
+                for place, found in by_place.items()
+            },
+        )
+        if (
+            stated.positional_literals == shape.positional_literals
+            and stated.keyword_literals == shape.keyword_literals
         ):
             continue
-        out.append(
-            attrs.evolve(
-                shape,
-                positional_literals=tuple(positional),
-                keyword_literals=tuple(keywords.items()),
-            )
-        )
+        out.append(stated)
     return out
 
 
