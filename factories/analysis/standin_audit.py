@@ -1546,21 +1546,18 @@ def _first_missing(
                 return _each_item(field.children, (*walked, name), rest[at + 1 :], table, event)
             if len(field.children) != 1:
                 return None
-            if field.items:
-                return _through_element(field, (*walked, name), rest[at + 1 :], table, event)
-            standin, walked = field.children[0], (*walked, name)
-            continue
-        if not _judged(standin, event):
-            return None
-        if field is None and standin.kind is StandInKind.SPEC_MOCK:
-            # A mock answers what its spec holds, and what the test showed it answers.
-            spec = table.specs.get(standin.location)
-            if spec is None or name in standin.read or spec.missing(name) is None:
+        else:
+            if not _judged(standin, event):
                 return None
-        if field is None:
-            if (walked[-1], name) in table.late:
-                return None  # ``x.config.text_config = ...``: set after it was built
-            return ((standin, (*walked, name)),), True
+            if field is None and standin.kind is StandInKind.SPEC_MOCK:
+                # A mock answers what its spec holds, and what the test showed it answers.
+                spec = table.specs.get(standin.location)
+                if spec is None or name in standin.read or spec.missing(name) is None:
+                    return None
+            if field is None:
+                if (walked[-1], name) in table.late:
+                    return None  # ``x.config.text_config = ...``: set after it was built
+                return ((standin, (*walked, name)),), True
         if field.items:
             return _through_element(field, (*walked, name), rest[at + 1 :], table, event)
         if len(field.children) != 1:

@@ -765,21 +765,29 @@ class StandInExtractor:
         while isinstance(parent, ast.Attribute) and parent.value is top:
             path.append(parent.attr)
             top, parent = parent, self.scope.parents.get(parent)
+        meeting = self._handed_to_code(top, route)
+        if meeting is not None:
+            found.through.append((tuple(path), meeting))
+
+    def _handed_to_code(self, arg: ast.expr, route: _Route) -> Meeting | None:
+        """The meeting of ``arg`` where it is an argument (``f(arg)``, ``f(x=arg)``) of code
+        the test's imports name: not a helper of the module (which follows it itself), nor a
+        call that makes it ``self``, builds a stand-in or only inspects it."""
+        parent = self.scope.parents.get(arg)
         call = self.scope.parents.get(parent) if isinstance(parent, ast.keyword) else parent
-        if not isinstance(call, ast.Call) or call.func is top:
-            return
-        if not (top in call.args or isinstance(parent, ast.keyword)):
-            return
+        if not isinstance(call, ast.Call) or not (
+            arg in call.args or isinstance(parent, ast.keyword)
+        ):
+            return None
         func = call.func
         if isinstance(func, ast.Name) and self.scope.local_def(func) is not None:
-            return
-        if self.meet.self_shape(call, top)[0] is not None or self.sites.kind_of(call) is not None:
-            return
+            return None
+        if self.meet.self_shape(call, arg)[0] is not None or self.sites.kind_of(call) is not None:
+            return None
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr", "setattr"):
-            return
-        meeting = self.meet.call(MeetingHow.ARGUMENT, call, top, route.cases, func)
-        found.through.append((tuple(path), meeting))
+            return None
+        return self.meet.call(MeetingHow.ARGUMENT, call, arg, route.cases, func)
 
     def _test_use(self, attr: ast.Attribute, found: _Found) -> None:
         """``ns.a.b`` in the test itself: a read of the chain (a store reads the links above
@@ -812,22 +820,9 @@ class StandInExtractor:
         """``f(x.coord)``, ``x`` the object ``_ctor_held`` follows: the stand-in itself
         handed to code the test's imports name (``via`` starts with ``_HELD``, which
         ``_ctor_held`` drops)."""
-        parent = self.scope.parents.get(attr)
-        call = self.scope.parents.get(parent) if isinstance(parent, ast.keyword) else parent
-        if not isinstance(call, ast.Call) or not (
-            attr in call.args or isinstance(parent, ast.keyword)
-        ):
-            return
-        func = call.func
-        if isinstance(func, ast.Name) and self.scope.local_def(func) is not None:
-            return
-        if self.meet.self_shape(call, attr)[0] is not None or self.sites.kind_of(call) is not None:
-            return
-        fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr", "setattr"):
-            return
-        meeting = self.meet.call(MeetingHow.ARGUMENT, call, attr, route.cases, func)
-        found.meetings.append(attrs.evolve(meeting, via=(_HELD,)))
+        meeting = self._handed_to_code(attr, route)
+        if meeting is not None:
+            found.meetings.append(attrs.evolve(meeting, via=(_HELD,)))
 
     def _method_of_holder(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
         """``holder.m(...)``, ``holder`` an object the test built by calling its class
