@@ -548,14 +548,10 @@ class ChainHandlers:
         """``obj.name(...)`` on an object of ``cls`` (``instance_class``): the method's
         ``def``, walked as a function past its ``self``; what it reads of ``self`` is the
         real object's.  Not a method the test replaced."""
-        member = self.index.lookup(cls, name)
-        if member is None or member.kind is not MemberKind.METHOD:
+        found = self._member_def(cls, name, (MemberKind.METHOD,))
+        if found is None:
             return None
-        node = member.node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return None
-        if self.analyzer.is_replaced(self.context, cls, member, None):
-            return None
+        member, node = found
         return PassedCallee(FunctionRef(member.owner.module, node), 1)
 
     def constructed(self, target: ClassInfo, text: str) -> PassedCallee | None:
@@ -573,17 +569,28 @@ class ChainHandlers:
 
     def class_function(self, cls: ClassInfo, name: str) -> PassedCallee | None:
         """A static or class method ``name`` of ``cls`` the test did not replace."""
+        found = self._member_def(cls, name, (MemberKind.STATICMETHOD, MemberKind.CLASSMETHOD))
+        if found is None:
+            return None
+        member, node = found
+        if member.kind is MemberKind.CLASSMETHOD:
+            return PassedCallee(FunctionRef(member.owner.module, node), 1, klass=cls)
+        return PassedCallee(FunctionRef(member.owner.module, node))
+
+    def _member_def(
+        self, cls: ClassInfo, name: str, kinds: tuple[MemberKind, ...]
+    ) -> tuple[Member, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """The member ``name`` of ``cls`` (as an instance finds it) and its ``def``, where it
+        is one of ``kinds`` and the test did not replace it."""
         member = self.index.lookup(cls, name)
-        if member is None or member.kind not in (MemberKind.STATICMETHOD, MemberKind.CLASSMETHOD):
+        if member is None or member.kind not in kinds:
             return None
         node = member.node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
         if self.analyzer.is_replaced(self.context, cls, member, None):
             return None
-        if member.kind is MemberKind.CLASSMETHOD:
-            return PassedCallee(FunctionRef(member.owner.module, node), 1, klass=cls)
-        return PassedCallee(FunctionRef(member.owner.module, node))
+        return member, node
 
     def awaited(self, call: ast.Call) -> bool:
         """Whether the walked function awaits ``call`` where it makes it (``await f(x)``)."""
