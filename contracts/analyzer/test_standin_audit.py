@@ -5068,6 +5068,11 @@ CASES = [
             sized.weight_loader(None, 1)
             again = LoadsAgain(Fp8(), manager=SimpleNamespace(other=4))
             again.weight_loader(None, 1)
+
+        def test_y(monkeypatch):
+            monkeypatch.setattr(Fp8, "get_name", classmethod(lambda cls: "mxfp4"))
+            patched = Loads(Fp8(), manager=SimpleNamespace(other=5))
+            patched.weight_loader(None, 1)
         """,
         frozenset({(NOTE, "self.manager.shared")}),
     ),
