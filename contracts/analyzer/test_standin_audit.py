@@ -1221,6 +1221,56 @@ def commit_layers(layers):
     if not layers:
         raise ValueError("no layers")
     return [layer.records.key for layer in layers]
+
+
+class Slot:
+    def __init__(self, **fields):
+        self.__dict__.update(fields)
+
+
+class Fp8:
+    @classmethod
+    def get_name(cls):
+        return "fp8"
+
+
+class Mx:
+    @classmethod
+    def get_name(cls):
+        return "mxfp4"
+
+
+class SizedFp8(Fp8):
+    def __len__(self):
+        return 0
+
+
+class Loads:
+    def __init__(self, quant, manager):
+        self.quant = quant
+        self.manager = manager
+        self.weight = Slot(weight_loader=self.weight_loader)
+
+    def weight_loader(self, param, value):
+        name = self.quant and self.quant.get_name()
+        if name == "mxfp4":
+            return value
+        return self.manager.shared + value
+
+
+class LoadsAgain(Loads):
+    def requantize(self, quant):
+        self.quant = quant
+
+
+class KeepsLoader:
+    def __init__(self, quant, manager):
+        self.quant = quant
+        self.manager = manager
+        self.weight = Slot(loader=print)
+
+    def weight_loader(self, param, value):
+        return self.manager.shared + value
 """
 
 
@@ -4955,6 +5005,76 @@ CASES = [
             commit_layers(layers)
         """,
         frozenset(),
+    ),
+    Case(
+        "a-method-the-class-hands-out-bound-runs-on-the-object-through-its-attribute",
+        """
+        from vllm.mod import Fp8, Loads
+
+        def _make(quant=None):
+            return Loads(quant or Fp8(), manager=SimpleNamespace(other=1))
+
+        def test_x():
+            layer = _make()
+            param = getattr(layer, "weight")
+            param.weight_loader(param, 1)
+            direct = Loads(Fp8(), manager=SimpleNamespace(other=2))
+            direct.weight.weight_loader(None, 1)
+        """,
+        frozenset({(ERROR, "self.manager.shared")}),
+    ),
+    Case(
+        "a-method-on-an-attribute-the-class-does-not-hand-out-or-the-test-set-is-not-judged",
+        """
+        from vllm.mod import Fp8, KeepsLoader, Loads, Slot
+
+        def test_x():
+            kept = KeepsLoader(Fp8(), manager=SimpleNamespace(other=1))
+            param = kept.weight
+            param.weight_loader(param, 1)
+            layer = Loads(Fp8(), manager=SimpleNamespace(other=2))
+            layer.weight = Slot(weight_loader=print)
+            layer.weight.weight_loader(None, 1)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "constructor-arguments-stored-plainly-decide-the-branches-of-a-later-method",
+        """
+        from vllm.mod import Fp8, Loads, Mx
+
+        def test_x():
+            layer = Loads(Fp8(), manager=SimpleNamespace(other=1))
+            layer.weight_loader(None, 1)
+            skipped = Loads(Mx(), manager=SimpleNamespace(other=2))
+            skipped.weight_loader(None, 1)
+        """,
+        frozenset({(ERROR, "self.manager.shared")}),
+    ),
+    Case(
+        "constructor-arguments-that-do-not-settle-a-later-method-s-branch-leave-notes",
+        """
+        from vllm.mod import Fp8, Loads, LoadsAgain, SizedFp8
+
+        def _make(quant=None):
+            return Loads(quant or Fp8(), manager=SimpleNamespace(other=1))
+
+        def test_x(quant):
+            given = _make(quant=Fp8())
+            given.weight_loader(None, 1)
+            unknown = Loads(quant, manager=SimpleNamespace(other=2))
+            unknown.weight_loader(None, 1)
+            sized = Loads(SizedFp8(), manager=SimpleNamespace(other=3))
+            sized.weight_loader(None, 1)
+            again = LoadsAgain(Fp8(), manager=SimpleNamespace(other=4))
+            again.weight_loader(None, 1)
+
+        def test_y(monkeypatch):
+            monkeypatch.setattr(Fp8, "get_name", classmethod(lambda cls: "mxfp4"))
+            patched = Loads(Fp8(), manager=SimpleNamespace(other=5))
+            patched.weight_loader(None, 1)
+        """,
+        frozenset({(NOTE, "self.manager.shared")}),
     ),
 ]
 

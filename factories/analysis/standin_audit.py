@@ -199,6 +199,8 @@ class HandedCall:
     instance_fields: tuple[str, ...] = ()
     # What the test states of those attributes' values (``Callee.instance_values``).
     instance_values: tuple[tuple[str, object], ...] = attrs.field(default=(), eq=False)
+    # ``Callee.built_values``: what the test states of the constructor call's arguments.
+    built_values: tuple[tuple[int | str, object], ...] = attrs.field(default=(), eq=False)
     # ``Callee.overrides``: the class built is the test's subclass of ``dotted``.
     overrides: tuple[str, ...] = ()
     # Holders of namespaces that are that real object, ``self`` of the method
@@ -272,6 +274,13 @@ class StandInTable:
                 for meeting in standin.meetings:
                     if meeting.stored is not None and not _holding(meeting):
                         continue  # the object may not hold the stand-in there
+                    callee = meeting.callee
+                    if (
+                        callee is not None
+                        and callee.bound_out
+                        and not _hands_out(index, callee.dotted)
+                    ):
+                        continue
                     _file(meeting, standin, sets, passed)
                     _hand(calls, meeting, standin, handed)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
@@ -299,16 +308,26 @@ class StandInTable:
 def _settled_stores(index: ClassIndex | None, standin: StandIn) -> StandIn:
     """The stand-in with its meetings through an object built with it as a constructor's
     keyword argument (``Meeting.stored``) kept only where the class stores it plainly
-    (``_init_stores``); the constructor's call itself is then marked ``stored`` too (it runs
+    (``_init_stores``), and a call of a method on an attribute of that object
+    (``Callee.bound_out``) only where the class hands that method out bound
+    (``_hands_out``); the constructor's call itself is then marked ``stored`` too (it runs
     no code that writes on the stand-in: ``runs_code``)."""
     if not any(m.stored is not None for m in standin.meetings):
         return standin
+    handed_out = {
+        m.callee.dotted: _hands_out(index, m.callee.dotted)
+        for m in standin.meetings
+        if m.callee is not None and m.callee.bound_out and m.callee.dotted is not None
+    }
     verdicts = {
         stored: _init_stores(index, *stored)
         for stored in {m.stored for m in standin.meetings if m.stored is not None}
     }
     meetings = []
     for meeting in standin.meetings:
+        callee = meeting.callee
+        if callee is not None and callee.bound_out and not handed_out.get(callee.dotted):
+            continue  # ``y.m(...)``: no sign that ``m`` is the object's (``_hands_out``)
         if meeting.stored is not None:
             if verdicts[meeting.stored]:
                 meetings.append(meeting)
@@ -346,6 +365,13 @@ def _init_stores(index: ClassIndex | None, dotted: str, param: str) -> bool:
     cls = _in_tree(index, dotted)
     if not isinstance(cls, ClassInfo):
         return False
+    return _plain_store(index, cls, param) and _unwritten(cls, param)
+
+
+def _plain_store(index: ClassIndex, cls: ClassInfo, param: str) -> bool:
+    """``__init__`` (as ``cls`` finds it) stores its parameter ``param`` as ``self.<param>``
+    by a plain ``self.param = param`` of its own body, run on every path before any
+    ``return``, the only use of the parameter there and the only store of the field there."""
     member = index.lookup(cls, "__init__")
     init = member.node if member is not None else None
     if not isinstance(init, ast.FunctionDef) or member.kind is not MemberKind.METHOD:
@@ -357,7 +383,7 @@ def _init_stores(index: ClassIndex | None, dotted: str, param: str) -> bool:
     stored = False
     for stmt in init.body:
         if any(isinstance(n, ast.Return) for n in walk(stmt)):
-            return stored and _unwritten(cls, param)
+            return stored
         if (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1
@@ -373,7 +399,7 @@ def _init_stores(index: ClassIndex | None, dotted: str, param: str) -> bool:
                 return False
             if _is_self_field(node, me, param) and not isinstance(node.ctx, ast.Load):
                 return False
-    return stored and _unwritten(cls, param)
+    return stored
 
 
 def _unwritten(cls: ClassInfo, field: str) -> bool:
@@ -396,6 +422,158 @@ def _is_self_field(node: ast.AST, me: str, field: str) -> bool:
         and isinstance(node.value, ast.Name)
         and node.value.id == me
     )
+
+
+def _hands_out(index: ClassIndex | None, dotted: str | None) -> bool:
+    """Whether ``m`` of ``dotted`` (``vllm.x.Cls.m``) is a plain method of the tree's class
+    ``Cls`` that code of a class of its MRO hands out bound to the object under its own
+    name: ``weight_loader=self.weight_loader``, ``{"weight_loader": self.weight_loader}``,
+    ``param.weight_loader = self.weight_loader``, ``setattr(param, "weight_loader",
+    self.weight_loader)`` (a layer giving its parameters their loader).  Then ``y.m(...)``
+    on an attribute ``y`` of the object (``Callee.bound_out``) runs ``Cls.m`` on it; without
+    that sign ``y.m`` is ``y``'s own, and the call is not judged."""
+    if index is None or dotted is None:
+        return False
+    head, _, name = dotted.rpartition(".")
+    cls = _callee_class(index, head)
+    member = index.lookup(cls, name) if cls is not None else None
+    if member is None or member.kind is not MemberKind.METHOD:
+        return False
+    if not isinstance(member.node, ast.FunctionDef):
+        return False
+    for klass in index.mro(cls)[0]:
+        for method in klass.node.body:
+            if not isinstance(method, FUNCTION_DEFS) or not method.args.args:
+                continue
+            me = method.args.args[0].arg
+            if any(_passes_bound(node, me, name) for node in walk(method)):
+                return True
+    return False
+
+
+def _passes_bound(node: ast.AST, me: str, name: str) -> bool:
+    """``node`` hands on ``<me>.<name>`` (a bound method) as a value named ``name``."""
+    if isinstance(node, ast.keyword):
+        return node.arg == name and _is_self_field(node.value, me, name)
+    if isinstance(node, ast.Dict):
+        return any(
+            isinstance(k, ast.Constant) and k.value == name and _is_self_field(v, me, name)
+            for k, v in zip(node.keys, node.values)
+        )
+    if isinstance(node, ast.Assign):
+        return _is_self_field(node.value, me, name) and any(
+            isinstance(t, ast.Attribute)
+            and t.attr == name
+            and not (isinstance(t.value, ast.Name) and t.value.id == me)
+            for t in node.targets
+        )
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        args = node.args
+        return (
+            node.func.id == "setattr"
+            and len(args) == 3
+            and isinstance(args[1], ast.Constant)
+            and args[1].value == name
+            and _is_self_field(args[2], me, name)
+        )
+    return False
+
+
+def _stored_values(index: ClassIndex, cls: ClassInfo, handed: HandedCall) -> dict[str, object]:
+    """The fields of the object the test built with ``Cls(...)`` that hold a constructor
+    argument as the test states it (``HandedCall.built_values``): a parameter of the
+    ``__init__`` the call runs (``ClassIndex.constructor``) stored by a plain ``self.p = p``
+    (``_plain_store``), and stored nowhere else by the classes of its MRO (``_stored_once``);
+    not a field the test sets on the object itself.  A literal, or an object of a class of
+    the tree (``_tree_object``).  Code outside the class that sets the field on the object
+    is not seen, as for a stored stand-in (``_init_stores``)."""
+    if not handed.built_values:
+        return {}
+    member = index.constructor(cls)
+    if member is None or member != index.lookup(cls, "__init__") or not member.node.args.args:
+        return {}
+    args = member.node.args
+    every = [a.arg for a in (*args.posonlyargs, *args.args)]
+    positional = every[1:]
+    named = {a.arg for a in (*args.args, *args.kwonlyargs)} - {every[0]} if every else set()
+    out: dict[str, object] = {}
+    for key, value in handed.built_values:
+        if isinstance(key, int):
+            param = positional[key] if key < len(positional) else None
+        else:
+            param = key if key in named else None
+        if param is None or param in handed.instance_fields:
+            continue
+        if not (_plain_store(index, cls, param) and _stored_once(index, cls, param)):
+            continue
+        known = _tree_object(index, value)
+        if known:
+            out[param] = known[0]
+    return out
+
+
+def _stored_once(index: ClassIndex, cls: ClassInfo, field: str) -> bool:
+    """No class of ``cls``'s MRO stores (or deletes) an attribute ``field`` but once (the
+    plain store of ``__init__``), nor sets attributes by ``setattr`` of a name it does not
+    write out, or through ``__dict__``: the field keeps what ``__init__`` put there."""
+    stores = 0
+    for klass in index.mro(cls)[0]:
+        for node in walk(klass.node):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr == field
+                and not isinstance(node.ctx, ast.Load)
+            ):
+                stores += 1
+            elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+                return False
+            elif isinstance(node, ast.Call) and len(node.args) > 1:
+                func = node.func
+                fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if fname in ("setattr", "__setattr__"):
+                    named = node.args[1]
+                    if not isinstance(named, ast.Constant) or named.value == field:
+                        return False
+    return stores == 1
+
+
+def _tree_object(index: ClassIndex, value: object) -> tuple[object] | tuple[()]:
+    """A constructor argument as the walk may know it: a literal as it is; an object built
+    by calling a class of the tree (``Obj.cls``) as an object of that class, true where its
+    truth is Python's default (``_default_truth``), with no fields (what its constructor
+    keeps of its arguments is its own); anything else unknown."""
+    if not isinstance(value, Obj):
+        return (value,)
+    cls = _callee_class(index, value.cls) if value.cls is not None else None
+    if cls is None:
+        return ()
+    truth = True if _default_truth(index, cls) else None
+    return (Obj(truthy=truth, kind=cls.name, cls=cls.qualname),)
+
+
+def _default_truth(index: ClassIndex, cls: ClassInfo) -> bool:
+    """Whether every instance of ``cls`` is true: every class of its MRO is in the tree
+    (``ClassIndex.mro`` names no other base), none defines ``__bool__`` or ``__len__``, and
+    none is decorated but as a dataclass (which defines neither)."""
+    chain, external = index.mro(cls)
+    if external:
+        return False
+    for klass in chain:
+        if any(
+            not ast.unparse(d).split("(")[0].endswith("dataclass")
+            for d in klass.node.decorator_list
+        ):
+            return False
+        for stmt in klass.node.body:
+            names: list[str] = []
+            if isinstance(stmt, (*FUNCTION_DEFS, ast.ClassDef)):
+                names = [stmt.name]
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                names = [n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)]
+            if {"__bool__", "__len__"} & set(names):
+                return False
+    return True
 
 
 def _with_returned(
@@ -602,6 +780,7 @@ def _hand(
             instance=callee.instance,
             instance_fields=callee.instance_fields,
             instance_values=callee.instance_values,
+            built_values=callee.built_values,
             overrides=callee.overrides,
             arms=meeting.arms,
             unnamed_patch=meeting.unnamed_patch,
@@ -1225,6 +1404,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
         name,
         initial=handed.instance_fields,
         constants={
+            **_stored_values(index, cls, handed),
             **dict(handed.instance_values),
             **{name: obj for name, obj in stated.items() if obj is not None},
         },

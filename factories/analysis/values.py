@@ -89,6 +89,11 @@ class Obj:
     )
     # A list, tuple or set display of plain literals: its elements (``in`` is known).
     members: tuple[object, ...] | None = attrs.field(default=None, eq=False, repr=False)
+    # The dotted name of the class whose constructor built it (``Fp8Config(...)`` a
+    # constructor argument names: ``MeetingMaker.built_values``), where the audit of a
+    # stand-in settles that class in the tree (``standin_audit._tree_object``): its methods
+    # that return one literal give it (``Decisions.literal_return``).
+    cls: str | None = attrs.field(default=None, eq=False, repr=False)
 
     def keyed(self, key: object) -> tuple[object] | tuple[()] | None:
         """``self[key]`` of a dict display with literal keys: ``(value,)`` where stated,

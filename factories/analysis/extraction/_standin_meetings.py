@@ -32,7 +32,7 @@ from factories.analysis.extraction._syntax import (
     is_name_in,
     str_literal,
 )
-from factories.analysis.values import EnumMember, Obj, built_array, returning
+from factories.analysis.values import EnumMember, Obj, built_array, returning, truthy
 
 _SELF_SHAPES_BY_ATTR = {
     "__get__": SelfShape.DESCRIPTOR_GET,
@@ -187,7 +187,165 @@ class MeetingMaker:
             instance=True,
             instance_fields=fields,
             instance_values=values,
+            built_values=self.built_values(func.value),
         )
+
+    def bound_out(
+        self, call: ast.Call, holder: ast.Name, field: str | None, cases: tuple[str, ...]
+    ) -> Meeting | None:
+        """``y.m(...)`` where ``y`` is the object ``holder`` names' attribute ``field`` (None:
+        a name ``getattr`` computes), as a call of ``m`` on that object (``Callee.bound_out``:
+        the audit keeps it where the class hands ``m`` out bound).  None where ``holder`` is
+        no object the test built by calling its class (``_built``), or the test set that
+        attribute on it (any, for a computed name): ``y`` is then the test's."""
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return None
+        built = self._built(holder, call, 0)
+        if built is None:
+            return None
+        cls, fields = built
+        if (field is None and fields) or field in fields:
+            return None
+        made = Callee(
+            ast.unparse(func),
+            f"{cls}.{func.attr}",
+            instance=True,
+            instance_fields=fields,
+            instance_values=self._values_on(holder, call),
+            bound_out=True,
+            built_values=self.built_values(holder),
+        )
+        return attrs.evolve(
+            self._context(call, cases),
+            how=MeetingHow.SELF,
+            callee=made,
+            patched=self._patches(call),
+            shape=self.recorder.shape_of(call, NO_BINDINGS),
+            unnamed_patch=self._unnamed_patch(call),
+        )
+
+    def built_values(self, expr: ast.expr, depth: int = 0) -> tuple[tuple[int | str, object], ...]:
+        """What the test states of the arguments of the constructor call that built the
+        object ``expr`` is (``Callee.built_values``): ``Cls(...)`` itself, a local last bound
+        to one, or the call of a helper of the module whose one ``return`` is that call, the
+        helper's parameters bound from the helper's call (``_left_at_default``).  Each
+        argument by its position or keyword, where ``_argument_value`` knows it."""
+        if isinstance(expr, ast.Name):
+            bound = self.reader.resolve_local(expr, NO_BINDINGS)
+            if bound is None or depth >= MAX_FUNCTION_HOPS:
+                return ()
+            return self.built_values(bound, depth + 1)
+        if not isinstance(expr, ast.Call) or self.sites.kind_of(expr) is not None:
+            return ()
+        if self._constructor(expr):
+            return self._arguments(expr, {})
+        helper = self.scope.local_def(expr.func) if isinstance(expr.func, ast.Name) else None
+        if helper is None:
+            return ()
+        if self.scope.module.functions.get(helper.name) is helper:
+            self.scope.ensure_indexed(helper)
+        returns = [
+            node
+            for node in self.scope.nodes(helper)
+            if isinstance(node, ast.Return) and self.scope.enclosing_scope(node) is helper
+        ]
+        if len(returns) != 1 or not isinstance(returns[0].value, ast.Call):
+            return ()
+        built = returns[0].value
+        if not self._constructor(built):
+            return ()
+        return self._arguments(built, self._left_at_default(helper, expr))
+
+    def _constructor(self, call: ast.Call) -> bool:
+        """Whether ``call`` calls a name the imports settle (a class, which the audit checks)
+        rather than ``Cls.__new__`` or a helper."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr == "__new__":
+            return False
+        return self._dotted_through_local(func, self.sites.imports(call)) is not None
+
+    def _left_at_default(
+        self, helper: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call
+    ) -> dict[str, tuple[object] | tuple[()]]:
+        """Each parameter of ``helper`` with what it holds in the helper's body on ``call``:
+        its literal default where the call leaves it out and the body never rebinds it, else
+        unknown (``()``: the caller's value, which this does not follow)."""
+        args = helper.args
+        positional = [*args.posonlyargs, *args.args]
+        every = [*positional, *args.kwonlyargs]
+        env: dict[str, tuple[object] | tuple[()]] = {p.arg: () for p in every}
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(
+            k.arg is None for k in call.keywords
+        ):
+            return env
+        passed = {p.arg for p in positional[: len(call.args)]} | {k.arg for k in call.keywords}
+        defaults: dict[str, ast.expr | None] = dict(
+            zip([p.arg for p in positional[len(positional) - len(args.defaults) :]], args.defaults)
+        )
+        defaults.update(zip([p.arg for p in args.kwonlyargs], args.kw_defaults))
+        rebound = {
+            node.id
+            for node in self.scope.nodes(helper)
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+        }
+        for name, default in defaults.items():
+            if name in passed or name in rebound or not isinstance(default, ast.Constant):
+                continue
+            if isinstance(default.value, (bool, int, float, str, type(None))):
+                env[name] = (default.value,)
+        return env
+
+    def _arguments(
+        self, call: ast.Call, env: dict[str, tuple[object] | tuple[()]]
+    ) -> tuple[tuple[int | str, object], ...]:
+        out: list[tuple[int | str, object]] = []
+        for i, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                break  # the positions past it are not known
+            known = self._argument_value(arg, env)
+            if known:
+                out.append((i, known[0]))
+        for kw in call.keywords:
+            if kw.arg is not None:
+                known = self._argument_value(kw.value, env)
+                if known:
+                    out.append((kw.arg, known[0]))
+        return tuple(out)
+
+    def _argument_value(
+        self, node: ast.expr, env: dict[str, tuple[object] | tuple[()]]
+    ) -> tuple[object] | tuple[()]:
+        """A constructor argument as the test states it: a plain literal, a parameter of the
+        helper around the call (``env``), an object built by calling a name the imports
+        settle (``Obj`` with ``cls``, and no fields or truth: what its class keeps of its
+        arguments, and whether it is true, is its class's, which the audit reads), or ``a or
+        b``/``a and b`` of those, as Python picks the operand."""
+        if isinstance(node, ast.Constant):
+            plain = isinstance(node.value, (bool, int, float, str, type(None)))
+            return (node.value,) if plain else ()
+        if isinstance(node, ast.Name):
+            return env.get(node.id, ())
+        if isinstance(node, ast.BoolOp):
+            deciding = not isinstance(node.op, ast.And)
+            for operand in node.values:
+                known = self._argument_value(operand, env)
+                if not known:
+                    return ()
+                if operand is node.values[-1]:
+                    return known
+                verdict = truthy(known[0])
+                if verdict is None:
+                    return ()
+                if verdict is deciding:
+                    return known
+            return ()
+        if isinstance(node, ast.Call) and self._constructor(node):
+            dotted = self._dotted_through_local(node.func, self.sites.imports(node))
+            name = (dotted or "").rpartition(".")[2]
+            if name[:1].isupper():
+                return (Obj(kind=name, cls=dotted),)
+        return ()
 
     def _values_on(self, name: ast.Name, call: ast.Call) -> tuple[tuple[str, object], ...]:
         """The values the function making ``call`` gives fields of the local ``name`` before

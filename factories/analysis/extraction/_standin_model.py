@@ -84,6 +84,14 @@ class Callee:
     # Of ``instance_fields``, the values the test states (``_values_on``): set once, on the
     # straight line of the function that makes the call.
     instance_values: tuple[tuple[str, object], ...] = attrs.field(default=(), eq=False)
+    # ``y.m(...)``, ``y`` an attribute of the object (``y = getattr(x, name)``, ``x.attr.m()``):
+    # ``m`` runs on the object only where its class hands out its bound method (``self.m`` as a
+    # value named ``m``), which the audit checks (``standin_audit._hands_out``).
+    bound_out: bool = False
+    # What the test states of the arguments of the constructor call that built the object
+    # (``MeetingMaker.built_values``): ``(position or keyword, value)``; the audit keeps those
+    # the class stores plainly (``standin_audit._stored_values``).
+    built_values: tuple[tuple[int | str, object], ...] = attrs.field(default=(), eq=False)
 
 
 @attrs.frozen

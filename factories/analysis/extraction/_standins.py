@@ -746,6 +746,8 @@ class StandInExtractor:
             self._method_of_holder(parent, found, route)
             if route.holding is not None and parent.attr == route.holding:
                 self._held_field_handed(parent, found, route)
+            elif route.holding is not None:
+                self._bound_out(node, parent, found, route)
         elif isinstance(parent, ast.Attribute):
             if isinstance(parent.ctx, ast.Load):
                 if not self.meet.recorder.expects_raise(parent):
@@ -835,6 +837,96 @@ class StandInExtractor:
         meeting = self.meet.call(MeetingHow.SELF, call, attr.value, route.cases, attr)
         if meeting.callee is not None and meeting.callee.instance:
             found.meetings.append(meeting)
+
+    def _bound_out(self, holder: ast.Name, value: ast.expr, found: _Found, route: _Route) -> None:
+        """``y = getattr(x, name)`` (or ``y = x.attr``), then ``y.m(...)``; or
+        ``x.attr.m(...)``: ``x`` the object ``_ctor_held`` follows.  Where ``x``'s class hands
+        out its method ``m`` bound to the object (``weight_loader=self.weight_loader``, as a
+        layer gives its parameters their loader: ``standin_audit._hands_out`` checks it), the
+        call runs ``m`` on ``x``, as ``x.m(...)`` would (``MeetingMaker.bound_out``).  Only a
+        local bound once in its function, on which the test sets nothing, called after that
+        binding in the same function; ``getattr`` with exactly two arguments."""
+        name: str | None
+        if isinstance(value, ast.Call):
+            func = value.func
+            if not (
+                isinstance(func, ast.Name)
+                and func.id == "getattr"
+                and func.id not in self.sites.imports(value)
+                and self.scope.local_def(func) is None
+                and len(value.args) == 2
+                and not value.keywords
+                and value.args[0] is holder
+            ):
+                return
+            name = _str(value.args[1])
+        elif isinstance(value, ast.Attribute) and isinstance(value.ctx, ast.Load):
+            name = value.attr
+        else:
+            return
+        parent = self.scope.parents.get(value)
+        calls: list[ast.Call] = []
+        if isinstance(parent, ast.Attribute) and parent.value is value:
+            outer = self.scope.parents.get(parent)
+            if isinstance(outer, ast.Call) and outer.func is parent:
+                calls.append(outer)
+        elif (
+            isinstance(parent, ast.Assign)
+            and parent.value is value
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Name)
+        ):
+            calls.extend(self._calls_on_local(parent, parent.targets[0].id))
+        for call in calls:
+            meeting = self.meet.bound_out(call, holder, name, route.cases)
+            if meeting is not None:
+                found.meetings.append(meeting)
+
+    def _calls_on_local(self, assign: ast.Assign, name: str) -> list[ast.Call]:
+        """The calls ``name.m(...)`` of the function of ``assign`` (not of a function nested
+        in it) after it, where ``assign`` is the one binding of ``name`` there (no parameter,
+        loop target, ``global`` or import of it) and the function sets no attribute on it
+        (``name.m = ...``, ``setattr(name, ...)``): each runs what ``assign`` bound."""
+        scope = self.scope.enclosing_scope(assign)
+        if not isinstance(scope, FUNCTION_DEFS):
+            return []
+        args = scope.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        if any(p is not None and p.arg == name for p in params):
+            return []
+        binds = 0
+        calls: list[ast.Call] = []
+        end = assign.end_lineno or assign.lineno
+        for node in self.scope.nodes(scope):
+            if isinstance(node, ast.Name) and node.id == name:
+                binds += not isinstance(node.ctx, ast.Load)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+                return []
+            elif isinstance(node, ast.ExceptHandler) and node.name == name:
+                return []
+            elif isinstance(node, ast.alias) and (node.asname or node.name) == name:
+                return []
+            elif (
+                isinstance(node, ast.Attribute)
+                and is_name_in(node.value, {name})
+                and not isinstance(node.ctx, ast.Load)
+            ):
+                return []
+            elif isinstance(node, ast.Call):
+                func = node.func
+                fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if fname in ("setattr", "__setattr__", "object") and any(
+                    is_name_in(a, {name}) for a in node.args[:1]
+                ):
+                    return []
+                if (
+                    isinstance(func, ast.Attribute)
+                    and is_name_in(func.value, {name})
+                    and node.lineno > end
+                    and self.scope.enclosing_scope(node) is scope
+                ):
+                    calls.append(node)
+        return calls if binds == 1 else []
 
     def _item_set(self, display: ast.expr, scope: ast.AST, found: _Found, route: _Route) -> None:
         """``owner.field = [a, ns]``: the stand-in is an item of the container the field
@@ -1043,6 +1135,8 @@ class StandInExtractor:
         func = call.func
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr"):
+            if fname == "getattr" and route.holding is not None and isinstance(arg, ast.Name):
+                self._bound_out(arg, call, found, route)
             self._probed(call, fname, arg, found)
             return
         if fname in ("setattr", "__setattr__"):  # ``object.__setattr__(obj, "f", ns)`` too

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from factories.analysis.classes import ClassInfo, FunctionRef
+from factories.analysis.classes import ClassInfo, FunctionRef, MemberKind
 from factories.analysis.readset._syntax import getattr_probe, literal_name, sized
 from factories.analysis.values import (
     EnumMember,
@@ -102,6 +102,9 @@ class Decisions:
                 called = self.known(node.func)
                 if called and isinstance(called[0], Obj):
                     return called[0].returns
+                literal = self.literal_return(node)
+                if literal:
+                    return literal
             return self.call_value(node)
         if isinstance(node, ast.Subscript) and self.context.stated_locals:
             owner, key = self.known(node.value), self.known(node.slice)
@@ -127,6 +130,71 @@ class Decisions:
                 return ()
             member = enum_member(node)
             return (member,) if member is not None else ()
+        return ()
+
+    def literal_return(self, call: ast.Call) -> tuple[object] | tuple[()]:
+        """``obj.get_name()`` where ``obj`` is an object of a class of the tree the test built
+        (``Obj.cls``) and the method that class finds (a plain, class or static method, no
+        other decorator) is one ``return`` of a plain literal (``return "fp8"``), called with
+        no arguments where it takes none: that literal.  Not where the class or its bases
+        define ``__getattribute__``, have a base outside the tree, store an attribute of
+        that name (which an object's own ``__dict__`` would answer first), or the test
+        patched the method."""
+        func = call.func
+        if not isinstance(func, ast.Attribute) or call.args or call.keywords:
+            return ()
+        owner = self.known(func.value)
+        if not (owner and isinstance(owner[0], Obj) and owner[0].cls is not None):
+            return ()
+        cls = self.index.resolve_absolute(owner[0].cls)  # type: ignore[attr-defined]
+        if cls is None:
+            return ()
+        chain, external = self.index.mro(cls)  # type: ignore[attr-defined]
+        if external:
+            return ()
+        for klass in chain:
+            for node in ast.walk(klass.node):
+                if isinstance(node, ast.FunctionDef) and node.name == "__getattribute__":
+                    return ()
+                if (
+                    isinstance(node, ast.Attribute)
+                    and node.attr == func.attr
+                    and not isinstance(node.ctx, ast.Load)
+                ):
+                    return ()
+        member = self.index.lookup(cls, func.attr)  # type: ignore[attr-defined]
+        if member is None or not isinstance(member.node, ast.FunctionDef):
+            return ()
+        replaced = self.context.replaced
+        if (member.owner.qualname, func.attr) in replaced or (cls.qualname, func.attr) in replaced:
+            return ()
+        node = member.node
+        kinds = {
+            MemberKind.METHOD: (),
+            MemberKind.CLASSMETHOD: ("classmethod",),
+            MemberKind.STATICMETHOD: ("staticmethod",),
+        }
+        if member.kind not in kinds:
+            return ()
+        if [ast.unparse(d) for d in node.decorator_list] != list(kinds[member.kind]):
+            return ()
+        args = node.args
+        params = [*args.posonlyargs, *args.args]
+        own = 0 if member.kind is MemberKind.STATICMETHOD else 1
+        if len(params) < own or len(params) - own > len(args.defaults):
+            return ()
+        if any(d is None for d in args.kw_defaults):
+            return ()
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        if len(body) != 1 or not isinstance(body[0], ast.Return):
+            return ()
+        value = body[0].value
+        if isinstance(value, ast.Constant) and isinstance(
+            value.value, (bool, int, float, str, type(None))
+        ):
+            return (value.value,)
         return ()
 
     def call_value(self, call: ast.Call) -> tuple[bool] | tuple[()]:
