@@ -5078,6 +5078,38 @@ CASES = [
         frozenset({(NOTE, "meta.common.num_actual_tokens")}),
     ),
     Case(
+        "a-holder-method-the-test-bound-to-an-inert-lambda-leaves-it-as-built",
+        """
+        import types
+        from unittest.mock import MagicMock
+        from vllm.mod import pass_on, reset_meta
+
+        def test_x():
+            meta = MagicMock()
+            meta.common = SimpleNamespace(other=1)
+            meta.reset = types.MethodType(lambda self: None, meta)
+            reset_meta(meta)
+            pass_on(1, meta)
+        """,
+        frozenset({(ERROR, "meta.common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-holder-method-the-test-bound-to-a-lambda-that-calls-may-fill-it",
+        """
+        import types
+        from unittest.mock import MagicMock
+        from vllm.mod import pass_on, reset_meta
+
+        def test_x():
+            meta = MagicMock()
+            meta.common = SimpleNamespace(other=1)
+            meta.reset = types.MethodType(lambda self: self.flush(), meta)
+            reset_meta(meta)
+            pass_on(1, meta)
+        """,
+        frozenset({(NOTE, "meta.common.num_actual_tokens")}),
+    ),
+    Case(
         "a-namespace-a-stub-method-met-before-is-not-judged",
         """
         from vllm.mod import fetch

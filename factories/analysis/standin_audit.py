@@ -2494,14 +2494,64 @@ def _reached(standin: StandIn, at: tuple[str, ...] = ()):
             yield from _reached(field.children[0], (*at, field.name))
 
 
+def _inert_bindings(standin: StandIn, handed: HandedCall) -> frozenset[tuple[tuple[str, ...], str]]:
+    """``(via, name)`` of each method the test bound, before ``handed``'s call and on every
+    path to it, on an object holding ``standin`` (``via``: the fields from that object to
+    it) to a lambda whose body only names values (``holder.m = types.MethodType(lambda
+    self, *_: n, holder)``): calling it runs no code that could change the namespace."""
+    out: set[tuple[tuple[str, ...], str]] = set()
+    for meeting in standin.meetings:
+        if (
+            meeting.how is MeetingHow.SELF
+            and meeting.self_shape is SelfShape.METHOD_TYPE
+            and meeting.via
+            and meeting.location.path == handed.location.path
+            and meeting.location.line < handed.location.line
+            and set(meeting.arms) <= set(handed.arms)
+            and not _other_tests(meeting.test, handed.test)
+        ):
+            name = _inert_lambda_set(handed.module.tree, meeting.location.line)
+            if name is not None:
+                out.add((meeting.via, name))
+    return frozenset(out)
+
+
+#: What an inert lambda's body may hold: evaluating it reads names and nothing else.
+_INERT = (ast.Constant, ast.Name, ast.Tuple, ast.List, ast.Load)
+
+
+def _inert_lambda_set(tree: ast.Module, line: int) -> str | None:
+    """The field ``x.name = types.MethodType(lambda ...: body, x)`` sets, where that
+    statement spans ``line`` and the lambda's body only names values (``_INERT``); None
+    otherwise."""
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Assign)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.value, ast.Call)
+            and node.value.args
+            and isinstance(node.value.args[0], ast.Lambda)
+        ):
+            continue
+        func = node.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        body = node.value.args[0].body
+        if name == "MethodType" and all(isinstance(n, _INERT) for n in ast.walk(body)):
+            return node.targets[0].attr
+    return None
+
+
 def namespace_reach(
     report, roots: Mapping[str, tuple[StandIn, ...]], handed: HandedCall, plain: bool = True
 ) -> list[Reach]:
     """What the walk of one ``HandedCall`` (``report``; None: not walked) may have changed of
     each namespace its parameters lead to (``Reach``): the links its text stores at or above
     the namespace's chain (``MethodReport.filled``), and whether it handed on (``escapes``)
-    or called a method of an object at or above it.  None where the walk did not run (a
-    namespace a call met unwalked may hold anything)."""
+    or called a method of an object at or above it, other than one the test bound there
+    to an inert lambda (``_inert_bindings``).  None where the walk did not run (a namespace
+    a call met unwalked may hold anything)."""
     if report is None or not report.walked:
         return []
     out: list[Reach] = []
@@ -2510,6 +2560,7 @@ def namespace_reach(
         filled = [path for root, path in report.filled if root == name]
         for standin in given:
             for node, at in _reached(standin):
+                bound = _inert_bindings(node, handed)
                 fills: set[str] = set()
                 replaced = False
                 called = False
@@ -2517,8 +2568,9 @@ def namespace_reach(
                     owner, link = path[:-1], path[-1]
                     if at[: len(owner)] != owner:
                         continue  # an object beside or below the namespace
-                    if link == CALLED:
-                        called = True
+                    if link.startswith(CALLED):
+                        inert = (at[len(owner) :], link[len(CALLED) :]) in bound
+                        called = called or not inert
                     elif link == FILLS_ANY or (owner != at and at[len(owner)] == link):
                         replaced = True
                     elif owner == at:

@@ -27,8 +27,8 @@ Besides, the scan records where the text may change the object at a chain (``fil
 a namespace other code met before the call that reads it (``standin_audit``): a store or
 ``setattr``/``delattr`` of a link (``cfg.model.n = 1``: ``("cfg", ("model", "n"))``), one by
 a name the text computes (the link ``FILLS_ANY``), and a call of a field, which hands the
-object holding it to that method as ``self`` (``cfg.model.reset()``: the link
-``CALLED``).
+object holding it to that method as ``self`` (``cfg.model.reset()``: the link ``CALLED``
+and the method's name, ``()reset``).
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ Chain = tuple[str, tuple[str, ...]]
 ArgKey = tuple[int, int | str]
 
 #: The last link of a ``filled`` chain that stands for a name the text computes
-#: (``setattr(cfg, name, v)``), and for a method called on the object (``cfg.reset()``).
+#: (``setattr(cfg, name, v)``), and the head of one for a method called on the object
+#: (``cfg.reset()``: ``()reset``).
 FILLS_ANY = "*"
 CALLED = "()"
 
@@ -213,7 +214,7 @@ def _use(node: ast.Name, chain: Chain, parents: Mapping[ast.AST, ast.AST]) -> li
             # A field called (``cfg.hook()``) gets no owner; a bare stand-in called is odd.
             # A method of a real object holding the stand-in gets it as ``self``: ``CALLED``.
             if isinstance(top, ast.Attribute):
-                return [*out, ("fill", (root, (*path[:-1], CALLED)))]
+                return [*out, ("fill", (root, (*path[:-1], CALLED + path[-1])))]
             return [*out, ("escape", here)]
         return out + _argument(parent, top, here)
     if isinstance(parent, ast.keyword):
