@@ -1255,6 +1255,12 @@ def reset_meta(meta):
 
 def swap_common(meta):
     meta.common = None
+
+
+def fetch_on(runner):
+    if runner.on:
+        return runner.size
+    return 0
 """
 
 
@@ -5061,7 +5067,43 @@ CASES = [
             release(runner)
             fetch_if(runner, flag)
         """,
+        frozenset({(NOTE, "runner.size")}),
+    ),
+    Case(
+        "a-namespace-earlier-code-hands-on-a-read-in-a-block-it-prepares-is-a-note",
+        """
+        from vllm.mod import fetch_on, keep_runner
+
+        def test_x():
+            runner = SimpleNamespace(instance_id=1, on=True)
+            keep_runner(runner)
+            fetch_on(runner)
+        """,
+        frozenset({(NOTE, "runner.size")}),
+    ),
+    Case(
+        "a-namespace-earlier-code-hands-on-read-off-the-path",
+        """
+        from vllm.mod import fetch_if, keep_runner
+
+        def test_x(flag):
+            runner = SimpleNamespace(instance_id=1)
+            keep_runner(runner)
+            fetch_if(runner, flag)
+        """,
         frozenset(),
+    ),
+    Case(
+        "a-namespace-earlier-code-left-as-built-states-what-decides-the-branch",
+        """
+        from vllm.mod import fetch_on, release
+
+        def test_x():
+            runner = SimpleNamespace(instance_id=1, on=True)
+            release(runner)
+            fetch_on(runner)
+        """,
+        frozenset({(ERROR, "runner.size")}),
     ),
     Case(
         "a-holder-earlier-code-calls-a-method-of-names-what-it-lacks-as-a-note",

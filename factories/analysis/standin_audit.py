@@ -861,7 +861,7 @@ def _handed_audit(index, analyzer, handed: HandedCall, table: StubStandIns) -> J
     bound = kind is MemberKind.CLASSMETHOD
     klass = _callee_class(index, handed.dotted.rpartition(".")[0]) if bound else None
     return _as_function(
-        index, analyzer, handed, table, function, owner, stated_shape(handed), bound, klass
+        index, analyzer, handed, table, function, owner, stated_shape(handed, table), bound, klass
     )
 
 
@@ -945,7 +945,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
     )
 
 
-def stated_shape(handed: HandedCall) -> CallShape:
+def stated_shape(handed: HandedCall, table: StubStandIns | None = None) -> CallShape:
     """The call's shape with each namespace it hands over as the object the test built
     (``stated_obj``), where the call's text does not already state the argument (a name
     bound to a test helper's result, ``warmup(_make_runner(...))``): its fields decide the
@@ -959,7 +959,7 @@ def stated_shape(handed: HandedCall) -> CallShape:
     return _with_places(
         shape,
         {
-            place: _common([stated_obj(standin, handed.event) for standin in standins])
+            place: _common([stated_obj(standin, handed.event, table) for standin in standins])
             for place, standins in by_place.items()
         },
     )
@@ -1132,7 +1132,7 @@ def _merged_obj(known: Obj, stated: Obj) -> Obj:
     return attrs.evolve(known, fields=(*fields, *extra))
 
 
-def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
+def stated_obj(standin: StandIn, event: StubEvent, table: StubStandIns | None = None) -> Obj | None:
     """A namespace as the object the test built (``values.Obj``), with the fields whose value
     it states and never changes: set once (a field set again, or deleted, may hold either
     value at the call), to a literal or to a namespace stated the same way.  None where the
@@ -1143,12 +1143,12 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
         return None  # a mock answers more than its fields: none decides a branch
     if standin.kind is StandInKind.HOLDER:
         held = [
-            (f.name, stated_obj(f.children[0], event))
+            (f.name, stated_obj(f.children[0], event, table))
             for f in standin.fields
             if len(f.children) == 1 and f.name not in standin.dropped and not _later(f, event)
         ]
         return Obj(tuple((name, obj) for name, obj in held if obj is not None))
-    if not _judged(standin, event):
+    if not _judged(standin, event, table):
         return None
     known: list[tuple[str, object]] = []
     for name in dict.fromkeys(f.name for f in standin.fields):
@@ -1163,7 +1163,7 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
             and field.children[0].kind in NAMESPACE_KINDS
             and not field.children[0].possible
         ):
-            child = stated_obj(field.children[0], event)
+            child = stated_obj(field.children[0], event, table)
             if child is not None:
                 known.append((field.name, child))
     kind = "SimpleNamespace" if standin.kind is StandInKind.SIMPLE_NAMESPACE else None
@@ -1197,7 +1197,7 @@ def _constructed(
     report = analyzer.analyze(
         cls,
         "__init__",
-        call=stated_shape(handed),
+        call=stated_shape(handed, table),
         context=context,
         provided_chains=held_chains(roots, {}, handed.test),
     )
@@ -1251,7 +1251,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
     # The namespaces the test set on the object, as it built them (``stated_obj``): their
     # stated fields decide the method's branches (``self.manager.needs_capture()`` of a
     # ``lambda: True``).
-    stated = {name: stated_obj(child, handed.event) for name, child in nested.items()}
+    stated = {name: stated_obj(child, handed.event, table) for name, child in nested.items()}
     report = analyzer.analyze(
         cls,
         name,
@@ -1528,7 +1528,7 @@ def whole_chains(
                 (f.children[0], _held_at(walked, f)) for f in standin.fields if len(f.children) == 1
             )
             continue
-        if standin.possible or not _judged(standin, event):
+        if standin.possible or not _judged(standin, event, table):
             continue
         late = {field for link, field in table.late if link == walked[-1]}
         held = {f.name for f in standin.fields if f.name not in standin.dropped}
@@ -1590,7 +1590,7 @@ def _first_missing(
             if len(field.children) != 1:
                 return None
         else:
-            if not _judged(standin, event):
+            if not _judged(standin, event, table):
                 left = _left_as_built(standin, event, name, table) if certain else None
                 if left is None:
                     return None
@@ -1668,17 +1668,35 @@ def runs_code(meeting: Meeting) -> bool:
     )
 
 
-def _judged(standin: StandIn, event: StubEvent) -> bool:
+def _judged(standin: StandIn, event: StubEvent, table: StubStandIns | None = None) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
     fills the metadata it is given).  Another test's hand-over never meets an object each
     test builds anew (``StandIn.per_test``).  A hand-over in the other arm of an ``if`` of the test
     function than the call's (``if fail: with pytest.raises(...): f(ns)`` / ``else: f(ns)``),
     or in an arm that then leaves the test's function (``if error: ...; return``), never runs
-    before it (``arms_exclusive``)."""
+    before it (``arms_exclusive``).  Nor does a call the test handed it to before whose walk
+    saw every use of it and stored nothing on it (``Reach``, known to ``table`` once the
+    file's calls are walked: ``_as_built``)."""
     if standin.kind not in AUDITED_KINDS or standin.opaque:
         return False
-    return not any(_meetings_before(standin, event))
+    before = list(_meetings_before(standin, event))
+    return not before or (table is not None and _as_built(standin, before, table))
+
+
+def _as_built(standin: StandIn, meetings: Iterable[Meeting], table: StubStandIns) -> bool:
+    """Whether each of ``meetings`` is a walked call that left ``standin`` as the test built
+    it: every use of it seen (``Reach.whole``), nothing stored on it."""
+    if standin.kind not in NAMESPACE_KINDS:
+        return False
+    for meeting in meetings:
+        callee = meeting.callee
+        if callee is None or callee.dotted is None:
+            return False
+        reach = table.reach.get((handed_key(meeting), standin.location, standin.column))
+        if reach is None or not reach.whole or reach.fills or reach.replaced:
+            return False
+    return True
 
 
 def _meetings_before(standin: StandIn, event: StubEvent) -> Iterator[Meeting]:
