@@ -1271,6 +1271,46 @@ class KeepsLoader:
 
     def weight_loader(self, param, value):
         return self.manager.shared + value
+
+
+def fill_size(runner):
+    runner.size = 1
+
+
+_KEPT_RUNNERS = []
+
+
+def keep_runner(runner):
+    _KEPT_RUNNERS.append(runner)
+    return runner.instance_id
+
+
+def set_flag_named(runner, name):
+    setattr(runner, name, 1)
+
+
+def fetch_if(runner, flag):
+    if flag:
+        return runner.size
+    return 0
+
+
+def fill_common(meta):
+    meta.common.num_actual_tokens = 1
+
+
+def reset_meta(meta):
+    meta.reset()
+
+
+def swap_common(meta):
+    meta.common = None
+
+
+def fetch_on(runner):
+    if runner.on:
+        return runner.size
+    return 0
 """
 
 
@@ -3955,6 +3995,19 @@ CASES = [
     Case(
         "handed-code-it-met-in-an-arm-that-goes-on-may-have-filled-it",
         """
+        from vllm.mod import fetch, fill_size
+
+        def test_x(flag):
+            runner = SimpleNamespace(start=lambda: None)
+            if flag:
+                fill_size(runner)
+            fetch(runner)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "handed-code-it-met-in-an-arm-that-goes-on-left-it-as-built",
+        """
         from vllm.mod import fetch, release
 
         def test_x(flag):
@@ -3963,7 +4016,7 @@ CASES = [
                 release(runner)
             fetch(runner)
         """,
-        frozenset(),
+        frozenset({(ERROR, "runner.size")}),
     ),
     Case(
         "made-self-an-enum-member-the-test-states-decides-the-branch",
@@ -5076,6 +5129,161 @@ CASES = [
         """,
         frozenset({(NOTE, "self.manager.shared")}),
     ),
+    Case(
+        "a-namespace-earlier-code-left-as-built-is-judged",
+        """
+        from vllm.mod import fetch, release
+
+        def test_x():
+            runner = SimpleNamespace(start=lambda: None, instance_id=1)
+            release(runner)
+            fetch(runner)
+        """,
+        frozenset({(ERROR, "runner.size")}),
+    ),
+    Case(
+        "a-namespace-earlier-code-stores-the-field-on-holds-it",
+        """
+        from vllm.mod import fetch, fill_size
+
+        def test_x():
+            runner = SimpleNamespace(start=lambda: None)
+            fill_size(runner)
+            fetch(runner)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-earlier-code-sets-a-computed-name-on-may-hold-it",
+        """
+        from vllm.mod import fetch, set_flag_named
+
+        def test_x():
+            runner = SimpleNamespace(start=lambda: None)
+            set_flag_named(runner, "size")
+            fetch(runner)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-earlier-code-hands-on-may-be-filled-in",
+        """
+        from vllm.mod import fetch, keep_runner
+
+        def test_x():
+            runner = SimpleNamespace(start=lambda: None, instance_id=1)
+            keep_runner(runner)
+            fetch(runner)
+        """,
+        frozenset({(NOTE, "runner.size")}),
+    ),
+    Case(
+        "a-namespace-earlier-code-left-as-built-read-off-the-path",
+        """
+        from vllm.mod import fetch_if, release
+
+        def test_x(flag):
+            runner = SimpleNamespace(instance_id=1)
+            release(runner)
+            fetch_if(runner, flag)
+        """,
+        frozenset({(NOTE, "runner.size")}),
+    ),
+    Case(
+        "a-namespace-earlier-code-hands-on-a-read-in-a-block-it-prepares-is-a-note",
+        """
+        from vllm.mod import fetch_on, keep_runner
+
+        def test_x():
+            runner = SimpleNamespace(instance_id=1, on=True)
+            keep_runner(runner)
+            fetch_on(runner)
+        """,
+        frozenset({(NOTE, "runner.size")}),
+    ),
+    Case(
+        "a-namespace-earlier-code-hands-on-read-off-the-path",
+        """
+        from vllm.mod import fetch_if, keep_runner
+
+        def test_x(flag):
+            runner = SimpleNamespace(instance_id=1)
+            keep_runner(runner)
+            fetch_if(runner, flag)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-earlier-code-left-as-built-states-what-decides-the-branch",
+        """
+        from vllm.mod import fetch_on, release
+
+        def test_x():
+            runner = SimpleNamespace(instance_id=1, on=True)
+            release(runner)
+            fetch_on(runner)
+        """,
+        frozenset({(ERROR, "runner.size")}),
+    ),
+    Case(
+        "a-holder-earlier-code-calls-a-method-of-names-what-it-lacks-as-a-note",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import pass_on, reset_meta
+
+        def test_x():
+            meta = MagicMock()
+            meta.common = SimpleNamespace(other=1)
+            reset_meta(meta)
+            pass_on(1, meta)
+        """,
+        frozenset({(NOTE, "meta.common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-holder-method-the-test-bound-to-an-inert-lambda-leaves-it-as-built",
+        """
+        import types
+        from unittest.mock import MagicMock
+        from vllm.mod import pass_on, reset_meta
+
+        def test_x():
+            meta = MagicMock()
+            meta.common = SimpleNamespace(other=1)
+            meta.reset = types.MethodType(lambda self: None, meta)
+            reset_meta(meta)
+            pass_on(1, meta)
+        """,
+        frozenset({(ERROR, "meta.common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-holder-method-the-test-bound-to-a-lambda-that-calls-may-fill-it",
+        """
+        import types
+        from unittest.mock import MagicMock
+        from vllm.mod import pass_on, reset_meta
+
+        def test_x():
+            meta = MagicMock()
+            meta.common = SimpleNamespace(other=1)
+            meta.reset = types.MethodType(lambda self: self.flush(), meta)
+            reset_meta(meta)
+            pass_on(1, meta)
+        """,
+        frozenset({(NOTE, "meta.common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-namespace-a-stub-method-met-before-is-not-judged",
+        """
+        from vllm.mod import fetch
+
+        def test_x():
+            b = object.__new__(Builder)
+            runner = SimpleNamespace(start=lambda: None, instance_id=1)
+            b.guarded(runner)
+            fetch(runner)
+        """,
+        frozenset(),
+    ),
 ]
 
 
@@ -5220,7 +5428,22 @@ MEETING_CASES = [
     ),
     (
         "a-holder-handed-to-other-code-first-may-be-filled-in",
+        "meta = MagicMock(); meta.common = ns; mod.fill_common(meta); pass_on(1, meta)",
+        set(),
+    ),
+    (
+        "a-holder-handed-first-to-code-that-only-probes-it",
         "meta = MagicMock(); meta.common = ns; mod.guarded_fn(meta); pass_on(1, meta)",
+        {"missing-field meta.common.num_actual_tokens 83 9"},
+    ),
+    (
+        "a-holder-whose-link-earlier-code-replaces-is-not-judged",
+        "meta = MagicMock(); meta.common = ns; mod.swap_common(meta); pass_on(1, meta)",
+        set(),
+    ),
+    (
+        "a-holder-earlier-code-calls-a-method-of-may-be-filled-in",
+        "meta = MagicMock(); meta.common = ns; mod.reset_meta(meta); pass_on(1, meta)",
         set(),
     ),
     (

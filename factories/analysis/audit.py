@@ -795,14 +795,9 @@ class StubAuditor:
         uses: list[NamespaceUse] = []
         if not table.handed:
             return findings, uses
-        from factories.analysis.standin_audit import handed_audit  # --standins runs only
-
         lines = None
-        for handed in table.handed:
-            try:
-                found, met = handed_audit(analysis.index, analysis.analyzer, handed, table.stubs)
-            except SourceError:
-                continue  # the module is reported where a stub of it is audited
+        judged = self._handed_judged(analysis, table)
+        for handed, (found, met) in judged:
             uses += met
             if lines is None:
                 lines = self._standin_lines(path)
@@ -818,6 +813,32 @@ class StubAuditor:
                     continue
                 findings.append(finding)
         return findings, uses
+
+    def _handed_judged(self, analysis: Analysis, table: StandInTable) -> list[tuple]:
+        """Each handed call of ``table`` with its findings and uses (``handed_audit``).
+        A namespace one call met before another may hold fields the first stored on it:
+        what each walk may have changed of the namespaces it was handed (``Reach``) is
+        known once every call is walked, so the calls are judged again with it (the walks
+        are the analyzer's memo's)."""
+        from factories.analysis.standin_audit import (  # --standins runs only
+            handed_audit,
+            joined_reach,
+        )
+
+        def judge(stubs) -> list[tuple]:
+            out = []
+            for handed in table.handed:
+                try:
+                    judged = handed_audit(analysis.index, analysis.analyzer, handed, stubs)
+                    out.append((handed, judged))
+                except SourceError:
+                    continue  # the module is reported where a stub of it is audited
+            return out
+
+        first = judge(table.stubs)
+        reach = joined_reach(r for _, judged in first for r in judged[2])
+        final = judge(attrs.evolve(table.stubs, reach=reach)) if reach else first
+        return [(handed, (found, met)) for handed, (found, met, _) in final]
 
     def _standin_lines(self, path: str) -> Sequence[str]:
         return self.test_module(Path(path)).lines

@@ -42,7 +42,7 @@ parametrize case (``_site_runs``, ``CaseNames``) is an assertion on that case's 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -79,6 +79,7 @@ from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext, plain_function, plainly_built
 from factories.analysis.readset._chains import ELEMENT, element_key
+from factories.analysis.readset._handovers import CALLED, FILLS_ANY
 from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
 from factories.analysis.source_tree import ModuleInfo, function_imports
 from factories.analysis.values import Obj
@@ -104,6 +105,25 @@ class PassedStandIn:
 
 
 @attrs.frozen
+class Reach:
+    """What one walked call (``HandedCall.key``) may have changed of a namespace the test
+    built (at ``site``, ``column``), handed to it as (or inside) an argument: the fields its
+    text stores on the namespace (``fills``), whether it may have replaced the namespace
+    or given it fields by a computed name (``replaced``: a store or ``setattr`` on it by a
+    name the text computes, or a store of a link on the way to it), and whether the walk saw
+    every use of it (``whole``: not handed on where the walk could not follow it, no method
+    called on an object at or above it, which gets it through ``self``, a plain callee, and
+    the code the walk followed is the code that ran: ``readset._handovers``)."""
+
+    key: tuple
+    site: Location
+    column: int
+    fills: frozenset[str]
+    replaced: bool
+    whole: bool
+
+
+@attrs.frozen
 class StubStandIns:
     """The stand-ins one test module puts on its stubs' fields (by the ``(location, field)``
     of the set) and hands to their methods (by the ``(location, method)`` of the call)."""
@@ -115,6 +135,10 @@ class StubStandIns:
     late: frozenset[tuple[str, str]] = frozenset()
     # What each spec'd mock the audit judges lacks, by where the test builds it.
     specs: Mapping[Location, MockSpec] = attrs.field(factory=dict)
+    # What the walk of each call the test hands namespaces to may have changed of them, by
+    # ``(handed_key, namespace location, column)`` (``Reach``): a namespace such a call met
+    # before another is judged there by it (``_left_as_built``).
+    reach: Mapping[tuple, Reach] = attrs.field(factory=dict)
 
     def joined(self, other: StubStandIns) -> StubStandIns:
         """These and ``other``'s, as one test file's stubs meet them: a stub a shared
@@ -126,6 +150,7 @@ class StubStandIns:
             {**other.passed, **self.passed},
             self.late | other.late,
             {**other.specs, **self.specs},
+            {**other.reach, **self.reach},
         )
 
     def set_by(self, event: StubEvent) -> StandIn | None:
@@ -951,7 +976,7 @@ def _merged(a: StandIn, b: StandIn) -> StandIn:
     return attrs.evolve(a, fields=tuple(fields.values()))
 
 
-Judged = tuple[list[Finding], list["NamespaceUse"]]
+Judged = tuple[list[Finding], list["NamespaceUse"], list["Reach"]]
 
 
 def handed_findings(index, analyzer, handed: HandedCall, table: StubStandIns) -> list[Finding]:
@@ -967,15 +992,20 @@ def handed_audit(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
     class or plain method of the tree is not judged; nor a plain method whose ``self`` the
     audit replays (judged there), nor a call whose stand-ins a ``*args`` takes.  Besides the
     findings, what the walk read of each namespace and whether it handed one on
-    (``NamespaceUse``); none where the call is not judged.  Where the test patches a
+    (``NamespaceUse``), and what it may have changed of each (``Reach``); none where the call
+    is not judged.  Where the test patches a
     target it does not name (``HandedCall.unnamed_patch``), or a helper hands a namespace it
     builds in place whose callers' patches are not known (``HandedCall.unsettled``), the
     walk may follow code that does not run: its findings are notes, and it judges no field
     stale."""
-    found, uses = _handed_audit(index, analyzer, handed, table)
+    found, uses, reach = _handed_audit(index, analyzer, handed, table)
     if not (handed.unnamed_patch or handed.unsettled):
-        return found, uses
-    return [uncertain(f) for f in found], [attrs.evolve(u, eligible=False) for u in uses]
+        return found, uses, reach
+    return (
+        [uncertain(f) for f in found],
+        [attrs.evolve(u, eligible=False) for u in uses],
+        [attrs.evolve(r, whole=False) for r in reach],
+    )
 
 
 def uncertain(finding: Finding) -> Finding:
@@ -1003,14 +1033,14 @@ def _handed_audit(index, analyzer, handed: HandedCall, table: StubStandIns) -> J
         return _constructed(index, analyzer, handed, built, table)
     target = _callee_function(index, handed.dotted)
     if target is None:
-        return [], []
+        return [], [], []
     function, kind, owner = target
     if kind is MemberKind.METHOD and handed.given_self:
-        return [], []
+        return [], [], []
     bound = kind is MemberKind.CLASSMETHOD
     klass = _callee_class(index, handed.dotted.rpartition(".")[0]) if bound else None
     return _as_function(
-        index, analyzer, handed, table, function, owner, stated_shape(handed), bound, klass
+        index, analyzer, handed, table, function, owner, stated_shape(handed, table), bound, klass
     )
 
 
@@ -1031,7 +1061,7 @@ def _as_function(
     roots = {**bind_passed(function.node, handed.passed, bound=bound)}
     roots.update(returned_roots(index, handed))
     if not roots:
-        return [], namespace_uses(None, roots, handed)
+        return [], namespace_uses(None, roots, handed), []
     context = attrs.evolve(
         _handed_context(index, handed, roots),
         returns=handed.returns,
@@ -1048,6 +1078,7 @@ def _as_function(
     return (
         list(missing_fields(report, roots, {}, table, owner, handed.event)),
         namespace_uses(report, roots, handed, plain=plain_function(function.node)),
+        namespace_reach(report, roots, handed, plain=plain_function(function.node)),
     )
 
 
@@ -1093,7 +1124,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
     )
 
 
-def stated_shape(handed: HandedCall) -> CallShape:
+def stated_shape(handed: HandedCall, table: StubStandIns | None = None) -> CallShape:
     """The call's shape with each namespace it hands over as the object the test built
     (``stated_obj``), where the call's text does not already state the argument (a name
     bound to a test helper's result, ``warmup(_make_runner(...))``): its fields decide the
@@ -1107,7 +1138,7 @@ def stated_shape(handed: HandedCall) -> CallShape:
     return _with_places(
         shape,
         {
-            place: _common([stated_obj(standin, handed.event) for standin in standins])
+            place: _common([stated_obj(standin, handed.event, table) for standin in standins])
             for place, standins in by_place.items()
         },
     )
@@ -1280,7 +1311,7 @@ def _merged_obj(known: Obj, stated: Obj) -> Obj:
     return attrs.evolve(known, fields=(*fields, *extra))
 
 
-def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
+def stated_obj(standin: StandIn, event: StubEvent, table: StubStandIns | None = None) -> Obj | None:
     """A namespace as the object the test built (``values.Obj``), with the fields whose value
     it states and never changes: set once (a field set again, or deleted, may hold either
     value at the call), to a literal or to a namespace stated the same way.  None where the
@@ -1291,12 +1322,12 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
         return None  # a mock answers more than its fields: none decides a branch
     if standin.kind is StandInKind.HOLDER:
         held = [
-            (f.name, stated_obj(f.children[0], event))
+            (f.name, stated_obj(f.children[0], event, table))
             for f in standin.fields
             if len(f.children) == 1 and f.name not in standin.dropped and not _later(f, event)
         ]
         return Obj(tuple((name, obj) for name, obj in held if obj is not None))
-    if not _judged(standin, event):
+    if not _judged(standin, event, table):
         return None
     known: list[tuple[str, object]] = []
     for name in dict.fromkeys(f.name for f in standin.fields):
@@ -1311,7 +1342,7 @@ def stated_obj(standin: StandIn, event: StubEvent) -> Obj | None:
             and field.children[0].kind in NAMESPACE_KINDS
             and not field.children[0].possible
         ):
-            child = stated_obj(field.children[0], event)
+            child = stated_obj(field.children[0], event, table)
             if child is not None:
                 known.append((field.name, child))
     kind = "SimpleNamespace" if standin.kind is StandInKind.SIMPLE_NAMESPACE else None
@@ -1329,11 +1360,11 @@ def _constructed(
     ``__init__`` the tree does not show is not judged."""
     member = index.constructor(cls)
     if member is None:
-        return [], []
+        return [], [], []
     roots = {**bind_passed(member.node, handed.passed, bound=True)}
     roots.update(returned_roots(index, handed))
     if not roots:
-        return [], namespace_uses(None, roots, handed)
+        return [], namespace_uses(None, roots, handed), []
     context = _handed_context(index, handed, roots)
     overridden = frozenset((cls.qualname, name) for name in handed.overrides)
     context = attrs.evolve(
@@ -1345,7 +1376,7 @@ def _constructed(
     report = analyzer.analyze(
         cls,
         "__init__",
-        call=stated_shape(handed),
+        call=stated_shape(handed, table),
         context=context,
         provided_chains=held_chains(roots, {}, handed.test),
     )
@@ -1354,6 +1385,7 @@ def _constructed(
     return (
         list(missing_fields(report, roots, {}, table, cls.name, event)),
         namespace_uses(report, roots, handed, plain=plain),
+        namespace_reach(report, roots, handed, plain=plain),
     )
 
 
@@ -1372,13 +1404,13 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
     cls = _callee_class(index, head)
     member = index.lookup(cls, name) if cls is not None else None
     if member is None or not isinstance(member.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return [], []
+        return [], [], []
     if member.kind in (MemberKind.STATICMETHOD, MemberKind.CLASSMETHOD):
         function = FunctionRef(member.owner.module, member.node)
         bound = member.kind is MemberKind.CLASSMETHOD
         return _as_function(index, analyzer, handed, table, function, cls.name, handed.shape, bound)
     if member.kind is not MemberKind.METHOD:
-        return [], []
+        return [], [], []
     roots = {**bind_passed(member.node, handed.passed, bound=True)}
     roots.update(returned_roots(index, handed))
     nested = {
@@ -1388,7 +1420,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
         if len(field.children) == 1 and not field.items
     }
     if not roots and not nested:
-        return [], namespace_uses(None, roots, handed)
+        return [], namespace_uses(None, roots, handed), []
     context = attrs.evolve(
         _handed_context(index, handed, roots),
         real_self=True,
@@ -1398,7 +1430,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
     # The namespaces the test set on the object, as it built them (``stated_obj``): their
     # stated fields decide the method's branches (``self.manager.needs_capture()`` of a
     # ``lambda: True``).
-    stated = {name: stated_obj(child, handed.event) for name, child in nested.items()}
+    stated = {name: stated_obj(child, handed.event, table) for name, child in nested.items()}
     report = analyzer.analyze(
         cls,
         name,
@@ -1415,6 +1447,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
     return (
         list(missing_fields(report, roots, nested, table, cls.name, handed.event)),
         namespace_uses(report, roots, handed, plain=plain_function(member.node)),
+        namespace_reach(report, roots, handed, plain=plain_function(member.node)),
     )
 
 
@@ -1607,7 +1640,7 @@ def missing_fields(
             starts = [(nested[chain.path[0]], ("self", chain.path[0]), chain.path[1:])]
         else:
             continue
-        missing = [_first_missing(*start, table, event) for start in starts]
+        missing = [_first_missing(*start, table, event, chain.certain) for start in starts]
         if all(
             m is not None and all(len(w) - 2 >= chain.optional for _, w in m[0]) for m in missing
         ):
@@ -1675,7 +1708,7 @@ def whole_chains(
                 (f.children[0], _held_at(walked, f)) for f in standin.fields if len(f.children) == 1
             )
             continue
-        if standin.possible or not _judged(standin, event):
+        if standin.possible or not _judged(standin, event, table):
             continue
         late = {field for link, field in table.late if link == walked[-1]}
         held = {f.name for f in standin.fields if f.name not in standin.dropped}
@@ -1695,8 +1728,9 @@ def _held_at(walked: tuple[str, ...], field: StandInField) -> tuple[str, ...]:
 
 
 #: What ``_first_missing`` finds: each namespace with the chain up to the first link it
-#: lacks, and whether every element the read may reach lacks one (False: some element of a
-#: container the test wrote out holds the chain, and the code may read that one).
+#: lacks, and whether it surely lacks it there (False: some element of a container the test
+#: wrote out holds the chain, and the code may read that one; or other code met the
+#: namespace before the call and may have filled the link in, ``_left_as_built``).
 Lacks = tuple[tuple[tuple[StandIn, tuple[str, ...]], ...], bool]
 
 
@@ -1706,12 +1740,19 @@ def _first_missing(
     rest: tuple[str, ...],
     table: StubStandIns,
     event: StubEvent,
+    certain: bool = True,
 ) -> Lacks | None:
     """The namespace and the chain up to the first link it lacks, or None: every link held,
     or the walk reached an object that is not a namespace the test built whole.  Through
     an element of a container the test wrote out (``layers=[a, b]``, read as
     ``layers[i].x`` or in a loop over it), which item is read is not known: each is
-    followed, as alternatives are (``_each_item``)."""
+    followed, as alternatives are (``_each_item``).  A namespace other code met before the
+    call is judged only by what the walks of those calls show they left of it
+    (``_left_as_built``): a link it lacks as built is one the read surely misses where they
+    left it whole, one it may miss where they may have reached it unseen; only a read
+    ``certain`` on the call's path is judged there, since what the test stated of such a
+    namespace decides none of the callee's branches (``whole_chains``, ``stated_obj``)."""
+    sure = True
     for at, name in enumerate(rest):
         if name in _OBJECT_NAMES or (name == ELEMENT and standin.kind is not StandInKind.HOLDER):
             return None
@@ -1723,12 +1764,17 @@ def _first_missing(
             if field is None or not field.children:
                 return None
             if name == ELEMENT:  # ``stub.caches = [c0, c1]`` (``_element_holder``)
-                return _each_item(field.children, (*walked, name), rest[at + 1 :], table, event)
+                return _each_item(
+                    field.children, (*walked, name), rest[at + 1 :], table, event, certain
+                )
             if len(field.children) != 1:
                 return None
         else:
-            if not _judged(standin, event):
-                return None
+            if not _judged(standin, event, table):
+                left = _left_as_built(standin, event, name, table) if certain else None
+                if left is None:
+                    return None
+                sure = sure and left
             if field is None and standin.kind is StandInKind.SPEC_MOCK:
                 # A mock answers what its spec holds, and what the test showed it answers.
                 spec = table.specs.get(standin.location)
@@ -1737,9 +1783,10 @@ def _first_missing(
             if field is None:
                 if (walked[-1], name) in table.late:
                     return None  # ``x.config.text_config = ...``: set after it was built
-                return ((standin, (*walked, name)),), True
+                return ((standin, (*walked, name)),), sure
         if field.items:
-            return _through_element(field, (*walked, name), rest[at + 1 :], table, event)
+            lacks = _through_element(field, (*walked, name), rest[at + 1 :], table, event, certain)
+            return None if lacks is None else (lacks[0], lacks[1] and sure)
         if len(field.children) != 1:
             return None  # a real object (or several stand-ins): what it holds is not known
         standin, walked = field.children[0], (*walked, name)
@@ -1752,13 +1799,14 @@ def _through_element(
     rest: tuple[str, ...],
     table: StubStandIns,
     event: StubEvent,
+    certain: bool = True,
 ) -> Lacks | None:
     """``_first_missing`` past a container field (``field.items``): only an element of it
     (``ELEMENT``) reaches the stand-ins it holds; a name read on the container itself
     (``layers.append``) is the container's."""
     if not rest or rest[0] != ELEMENT:
         return None
-    return _each_item(field.children, (*walked, ELEMENT), rest[1:], table, event)
+    return _each_item(field.children, (*walked, ELEMENT), rest[1:], table, event, certain)
 
 
 def _each_item(
@@ -1767,11 +1815,12 @@ def _each_item(
     rest: tuple[str, ...],
     table: StubStandIns,
     event: StubEvent,
+    certain: bool = True,
 ) -> Lacks | None:
     """The items of a container as the alternatives an element read meets: what each
     lacks, and whether every one lacks a link (else some item holds the chain, and the
     code may read that one)."""
-    found = [_first_missing(item, walked, rest, table, event) for item in items]
+    found = [_first_missing(item, walked, rest, table, event, certain) for item in items]
     hits = tuple(hit for lacks in found if lacks is not None for hit in lacks[0])
     if not hits:
         return None
@@ -1799,24 +1848,73 @@ def runs_code(meeting: Meeting) -> bool:
     )
 
 
-def _judged(standin: StandIn, event: StubEvent) -> bool:
+def _judged(standin: StandIn, event: StubEvent, table: StubStandIns | None = None) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
     fills the metadata it is given).  Another test's hand-over never meets an object each
     test builds anew (``StandIn.per_test``).  A hand-over in the other arm of an ``if`` of the test
     function than the call's (``if fail: with pytest.raises(...): f(ns)`` / ``else: f(ns)``),
     or in an arm that then leaves the test's function (``if error: ...; return``), never runs
-    before it (``arms_exclusive``)."""
+    before it (``arms_exclusive``).  Nor does a call the test handed it to before whose walk
+    saw every use of it and stored nothing on it (``Reach``, known to ``table`` once the
+    file's calls are walked: ``_as_built``)."""
     if standin.kind not in AUDITED_KINDS or standin.opaque:
         return False
-    return not any(
-        runs_code(meeting)
-        and meeting.location.path == event.location.path
-        and meeting.location.line < event.location.line
-        and not arms_exclusive(meeting.arms, event.arms)
-        and not (standin.per_test and _other_tests(meeting.test, event.test))
-        for meeting in standin.meetings
-    )
+    before = list(_meetings_before(standin, event))
+    return not before or (table is not None and _as_built(standin, before, table))
+
+
+def _as_built(standin: StandIn, meetings: Iterable[Meeting], table: StubStandIns) -> bool:
+    """Whether each of ``meetings`` is a walked call that left ``standin`` as the test built
+    it: every use of it seen (``Reach.whole``), nothing stored on it."""
+    if standin.kind not in NAMESPACE_KINDS:
+        return False
+    for meeting in meetings:
+        callee = meeting.callee
+        if callee is None or callee.dotted is None:
+            return False
+        reach = table.reach.get((handed_key(meeting), standin.location, standin.column))
+        if reach is None or not reach.whole or reach.fills or reach.replaced:
+            return False
+    return True
+
+
+def _meetings_before(standin: StandIn, event: StubEvent) -> Iterator[Meeting]:
+    """The meetings that run code with ``standin`` before ``event``'s call, on the same run:
+    one that runs code with it (``runs_code``) earlier in the same file, outside the other
+    arm of an ``if`` of the call's, and in the same test where each test builds its own."""
+    for meeting in standin.meetings:
+        if (
+            runs_code(meeting)
+            and meeting.location.path == event.location.path
+            and meeting.location.line < event.location.line
+            and not arms_exclusive(meeting.arms, event.arms)
+            and not (standin.per_test and _other_tests(meeting.test, event.test))
+        ):
+            yield meeting
+
+
+def _left_as_built(
+    standin: StandIn, event: StubEvent, name: str, table: StubStandIns
+) -> bool | None:
+    """Whether a namespace other code met before ``event``'s call (``_meetings_before``)
+    still lacks ``name`` there: True where each of those calls was walked and left it as the
+    test built it (``Reach.whole``, storing nothing on it); False where none stored
+    ``name`` or a link on the way to it, but one may have reached it where its walk could not
+    see (a read of ``name`` may miss it: a note); None where one may have stored it, replaced
+    the namespace, or was not walked (what it holds there is not known)."""
+    if standin.kind not in NAMESPACE_KINDS or standin.opaque:
+        return None
+    whole = True
+    for meeting in _meetings_before(standin, event):
+        callee = meeting.callee
+        if callee is None or callee.dotted is None:
+            return None
+        reach = table.reach.get((handed_key(meeting), standin.location, standin.column))
+        if reach is None or reach.replaced or name in reach.fills:
+            return None
+        whole = whole and reach.whole
+    return whole
 
 
 def _other_tests(first: str | None, second: str | None) -> bool:
@@ -2580,6 +2678,126 @@ def _namespaces_in(standin: StandIn, at: tuple[str, ...] = ()):
     for field in standin.fields:
         for child in field.children:
             yield from _namespaces_in(child, (*at, field.name))
+
+
+def _reached(standin: StandIn, at: tuple[str, ...] = ()):
+    """Each namespace a handed object leads to through fields holding one stand-in (through
+    a holder's fields too), with the fields that lead to it."""
+    if standin.kind in NAMESPACE_KINDS:
+        yield standin, at
+    elif standin.kind is not StandInKind.HOLDER:
+        return
+    for field in standin.fields:
+        if len(field.children) == 1 and not field.items:
+            yield from _reached(field.children[0], (*at, field.name))
+
+
+def _inert_bindings(standin: StandIn, handed: HandedCall) -> frozenset[tuple[tuple[str, ...], str]]:
+    """``(via, name)`` of each method the test bound, before ``handed``'s call and on every
+    path to it, on an object holding ``standin`` (``via``: the fields from that object to
+    it) to a lambda whose body only names values (``holder.m = types.MethodType(lambda
+    self, *_: n, holder)``): calling it runs no code that could change the namespace."""
+    out: set[tuple[tuple[str, ...], str]] = set()
+    for meeting in standin.meetings:
+        if (
+            meeting.how is MeetingHow.SELF
+            and meeting.self_shape is SelfShape.METHOD_TYPE
+            and meeting.via
+            and meeting.location.path == handed.location.path
+            and meeting.location.line < handed.location.line
+            and set(meeting.arms) <= set(handed.arms)
+            and not _other_tests(meeting.test, handed.test)
+        ):
+            name = _inert_lambda_set(handed.module.tree, meeting.location.line)
+            if name is not None:
+                out.add((meeting.via, name))
+    return frozenset(out)
+
+
+#: What an inert lambda's body may hold: evaluating it reads names and nothing else.
+_INERT = (ast.Constant, ast.Name, ast.Tuple, ast.List, ast.Load)
+
+
+def _inert_lambda_set(tree: ast.Module, line: int) -> str | None:
+    """The field ``x.name = types.MethodType(lambda ...: body, x)`` sets, where that
+    statement spans ``line`` and the lambda's body only names values (``_INERT``); None
+    otherwise."""
+    for node in ast.walk(tree):
+        if not (
+            isinstance(node, ast.Assign)
+            and node.lineno <= line <= (node.end_lineno or node.lineno)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.value, ast.Call)
+            and node.value.args
+            and isinstance(node.value.args[0], ast.Lambda)
+        ):
+            continue
+        func = node.value.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        body = node.value.args[0].body
+        if name == "MethodType" and all(isinstance(n, _INERT) for n in ast.walk(body)):
+            return node.targets[0].attr
+    return None
+
+
+def namespace_reach(
+    report, roots: Mapping[str, tuple[StandIn, ...]], handed: HandedCall, plain: bool = True
+) -> list[Reach]:
+    """What the walk of one ``HandedCall`` (``report``; None: not walked) may have changed of
+    each namespace its parameters lead to (``Reach``): the links its text stores at or above
+    the namespace's chain (``MethodReport.filled``), and whether it handed on (``escapes``)
+    or called a method of an object at or above it, other than one the test bound there
+    to an inert lambda (``_inert_bindings``).  None where the walk did not run (a namespace
+    a call met unwalked may hold anything)."""
+    if report is None or not report.walked:
+        return []
+    out: list[Reach] = []
+    for name, given in roots.items():
+        escaped = [path for root, path in report.escapes if root == name]
+        filled = [path for root, path in report.filled if root == name]
+        for standin in given:
+            for node, at in _reached(standin):
+                bound = _inert_bindings(node, handed)
+                fills: set[str] = set()
+                replaced = False
+                called = False
+                for path in filled:
+                    owner, link = path[:-1], path[-1]
+                    if at[: len(owner)] != owner:
+                        continue  # an object beside or below the namespace
+                    if link.startswith(CALLED):
+                        inert = (at[len(owner) :], link[len(CALLED) :]) in bound
+                        called = called or not inert
+                    elif link == FILLS_ANY or (owner != at and at[len(owner)] == link):
+                        replaced = True
+                    elif owner == at:
+                        fills.add(link)
+                whole = plain and not called and not any(at[: len(e)] == e for e in escaped)
+                out.append(
+                    Reach(handed.key, node.location, node.column, frozenset(fills), replaced, whole)
+                )
+    return out
+
+
+def joined_reach(found: Iterable[Reach]) -> dict[tuple, Reach]:
+    """``StubStandIns.reach`` of the ``Reach`` records of a file's walks: one per call and
+    namespace, what each of its arguments leading to the namespace may have done to it."""
+    out: dict[tuple, Reach] = {}
+    for reach in found:
+        key = (reach.key, reach.site, reach.column)
+        known = out.get(key)
+        out[key] = (
+            reach
+            if known is None
+            else attrs.evolve(
+                known,
+                fills=known.fills | reach.fills,
+                replaced=known.replaced or reach.replaced,
+                whole=known.whole and reach.whole,
+            )
+        )
+    return out
 
 
 def namespace_uses(

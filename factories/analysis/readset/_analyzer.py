@@ -305,6 +305,7 @@ class ReadSetAnalyzer:
             chain_reads=first_unguarded_by_name(c for c in chains if c.root in roots),
             touched=frozenset(recorder.touched),
             escapes=frozenset(recorder.escapes),
+            filled=frozenset(recorder.filled),
             walked=member.kind in (MemberKind.METHOD, MemberKind.PROPERTY) and not walked.skipped,
         )
 
@@ -344,6 +345,7 @@ class ReadSetAnalyzer:
             chain_reads=first_unguarded_by_name(chains),
             touched=frozenset(walked.recorder.touched),
             escapes=frozenset(walked.recorder.escapes),
+            filled=frozenset(walked.recorder.filled),
             walked=not walked.skipped,
         )
 

@@ -400,7 +400,7 @@ class ChainHandlers:
         # Under ``pytest.raises``, past something that may raise (``raised``, kept across the
         # loops and branches that restore ``certain``), the test's path may have ended.
         reached = runs and not (self.context.expect_raise and self.raised)
-        for handed in ("touched", "escapes"):
+        for handed in ("touched", "escapes", "filled"):
             getattr(self.rec, handed).update(
                 chain
                 for chain in getattr(walked.recorder, handed)

@@ -22,6 +22,13 @@ bound to one, ``self``) and sorts each use:
 
 An escape of a chain that ends at a plain value (``cfg.n + 1``) hands on no namespace; the
 consumer judges only the namespaces at or below an escaped chain.
+
+Besides, the scan records where the text may change the object at a chain (``filled``), for
+a namespace other code met before the call that reads it (``standin_audit``): a store or
+``setattr``/``delattr`` of a link (``cfg.model.n = 1``: ``("cfg", ("model", "n"))``), one by
+a name the text computes (the link ``FILLS_ANY``), and a call of a field, which hands the
+object holding it to that method as ``self`` (``cfg.model.reset()``: the link ``CALLED``
+and the method's name, ``()reset``).
 """
 
 from __future__ import annotations
@@ -36,6 +43,12 @@ from factories.analysis.readset._syntax import literal_name
 Chain = tuple[str, tuple[str, ...]]
 #: ``(id of a call node, position or keyword)``: one argument of one call.
 ArgKey = tuple[int, int | str]
+
+#: The last link of a ``filled`` chain that stands for a name the text computes
+#: (``setattr(cfg, name, v)``), and the head of one for a method called on the object
+#: (``cfg.reset()``: ``()reset``).
+FILLS_ANY = "*"
+CALLED = "()"
 
 #: Builtins that look at an object without reading its fields or keeping it.
 _LOOKS = frozenset({"isinstance", "issubclass", "type", "id", "callable", "len"})
@@ -132,17 +145,18 @@ def scan(
     names: Mapping[str, frozenset[Chain]],
     parents: Mapping[ast.AST, ast.AST],
     followed: frozenset[ArgKey],
-) -> tuple[set[Chain], set[Chain]]:
-    """``(touched, escapes)`` of the stand-ins ``names`` hold (name -> the chains it may
-    stand for) in a body (``body_names``); ``parents`` maps each node of the body to its
+) -> tuple[set[Chain], set[Chain], set[Chain]]:
+    """``(touched, escapes, filled)`` of the stand-ins ``names`` hold (name -> the chains it
+    may stand for) in a body (``body_names``); ``parents`` maps each node of the body to its
     parent, and ``followed`` are the arguments the walk handed to a callee it walked."""
     if body.frames:  # ``locals()``, ``vars()``, ``eval``: every stand-in of the body goes on
-        return set(), {chain for chains in names.values() for chain in chains}
+        return set(), {chain for chains in names.values() for chain in chains}, set()
     loads, shared = body.loads, body.shared
     known: dict[str, set[Chain]] = {}
     pending: list[tuple[str, Chain]] = [(n, c) for n, chains in names.items() for c in chains]
     touched: set[Chain] = set()
     escapes: set[Chain] = set()
+    filled: set[Chain] = set()
     while pending:  # a local bound to a stand-in adds its own uses
         name, chain = pending.pop()
         bound = known.setdefault(name, set())
@@ -158,6 +172,8 @@ def scan(
                     touched.add(value)
                 elif kind == "escape":
                     escapes.add(value)
+                elif kind == "fill":
+                    filled.add(value)
                 elif kind == "arg":
                     key, passed = value
                     if key not in followed:
@@ -168,7 +184,7 @@ def scan(
                         escapes.add(passed)
                     else:
                         pending.append((target, passed))
-    return touched, escapes
+    return touched, escapes, filled
 
 
 def _use(node: ast.Name, chain: Chain, parents: Mapping[ast.AST, ast.AST]) -> list[tuple]:
@@ -189,14 +205,17 @@ def _use(node: ast.Name, chain: Chain, parents: Mapping[ast.AST, ast.AST]) -> li
             out.append(("read", (root, path[:-1])))  # ``cfg.model.n = 1`` reads ``cfg.model``
         if isinstance(parent, ast.AugAssign) and parent.target is top:
             out.append(("read", (root, path)))
-        return out
+        return [*out, ("fill", (root, path))]
     if path:
         out.append(("read", (root, path)))
     here = (root, path)
     if isinstance(parent, ast.Call):
         if parent.func is top:
             # A field called (``cfg.hook()``) gets no owner; a bare stand-in called is odd.
-            return out if isinstance(top, ast.Attribute) else [*out, ("escape", here)]
+            # A method of a real object holding the stand-in gets it as ``self``: ``CALLED``.
+            if isinstance(top, ast.Attribute):
+                return [*out, ("fill", (root, (*path[:-1], CALLED + path[-1])))]
+            return [*out, ("escape", here)]
         return out + _argument(parent, top, here)
     if isinstance(parent, ast.keyword):
         call = parents.get(parent)
@@ -237,11 +256,13 @@ def _argument(call: ast.Call, arg: ast.expr, here: Chain) -> list[tuple]:
     if name in _PROBES and position == 0:
         literal = literal_name(call.args[1]) if len(call.args) > 1 else None
         if literal is None:
-            return [] if name in ("setattr", "delattr") else [("escape", here)]
+            if name in ("setattr", "delattr"):
+                return [("fill", (here[0], (*here[1], FILLS_ANY)))]
+            return [("escape", here)]
         link = (here[0], (*here[1], literal))
         if name == "getattr":
             return [("read", link), ("escape", link)]  # what it gives is used further
-        return [("read", link)] if name == "hasattr" else []
+        return [("read", link)] if name == "hasattr" else [("fill", link)]
     if any(isinstance(a, ast.Starred) for a in call.args[: position + 1]):
         return [("escape", here)]  # where it lands is not known from the text
     return [("arg", ((id(call), position), here))]

@@ -155,6 +155,9 @@ class MethodReport:
     # (``escapes``): ``_handovers``.  Recorded where the context asks for chains.
     touched: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
     escapes: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
+    # ``(root, path)`` of each chain whose object the text may change (``_handovers``: a
+    # store of the link ``path[-1]``, ``FILLS_ANY``, ``CALLED``).
+    filled: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
     # Whether the body was walked at all (not a static or class method ``analyze`` does not
     # walk, nor one the test replaced): what it was handed is followed only then.
     walked: bool = True
@@ -192,6 +195,7 @@ class FunctionReport:
     # As ``MethodReport``'s.
     touched: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
     escapes: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
+    filled: frozenset[tuple[str, tuple[str, ...]]] = frozenset()
     walked: bool = True
 
     def chain_reads_of(self, root: str) -> tuple[ChainRead, ...]:
@@ -297,6 +301,8 @@ class Recorder:
     # (sets: a callee met on many paths adds each once).
     touched: set[tuple[str, tuple[str, ...]]] = attrs.field(factory=set)
     escapes: set[tuple[str, tuple[str, ...]]] = attrs.field(factory=set)
+    # ``_handovers``: the chains whose object the text may change (a store, a method call).
+    filled: set[tuple[str, tuple[str, ...]]] = attrs.field(factory=set)
     # The arms of undecided ``if`` statements whose condition reads a field or link the
     # test's object lacks: no block the test prepared (``provisioned``), the test having
     # been written before the guard or without the field it tests.
@@ -310,7 +316,7 @@ class Recorder:
         """Add a callee's accesses, its reads' blocks placed after the caller's ``prefix``."""
         for field in attrs.fields(Recorder):
             items = getattr(other, field.name)
-            if field.name in ("touched", "escapes"):
+            if field.name in ("touched", "escapes", "filled"):
                 getattr(self, field.name).update(items)
                 continue
             if field.name in ("reads", "required", "chains") and prefix != ():

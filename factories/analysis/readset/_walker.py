@@ -185,7 +185,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         if self.context.real_self and self.exits == 0 and self.owner is not None:
             stored = tuple(sorted(self.consts.items(), key=lambda kv: kv[0]))
         if self.context.chains:
-            touched, escapes = scan(
+            touched, escapes, filled = scan(
                 self.analyzer.body_names(self.func),
                 self.standin_names(),
                 self.analyzer.parents(self.func),
@@ -193,6 +193,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             )
             self.rec.touched |= touched
             self.rec.escapes |= escapes
+            self.rec.filled |= filled
         if fell_off is not None:
             self.returns.append((None,))  # falling off the end returns None
             self.return_chains.append(None)
