@@ -4956,6 +4956,66 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-module-level-namespace-is-the-object-a-test-hands-on",
+        """
+        from vllm.mod import build_common
+
+        _COMMON = SimpleNamespace(query_start_loc=0)
+
+        def test_x():
+            build_common(_COMMON)
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-module-level-namespace-a-fixture-binds-again-is-not-followed-into-functions",
+        """
+        import pytest
+        from vllm.mod import build_common
+
+        _COMMON = SimpleNamespace(query_start_loc=0)
+
+        @pytest.fixture(autouse=True)
+        def _fresh():
+            global _COMMON
+            _COMMON = SimpleNamespace(num_actual_tokens=1)
+
+        def test_x():
+            build_common(_COMMON)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-module-level-namespace-as-a-helper-default-reaches-the-call-that-leaves-it-out",
+        """
+        from vllm.mod import build_common
+
+        _COMMON = SimpleNamespace(query_start_loc=0)
+
+        def _make(n=1, common=_COMMON):
+            return build_common(common)
+
+        def test_x():
+            _make(n=2)
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-module-level-namespace-as-a-helper-default-every-call-replaces-is-not-followed",
+        """
+        from vllm.mod import build_common
+
+        _COMMON = SimpleNamespace(query_start_loc=0)
+
+        def _make(n=1, common=_COMMON):
+            return build_common(common)
+
+        def test_x(real_common):
+            _make(2, real_common)
+        """,
+        frozenset(),
+    ),
 ]
 
 

@@ -409,6 +409,8 @@ class StandInExtractor:
                 if not isinstance(scope, FUNCTION_DEFS):
                     found.loose.add(())  # a module's or class's name: read from anywhere
                 self._follow_names(scope, names, parent, found, route)
+                if scope is self.module.tree and self.scope.parents.get(parent) is scope:
+                    self._global(names, parent, found, route)
             for target in targets:
                 if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                     self._contained(target.value.id, parent, scope, found, route)
@@ -444,6 +446,66 @@ class StandInExtractor:
                 found.loose.add(())
         elif not isinstance(parent, ast.Expr):
             found.loose.add(())  # anywhere else: where it goes is not followed
+
+    def _global(self, names: set[str], stmt: ast.stmt, found: _Found, route: _Route) -> None:
+        """A stand-in bound to a module-level name (``_SPEC = SimpleNamespace(...)``) is the
+        one object every function of the module that loads the name sees: followed into each
+        function that does not bind the name itself, and into each parameter the name is the
+        default of (``def _make(spec=_SPEC)``), which holds it on every call that leaves the
+        parameter out.  Only where nothing in the module sets a field through the name, nor
+        binds it again, nor hands it to ``setattr``-like code: the object then holds what its
+        creation states on every test's run, whichever tests ran before."""
+        if route.depth >= MAX_FUNCTION_HOPS or any(
+            _global_written(self.module.tree, name, stmt) for name in names
+        ):
+            return
+        for func in self.module.tree.body:
+            if not isinstance(func, FUNCTION_DEFS):
+                continue
+            self.scope.ensure_indexed(func)
+            params = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
+            own = {p.arg for p in params} | {
+                p.arg for p in (func.args.vararg, func.args.kwarg) if p is not None
+            }
+            positional = [*func.args.posonlyargs, *func.args.args]
+            defaults = [
+                *zip(positional[len(positional) - len(func.args.defaults) :], func.args.defaults),
+                *zip(func.args.kwonlyargs, func.args.kw_defaults),
+            ]
+            for param, default in defaults:
+                if is_name_in(default, names) and self._omitted(func, param):
+                    self._follow_names(func, {param.arg}, func.args, found, route.hop(False))
+            if names & own or _binds(func, names):
+                continue
+            used = {
+                n.id
+                for n in walk(func)
+                if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
+            }
+            if used:
+                self._follow_names(func, used, func.args, found, route.hop(False))
+
+    def _omitted(self, func: ast.AST, param: ast.arg) -> bool:
+        """Whether some call of the module's function ``func`` leaves ``param`` out: no
+        positional argument reaches it, no keyword names it, nothing is unpacked."""
+        name = getattr(func, "name", None)
+        params = [*func.args.posonlyargs, *func.args.args]  # type: ignore[attr-defined]
+        index = next((i for i, p in enumerate(params) if p is param), None)
+        for call in walk(self.module.tree):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                continue
+            if call.func.id != name:
+                continue
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                kw.arg is None for kw in call.keywords
+            ):
+                continue
+            if index is not None and len(call.args) > index:
+                continue
+            if any(kw.arg == param.arg for kw in call.keywords):
+                continue
+            return True
+        return False
 
     def _contained(
         self, name: str, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
@@ -1298,6 +1360,56 @@ def _written_through(scope: ast.AST, name: str) -> bool:
                 return True
         elif isinstance(target, ast.Name) and target.id in looped:
             return True
+    return False
+
+
+def _global_written(tree: ast.Module, name: str, creation: ast.stmt) -> bool:
+    """Whether the module binds ``name`` anywhere but at ``creation`` (or declares it
+    ``global``), sets or deletes a field through it (``name.f = v``, ``name.a.f = v``), or
+    hands it first to code that may set one (``setattr``, ``monkeypatch.setattr``,
+    ``patch.object``, ``vars``, ``__dict__``): then what the object holds on a test's run
+    depends on which ran before."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global) and name in node.names:
+            return True
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            if not (isinstance(creation, ast.Assign) and any(t is node for t in creation.targets)):
+                return True
+        if isinstance(node, ast.Attribute):
+            top: ast.expr = node
+            while isinstance(top, ast.Attribute):
+                if top is not node and top.attr == "__dict__":
+                    return True
+                top = top.value
+            if isinstance(top, ast.Name) and top.id == name:
+                if not isinstance(node.ctx, ast.Load) or node.attr == "__dict__":
+                    return True
+        if isinstance(node, ast.Call) and node.args:
+            first = node.args[0]
+            while isinstance(first, ast.Attribute):
+                first = first.value
+            fname = callee(node.func) or ""
+            if (
+                isinstance(first, ast.Name)
+                and first.id == name
+                and fname.rpartition(".")[2] in ("setattr", "object", "vars", "__setattr__")
+            ):
+                return True
+    return False
+
+
+def _binds(func: ast.AST, names: set[str]) -> bool:
+    """Whether ``func`` binds one of ``names`` itself (a local of that name, an import)."""
+    for node in walk(func):
+        if isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (a.asname or a.name.partition(".")[0]) in names for a in node.names
+        ):
+            return True
+        if isinstance(node, FUNCTION_DEFS + (ast.ClassDef,)) and node is not func:
+            if node.name in names:
+                return True
     return False
 
 
