@@ -1221,6 +1221,15 @@ def commit_layers(layers):
     if not layers:
         raise ValueError("no layers")
     return [layer.records.key for layer in layers]
+
+
+def get_config():
+    return None
+
+
+def configured(common):
+    config = get_config()
+    return common.num_actual_tokens + config.max_tokens + get_config().min_tokens
 """
 
 
@@ -5015,6 +5024,95 @@ CASES = [
             _make(2, real_common)
         """,
         frozenset(),
+    ),
+    Case(
+        "a-namespace-a-replaced-function-returns-is-what-the-code-calling-it-gets",
+        """
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def test_x(monkeypatch):
+            config = SimpleNamespace(other=1)
+            monkeypatch.setattr(mod, "get_config", lambda: config)
+            configured(SimpleNamespace(num_actual_tokens=1))
+        """,
+        frozenset({(ERROR, "get_config().max_tokens")}),
+    ),
+    Case(
+        "a-namespace-a-helper-patch-returns-meets-a-call-every-test-makes-after-the-helper",
+        """
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def _patch(monkeypatch):
+            config = SimpleNamespace(other=1)
+            monkeypatch.setattr(mod, "get_config", lambda: config)
+
+        def _run():
+            configured(SimpleNamespace(num_actual_tokens=1))
+
+        def test_x(monkeypatch):
+            _patch(monkeypatch)
+            _run()
+
+        def test_y(monkeypatch):
+            _patch(monkeypatch)
+            _run()
+        """,
+        frozenset({(ERROR, "get_config().max_tokens")}),
+    ),
+    Case(
+        "a-namespace-a-helper-patch-returns-is-not-judged-where-a-test-calls-without-the-patch",
+        """
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def _patch(monkeypatch):
+            config = SimpleNamespace(other=1)
+            monkeypatch.setattr(mod, "get_config", lambda: config)
+
+        def _run():
+            configured(SimpleNamespace(num_actual_tokens=1))
+
+        def test_x(monkeypatch):
+            _patch(monkeypatch)
+            _run()
+
+        def test_y():
+            _run()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-with-patch-returns-is-not-what-a-call-after-the-block-gets",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def test_x():
+            config = SimpleNamespace(other=1)
+            with patch.object(mod, "get_config", lambda: config):
+                pass
+            configured(SimpleNamespace(num_actual_tokens=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-with-patch-returns-is-what-a-call-in-the-block-gets",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def test_x():
+            config = SimpleNamespace(other=1)
+            with patch.object(mod, "get_config", lambda: config):
+                configured(SimpleNamespace(num_actual_tokens=1))
+        """,
+        frozenset({(ERROR, "get_config().max_tokens")}),
     ),
 ]
 

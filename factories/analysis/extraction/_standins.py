@@ -36,6 +36,7 @@ from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import StandInSites
 from factories.analysis.extraction._standin_meetings import MeetingMaker
 from factories.analysis.extraction._standin_model import (
+    ITSELF,
     Callee,
     Meeting,
     MeetingHow,
@@ -804,6 +805,23 @@ class StandInExtractor:
                 self._argument(call, node, found, route)
             else:
                 found.loose.add(())
+        elif isinstance(parent, ast.Lambda) and (patch := self._returned_by(node)) is not None:
+            # ``monkeypatch.setattr(mod, "f", lambda *_: ns)``: vLLM code that calls ``f``
+            # gets the stand-in itself (``ITSELF``); what else reads it is not followed.
+            found.loose.add(())
+            call, target = patch
+            meeting = self.meet.attribute(call, None, call, route.cases)
+            found.meetings.append(
+                attrs.evolve(
+                    meeting,
+                    how=MeetingHow.RETURNED,
+                    owner=None,
+                    owner_kind=None,
+                    owner_class=None,
+                    callee=Callee(ast.unparse(call.func), target),
+                    count=ITSELF,
+                )
+            )
         elif isinstance(parent, ast.Attribute) and not route.fields:
             self._method_of_holder(parent, found, route)
             if route.holding is not None and parent.attr == route.holding:
