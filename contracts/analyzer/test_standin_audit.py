@@ -5114,6 +5114,33 @@ CASES = [
         """,
         frozenset({(ERROR, "get_config().max_tokens")}),
     ),
+    Case(
+        "a-namespace-class-attribute-is-a-field-of-the-instance-made-self",
+        """
+        def test_x():
+            class Holder:
+                cfg = SimpleNamespace(a=1)
+
+            h = Holder()
+            Builder.gate(h)
+        """,
+        frozenset({(ERROR, "self.cfg.on")}),
+    ),
+    Case(
+        "a-namespace-class-attribute-a-constructor-may-replace-is-not-followed",
+        """
+        def test_x():
+            class Holder:
+                cfg = SimpleNamespace(a=1)
+
+                def __init__(self):
+                    self.cfg = SimpleNamespace(on=1)
+
+            h = Holder()
+            Builder.gate(h)
+        """,
+        frozenset(),
+    ),
 ]
 
 

@@ -412,6 +412,9 @@ class StandInExtractor:
                 self._follow_names(scope, names, parent, found, route)
                 if scope is self.module.tree and self.scope.parents.get(parent) is scope:
                     self._global(names, parent, found, route)
+                klass = self.scope.parents.get(parent)
+                if isinstance(klass, ast.ClassDef) and len(names) == 1:
+                    self._class_attribute(klass, next(iter(names)), found, route)
             for target in targets:
                 if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                     self._contained(target.value.id, parent, scope, found, route)
@@ -485,6 +488,43 @@ class StandInExtractor:
             }
             if used:
                 self._follow_names(func, used, func.args, found, route.hop(False))
+
+    def _class_attribute(
+        self, klass: ast.ClassDef, field: str, found: _Found, route: _Route
+    ) -> None:
+        """``class Loader: cfg = SimpleNamespace(...)`` in the test module, then ``loader =
+        Loader()``: the instance holds the stand-in as its field ``cfg`` (a class attribute)
+        and goes on as a holder of it (``_held_at``: ``Cls.m(loader)``, ``f(loader)``).  Only
+        for a class with no base and none of the methods that could put another object
+        there first (``__init__``, ``__new__``, ``__getattr__``, ``__getattribute__``,
+        ``__init_subclass__``), built in the function that defines it or, for a module's
+        class, in the module's functions."""
+        special = {"__init__", "__new__", "__getattr__", "__getattribute__", "__init_subclass__"}
+        if (
+            klass.bases
+            or klass.keywords
+            or klass.decorator_list
+            or any(isinstance(n, FUNCTION_DEFS) and n.name in special for n in klass.body)
+        ):
+            return
+        scope = self.scope.enclosing_scope(klass)
+        if isinstance(scope, FUNCTION_DEFS):
+            scopes: list[ast.AST] = [scope]
+        elif scope is self.module.tree and self.scope.parents.get(klass) is scope:
+            scopes = [f for f in self.module.tree.body if isinstance(f, FUNCTION_DEFS)]
+        else:
+            return
+        for where in scopes:
+            self.scope.ensure_indexed(where)
+            for node in self.scope.nodes(where):
+                if (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Call)
+                    and is_name_in(node.value.func, {klass.name})
+                ):
+                    self._held_at(node.targets[0], (field,), node, where, found, route)
 
     def _omitted(self, func: ast.AST, param: ast.arg) -> bool:
         """Whether some call of the module's function ``func`` leaves ``param`` out: no
