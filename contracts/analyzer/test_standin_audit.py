@@ -1230,6 +1230,11 @@ def get_config():
 def configured(common):
     config = get_config()
     return common.num_actual_tokens + config.max_tokens + get_config().min_tokens
+
+
+def layer_kinds(config):
+    layers = get_layers(config)
+    return any(layer.kind == 1 for layer in layers.values())
 """
 
 
@@ -5138,6 +5143,47 @@ CASES = [
 
             h = Holder()
             Builder.gate(h)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespaces-a-helper-returns-in-a-dict-meet-code-a-helper-runs-under-a-patch-returning-it",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+
+        def _layers(names):
+            return {name: SimpleNamespace(spec=1) for name in names}
+
+        def _run(names):
+            layers = _layers(names)
+            with patch.object(mod, "get_layers", return_value=layers):
+                return mod.layer_kinds(SimpleNamespace())
+
+        def test_x():
+            _run(["a"])
+        """,
+        frozenset({(NOTE, "get_layers().kind")}),
+    ),
+    Case(
+        "namespaces-a-helper-returns-in-a-dict-do-not-meet-a-call-after-the-patch-ends",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+
+        def _layers(names):
+            return {name: SimpleNamespace(spec=1) for name in names}
+
+        def _run(names):
+            layers = _layers(names)
+            with patch.object(mod, "get_layers", return_value=layers):
+                pass
+            return mod.layer_kinds(SimpleNamespace())
+
+        def test_x():
+            _run(["a"])
         """,
         frozenset(),
     ),

@@ -429,8 +429,10 @@ def _with_returned(
                 or _other_tests(meeting.test, call.test)
                 or meeting.test is None
             )
+            tree, lines = call.module.tree, (meeting.location.line, call.location.line)
+            if meeting.test is None and call.test is None and _in_force(tree, *lines):
+                in_test = True  # one helper patches and then makes the call
             if meeting.count == ITSELF:
-                tree, lines = call.module.tree, (meeting.location.line, call.location.line)
                 if in_test and not _in_force(tree, *lines):
                     continue
                 if not in_test and not (meeting.test is None and _patched_first(tree, *lines)):

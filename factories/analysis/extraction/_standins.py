@@ -431,6 +431,13 @@ class StandInExtractor:
             parent, self.scope.parents.get(parent)
         ):
             self._item_set(parent, scope, found, route)  # ``stub.caches = [Ns(...)]``
+        elif (
+            isinstance(parent, (ast.DictComp, ast.ListComp))
+            and value is (parent.value if isinstance(parent, ast.DictComp) else parent.elt)
+            and isinstance(self.scope.parents.get(parent), ast.Return)
+        ):
+            found.loose.add(())
+            self._container_returned(scope, found, route)  # ``return {k: Ns() for k in ks}``
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -581,6 +588,24 @@ class StandInExtractor:
                     count=count,
                 )
             )
+
+    def _container_returned(self, scope: ast.AST, found: _Found, route: _Route) -> None:
+        """The stand-in is an item of the container a helper of the module returns (``return
+        {name: SimpleNamespace(...) for name in names}``): in each caller that binds the
+        result to a local (``layers = _layers(...)``), it is an item of that local
+        (``_contained``: a patch returning it hands it to vLLM code)."""
+        if not isinstance(scope, FUNCTION_DEFS) or route.depth >= MAX_FUNCTION_HOPS:
+            return
+        for call, _ in self.scope.callers(scope):
+            stmt = self.scope.parents.get(call)
+            if (
+                isinstance(stmt, ast.Assign)
+                and stmt.value is call
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                where = self.scope.enclosing_scope(call)
+                self._contained(stmt.targets[0].id, stmt, where, found, route.hop())
 
     def _returned_by(self, use: ast.Name) -> tuple[ast.Call, str] | None:
         """The patch whose replacement returns ``use`` and the dotted function it replaces:
