@@ -1235,6 +1235,10 @@ def configured(common):
 def layer_kinds(config):
     layers = get_layers(config)
     return any(layer.kind == 1 for layer in layers.values())
+
+
+def group_windows(spec):
+    return [group.window for group in spec.groups]
 """
 
 
@@ -5184,6 +5188,28 @@ CASES = [
 
         def test_x():
             _run(["a"])
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespaces-a-comprehension-builds-as-a-field-s-items-are-read-through-an-element",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            spec = SimpleNamespace(groups=tuple(SimpleNamespace(size=i) for i in range(2)))
+            mod.group_windows(spec)
+        """,
+        frozenset({(NOTE, "spec.groups[].window")}),
+    ),
+    Case(
+        "namespaces-a-comprehension-builds-as-a-field-s-items-holding-the-field-read",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            spec = SimpleNamespace(groups=[SimpleNamespace(window=i) for i in range(2)])
+            mod.group_windows(spec)
         """,
         frozenset(),
     ),

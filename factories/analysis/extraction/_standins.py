@@ -278,7 +278,9 @@ class StandInExtractor:
         if isinstance(value, ast.Name):
             bound = self.reader.resolve_local(value, NO_BINDINGS)
             value = bound if isinstance(bound, ast.expr) else value
-        return isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict))
+        return isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict, *_COMPREHENSIONS)) or (
+            _collected(value) is not None
+        )
 
     def _caller_set(self, where: ast.AST) -> str | None:
         """The test whose own body's statement ``where`` is (a plain statement of the test
@@ -320,6 +322,10 @@ class StandInExtractor:
                         out.extend(self._children(side, alternative))
             elif isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword)):
                 pending.extend((child, in_call) for child in ast.iter_child_nodes(node))
+            elif isinstance(node, _COMPREHENSIONS):
+                pending.append((node.elt, in_call))  # ``[Ns(i) for i in ...]``: its items
+            elif (comprehension := _collected(node)) is not None:
+                pending.append((comprehension, in_call))  # ``tuple(Ns(i) for i in ...)``
             elif isinstance(node, ast.Call):
                 pending.extend((arg, True) for arg in node.args)
                 pending.extend((kw, True) for kw in node.keywords)
@@ -1346,6 +1352,25 @@ class StandInExtractor:
             if value is not None:
                 named.setdefault(ast.unparse(value), value)
         return list(named.values()) or [func]
+
+
+#: Comprehensions whose items are their element's values, one per pass.
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
+
+
+def _collected(node: ast.AST) -> ast.expr | None:
+    """The comprehension ``tuple(...)``, ``list(...)`` or ``set(...)`` collects, where
+    ``node`` is such a call of it alone: its items are the comprehension's."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("tuple", "list", "set")
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], _COMPREHENSIONS)
+    ):
+        return node.args[0]
+    return None
 
 
 def _none_test(test: ast.expr, names: set[str]) -> bool:
