@@ -5213,6 +5213,32 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-lambda-parameter-of-a-local-s-name-does-not-make-that-namespace-a-field",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(query_start_loc_cpu=0)
+            metadata = SimpleNamespace(
+                prefill=SimpleNamespace(query_start_loc=1), convert=lambda common: common
+            )
+            b.build(metadata, common)
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-lambda-closing-over-a-local-namespace-keeps-it-a-field-of-the-other",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(query_start_loc_cpu=0)
+            metadata = SimpleNamespace(
+                prefill=SimpleNamespace(query_start_loc=1), convert=lambda: common
+            )
+            b.build(metadata, common)
+        """,
+        frozenset(),
+    ),
 ]
 
 
