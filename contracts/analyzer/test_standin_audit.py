@@ -1311,6 +1311,24 @@ def fetch_on(runner):
     if runner.on:
         return runner.size
     return 0
+
+
+def get_config():
+    return None
+
+
+def configured(common):
+    config = get_config()
+    return common.num_actual_tokens + config.max_tokens + get_config().min_tokens
+
+
+def layer_kinds(config):
+    layers = get_layers(config)
+    return any(layer.kind == 1 for layer in layers.values())
+
+
+def group_windows(spec):
+    return [group.window for group in spec.groups]
 """
 
 
@@ -5281,6 +5299,271 @@ CASES = [
             runner = SimpleNamespace(start=lambda: None, instance_id=1)
             b.guarded(runner)
             fetch(runner)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-module-level-namespace-is-the-object-a-test-hands-on",
+        """
+        from vllm.mod import build_common
+
+        _COMMON = SimpleNamespace(query_start_loc=0)
+
+        def test_x():
+            build_common(_COMMON)
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-module-level-namespace-a-fixture-binds-again-is-not-followed-into-functions",
+        """
+        import pytest
+        from vllm.mod import build_common
+
+        _COMMON = SimpleNamespace(query_start_loc=0)
+
+        @pytest.fixture(autouse=True)
+        def _fresh():
+            global _COMMON
+            _COMMON = SimpleNamespace(num_actual_tokens=1)
+
+        def test_x():
+            build_common(_COMMON)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-module-level-namespace-as-a-helper-default-reaches-the-call-that-leaves-it-out",
+        """
+        from vllm.mod import build_common
+
+        _COMMON = SimpleNamespace(query_start_loc=0)
+
+        def _make(n=1, common=_COMMON):
+            return build_common(common)
+
+        def test_x():
+            _make(n=2)
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-module-level-namespace-as-a-helper-default-every-call-replaces-is-not-followed",
+        """
+        from vllm.mod import build_common
+
+        _COMMON = SimpleNamespace(query_start_loc=0)
+
+        def _make(n=1, common=_COMMON):
+            return build_common(common)
+
+        def test_x(real_common):
+            _make(2, real_common)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-replaced-function-returns-is-what-the-code-calling-it-gets",
+        """
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def test_x(monkeypatch):
+            config = SimpleNamespace(other=1)
+            monkeypatch.setattr(mod, "get_config", lambda: config)
+            configured(SimpleNamespace(num_actual_tokens=1))
+        """,
+        frozenset({(ERROR, "get_config().max_tokens")}),
+    ),
+    Case(
+        "a-namespace-a-helper-patch-returns-meets-a-call-every-test-makes-after-the-helper",
+        """
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def _patch(monkeypatch):
+            config = SimpleNamespace(other=1)
+            monkeypatch.setattr(mod, "get_config", lambda: config)
+
+        def _run():
+            configured(SimpleNamespace(num_actual_tokens=1))
+
+        def test_x(monkeypatch):
+            _patch(monkeypatch)
+            _run()
+
+        def test_y(monkeypatch):
+            _patch(monkeypatch)
+            _run()
+        """,
+        frozenset({(ERROR, "get_config().max_tokens")}),
+    ),
+    Case(
+        "a-namespace-a-helper-patch-returns-is-not-judged-where-a-test-calls-without-the-patch",
+        """
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def _patch(monkeypatch):
+            config = SimpleNamespace(other=1)
+            monkeypatch.setattr(mod, "get_config", lambda: config)
+
+        def _run():
+            configured(SimpleNamespace(num_actual_tokens=1))
+
+        def test_x(monkeypatch):
+            _patch(monkeypatch)
+            _run()
+
+        def test_y():
+            _run()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-with-patch-returns-is-not-what-a-call-after-the-block-gets",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def test_x():
+            config = SimpleNamespace(other=1)
+            with patch.object(mod, "get_config", lambda: config):
+                pass
+            configured(SimpleNamespace(num_actual_tokens=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-with-patch-returns-is-what-a-call-in-the-block-gets",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+        from vllm.mod import configured
+
+        def test_x():
+            config = SimpleNamespace(other=1)
+            with patch.object(mod, "get_config", lambda: config):
+                configured(SimpleNamespace(num_actual_tokens=1))
+        """,
+        frozenset({(ERROR, "get_config().max_tokens")}),
+    ),
+    Case(
+        "a-namespace-class-attribute-is-a-field-of-the-instance-made-self",
+        """
+        def test_x():
+            class Holder:
+                cfg = SimpleNamespace(a=1)
+
+            h = Holder()
+            Builder.gate(h)
+        """,
+        frozenset({(ERROR, "self.cfg.on")}),
+    ),
+    Case(
+        "a-namespace-class-attribute-a-constructor-may-replace-is-not-followed",
+        """
+        def test_x():
+            class Holder:
+                cfg = SimpleNamespace(a=1)
+
+                def __init__(self):
+                    self.cfg = SimpleNamespace(on=1)
+
+            h = Holder()
+            Builder.gate(h)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespaces-a-helper-returns-in-a-dict-meet-code-a-helper-runs-under-a-patch-returning-it",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+
+        def _layers(names):
+            return {name: SimpleNamespace(spec=1) for name in names}
+
+        def _run(names):
+            layers = _layers(names)
+            with patch.object(mod, "get_layers", return_value=layers):
+                return mod.layer_kinds(SimpleNamespace())
+
+        def test_x():
+            _run(["a"])
+        """,
+        frozenset({(NOTE, "get_layers().kind")}),
+    ),
+    Case(
+        "namespaces-a-helper-returns-in-a-dict-do-not-meet-a-call-after-the-patch-ends",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+
+        def _layers(names):
+            return {name: SimpleNamespace(spec=1) for name in names}
+
+        def _run(names):
+            layers = _layers(names)
+            with patch.object(mod, "get_layers", return_value=layers):
+                pass
+            return mod.layer_kinds(SimpleNamespace())
+
+        def test_x():
+            _run(["a"])
+        """,
+        frozenset(),
+    ),
+    Case(
+        "namespaces-a-comprehension-builds-as-a-field-s-items-are-read-through-an-element",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            spec = SimpleNamespace(groups=tuple(SimpleNamespace(size=i) for i in range(2)))
+            mod.group_windows(spec)
+        """,
+        frozenset({(NOTE, "spec.groups[].window")}),
+    ),
+    Case(
+        "namespaces-a-comprehension-builds-as-a-field-s-items-holding-the-field-read",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            spec = SimpleNamespace(groups=[SimpleNamespace(window=i) for i in range(2)])
+            mod.group_windows(spec)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-lambda-parameter-of-a-local-s-name-does-not-make-that-namespace-a-field",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(query_start_loc_cpu=0)
+            metadata = SimpleNamespace(
+                prefill=SimpleNamespace(query_start_loc=1), convert=lambda common: common
+            )
+            b.build(metadata, common)
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-lambda-closing-over-a-local-namespace-keeps-it-a-field-of-the-other",
+        """
+        def test_x():
+            b = object.__new__(Builder)
+            common = SimpleNamespace(query_start_loc_cpu=0)
+            metadata = SimpleNamespace(
+                prefill=SimpleNamespace(query_start_loc=1), convert=lambda: common
+            )
+            b.build(metadata, common)
         """,
         frozenset(),
     ),

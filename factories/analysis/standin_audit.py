@@ -60,6 +60,7 @@ from factories.analysis.classes import (
     ModuleRef,
 )
 from factories.analysis.extraction import (
+    ITSELF,
     EventKind,
     Meeting,
     MeetingHow,
@@ -604,9 +605,11 @@ def _default_truth(index: ClassIndex, cls: ClassInfo) -> bool:
 def _with_returned(
     handed: tuple[HandedCall, ...], standins: Iterable[StandIn]
 ) -> tuple[HandedCall, ...]:
-    """Each call with the namespaces its test's patches return in containers before it
+    """Each call with the namespaces its test's patches return before it
     (``MeetingHow.RETURNED``: ``monkeypatch.setattr(mod, "f", lambda *_: layers)`` in the
-    same test, on an earlier line): the code it runs meets them where it calls ``f``."""
+    same test, on an earlier line, or in a helper every test that makes the call runs first:
+    ``_patched_first``): the code it runs meets them where it calls ``f``, as items of what
+    ``f`` returns or (``ITSELF``) as what it returns."""
     returned = [
         (standin, meeting)
         for root in standins
@@ -619,25 +622,133 @@ def _with_returned(
         return handed
     out = []
     for call in handed:
-        items: dict[str, tuple[tuple[StandIn, ...], int]] = {}
+        items: dict[tuple[str, bool], tuple[tuple[StandIn, ...], int]] = {}
         for standin, meeting in returned:
-            if (
-                meeting.location.path != call.location.path
-                or meeting.location.line >= call.location.line
+            if meeting.location.path != call.location.path:
+                continue
+            in_test = not (
+                meeting.location.line >= call.location.line
                 or call.test is None
                 or _other_tests(meeting.test, call.test)
                 or meeting.test is None
-            ):
+            )
+            tree, lines = call.module.tree, (meeting.location.line, call.location.line)
+            if meeting.test is None and call.test is None and _in_force(tree, *lines):
+                in_test = True  # one helper patches and then makes the call
+            if meeting.count == ITSELF:
+                if in_test and not _in_force(tree, *lines):
+                    continue
+                if not in_test and not (meeting.test is None and _patched_first(tree, *lines)):
+                    continue
+            elif not in_test:
                 continue
             dotted = meeting.callee.dotted  # type: ignore[union-attr]
-            known, count = items.get(dotted, ((), meeting.count))  # type: ignore[arg-type]
+            key = (dotted, meeting.count == ITSELF)
+            known, count = items.get(key, ((), meeting.count))  # type: ignore[arg-type]
             if standin not in known:
-                items[dotted] = ((*known, standin), min(count, meeting.count))  # type: ignore[index]
+                items[key] = ((*known, standin), min(count, meeting.count))  # type: ignore[index]
         if items:
-            given = tuple((dotted, found, count) for dotted, (found, count) in items.items())
+            given = tuple((dotted, found, count) for (dotted, _), (found, count) in items.items())
             call = attrs.evolve(call, returned=given)
         out.append(call)
     return tuple(out)
+
+
+def _patched_first(tree: ast.Module, patch_line: int, call_line: int) -> bool:
+    """Whether a ``monkeypatch.setattr`` on ``patch_line``, a statement of the body of a
+    helper (a module function no test is, undecorated), holds wherever the call on
+    ``call_line`` runs: the call lies in a test that runs the helper in an earlier
+    statement of its body, or in a second helper that only such tests call (each call of it
+    by name in a test's body, after a statement running the first).  A monkeypatch holds
+    until the test ends, so the helper's patch is in force for the rest of the test."""
+    helper = _top_function(tree, patch_line)
+    maker = _top_function(tree, call_line)
+    if helper is None or maker is None or helper is maker or helper.decorator_list:
+        return False
+    if helper.name.startswith("test") or not any(
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and getattr(stmt.value.func, "attr", None) == "setattr"
+        and stmt.lineno <= patch_line <= (stmt.end_lineno or stmt.lineno)
+        for stmt in helper.body
+    ):
+        return False
+    if maker.name.startswith("test"):
+        return _runs_before(maker, helper.name, call_line)
+    calls = [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == maker.name
+    ]
+    for node in calls:
+        test = _top_function(tree, node.lineno)
+        if test is None or not test.name.startswith("test"):
+            return False
+        if not _runs_before(test, helper.name, node.lineno):
+            return False
+    return bool(calls)
+
+
+def _in_force(tree: ast.Module, patch_line: int, call_line: int) -> bool:
+    """Whether the patch on ``patch_line`` holds at ``call_line`` of the same function:
+    a ``monkeypatch.setattr`` statement of the function's body (or of a ``with`` block around
+    both) on an earlier line holds to the end of the test; a patch that a ``with`` statement
+    enters holds in that statement's body only.  A patch in a branch or a loop may not run."""
+    func = None
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, FUNCTION_DEFS)
+            and node.lineno <= patch_line <= (node.end_lineno or 0)
+            and (func is None or node.lineno > func.lineno)
+        ):
+            func = node
+    if func is None or not func.lineno <= call_line <= (func.end_lineno or 0):
+        return False
+    body: list[ast.stmt] = func.body
+    while True:
+        stmt = next((s for s in body if s.lineno <= patch_line <= (s.end_lineno or s.lineno)), None)
+        if isinstance(stmt, ast.Expr):
+            return (
+                isinstance(stmt.value, ast.Call)
+                and getattr(stmt.value.func, "attr", None) == "setattr"
+                and call_line > (stmt.end_lineno or stmt.lineno)
+            )
+        if not isinstance(stmt, (ast.With, ast.AsyncWith)):
+            return False
+        if any(
+            item.context_expr.lineno <= patch_line <= (item.context_expr.end_lineno or 0)
+            for item in stmt.items
+        ):
+            return stmt.body[0].lineno <= call_line <= (stmt.end_lineno or 0)
+        if not stmt.body[0].lineno <= call_line <= (stmt.end_lineno or 0):
+            return False
+        body = stmt.body
+
+
+def _top_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The module-level function whose text holds ``line``."""
+    for stmt in tree.body:
+        if isinstance(stmt, FUNCTION_DEFS) and stmt.lineno <= line <= (stmt.end_lineno or 0):
+            return stmt
+    return None
+
+
+def _runs_before(test: ast.FunctionDef | ast.AsyncFunctionDef, helper: str, line: int) -> bool:
+    """Whether ``test`` calls ``helper`` (as a statement of its own body) in a statement
+    before the one holding ``line``."""
+    for stmt in test.body:
+        if stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno):
+            return False
+        if (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and isinstance(stmt.value.func, ast.Name)
+            and stmt.value.func.id == helper
+        ):
+            return True
+    return False
 
 
 def _specs(
@@ -1083,13 +1194,14 @@ def _as_function(
 
 
 def returned_roots(index, handed: HandedCall) -> dict[str, tuple[StandIn, ...]]:
-    """The chain roots of the namespaces a replaced function returns in a container
-    (``HandedCall.returned``): ``f()`` for an item of what ``f`` returns, with the namespaces
-    it may be (``missing_fields``'s alternatives)."""
+    """The chain roots of the namespaces a replaced function returns, in a container or
+    itself (``HandedCall.returned``): ``f()`` for an item of what ``f`` returns, or for what
+    it returns, with the namespaces it may be (``missing_fields``'s alternatives)."""
     out: dict[str, tuple[StandIn, ...]] = {}
     for dotted, found, _ in handed.returned:
         if _returned_key(index, handed.module, dotted) is not None:
-            out[f"{dotted.rpartition('.')[2]}()"] = found
+            root = f"{dotted.rpartition('.')[2]}()"
+            out[root] = (*out.get(root, ()), *(s for s in found if s not in out.get(root, ())))
     return out
 
 

@@ -553,6 +553,8 @@ def _meeting_text(meeting: extraction.Meeting) -> str:
         vllm = dotted is not None and dotted.startswith("vllm.")
         return "an argument of vLLM code" if vllm else "an argument of other code"
     if meeting.how is MeetingHow.RETURNED:
+        if meeting.count == extraction.ITSELF:
+            return "what a replaced function returns"
         return "an item a replaced function returns"
     return "a field of an object the audit does not follow"
 

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from factories.analysis.extraction._extractor import StubExtractor
     from factories.analysis.extraction._scope import ModuleScope
     from factories.analysis.extraction._standin_model import (
+        ITSELF,
         Callee,
         Meeting,
         MeetingHow,
@@ -90,6 +91,7 @@ _LAZY = {
     "StubExtractor": "_extractor",
     "ModuleScope": "_scope",
     "Callee": "_standin_model",
+    "ITSELF": "_standin_model",
     "Meeting": "_standin_model",
     "MeetingHow": "_standin_model",
     "SelfShape": "_standin_model",
@@ -113,6 +115,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "ITSELF",
     "Bindings",
     "Callee",
     "CaseReader",

@@ -7,8 +7,9 @@ the following (``_standins``) and by the meetings (``_standin_meetings``).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
-from factories.analysis._walk import statements, walk
+from factories.analysis._walk import statements
 from factories.analysis.class_refs import ClassRef
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._scope import ModuleScope
@@ -71,7 +72,7 @@ class StandInSites:
             ):
                 nested.add(id(call))
             for value in [*call.args, *(kw.value for kw in call.keywords)]:
-                for name in walk(value):
+                for name in _free_names(value):
                     if isinstance(name, ast.Name):
                         bound = self.reader.resolve_local(name, NO_BINDINGS)
                         if bound is not None and id(bound) in self._kinds:
@@ -121,3 +122,34 @@ class StandInSites:
             if name is not None:
                 return name.id
         return ast.unparse(call.func) + "(...)"
+
+
+def _free_names(node: ast.AST, bound: frozenset[str] = frozenset()) -> Iterator[ast.Name]:
+    """The names ``node`` loads from its function: not a parameter of a lambda inside it,
+    nor a comprehension's target (``lambda indices, metadata: f(metadata)`` names the
+    lambda's own ``metadata``, not the test's local of that name)."""
+    if isinstance(node, ast.Lambda):
+        args = node.args
+        params = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+        for default in [*args.defaults, *args.kw_defaults]:
+            if default is not None:
+                yield from _free_names(default, bound)
+        yield from _free_names(node.body, bound | {p.arg for p in params if p is not None})
+        return
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        inner = bound
+        for i, gen in enumerate(node.generators):
+            yield from _free_names(gen.iter, bound if i == 0 else inner)
+            inner = inner | {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+            for test in gen.ifs:
+                yield from _free_names(test, inner)
+        parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        for part in parts:
+            yield from _free_names(part, inner)
+        return
+    if isinstance(node, ast.Name):
+        if node.id not in bound:
+            yield node
+        return
+    for child in ast.iter_child_nodes(node):
+        yield from _free_names(child, bound)

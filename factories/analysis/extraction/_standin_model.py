@@ -43,6 +43,11 @@ class MeetingHow(enum.Enum):
     RETURNED = "returned"
 
 
+#: ``Meeting.count`` of a ``RETURNED`` meeting whose replacement returns the stand-in itself
+#: (``lambda *_: ns``), not a container holding it.
+ITSELF = -1
+
+
 class SelfShape(enum.Enum):
     """The spelling that makes a stand-in ``self``, as written: ``Cls.m(ns)`` where ``m`` is
     a classmethod or staticmethod passes ``ns`` as an argument instead, which only the
@@ -144,8 +149,9 @@ class Meeting:
     # For a call: the function making it (or its test) patches something by a name it
     # computes (``patch.object(mod, cls_name)``), which may be what the callee runs.
     unnamed_patch: bool = False
-    # ``RETURNED``: how many items the container surely holds (0: not known); ``callee``
-    # names the function replaced, ``location`` is the patch's.
+    # ``RETURNED``: how many items the container surely holds (0: not known; ``ITSELF``: the
+    # replacement returns the stand-in itself); ``callee`` names the function replaced,
+    # ``location`` is the patch's.
     count: int = 0
     # ``(dotted class, parameter)``: the meeting is one of an object the test built by calling
     # that class with the stand-in as that keyword argument (``x = Cls(coord=ns); x.m()``),

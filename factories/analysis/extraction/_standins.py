@@ -36,6 +36,7 @@ from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import StandInSites
 from factories.analysis.extraction._standin_meetings import MeetingMaker
 from factories.analysis.extraction._standin_model import (
+    ITSELF,
     Callee,
     Meeting,
     MeetingHow,
@@ -277,7 +278,9 @@ class StandInExtractor:
         if isinstance(value, ast.Name):
             bound = self.reader.resolve_local(value, NO_BINDINGS)
             value = bound if isinstance(bound, ast.expr) else value
-        return isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict))
+        return isinstance(value, (ast.List, ast.Tuple, ast.Set, ast.Dict, *_COMPREHENSIONS)) or (
+            _collected(value) is not None
+        )
 
     def _caller_set(self, where: ast.AST) -> str | None:
         """The test whose own body's statement ``where`` is (a plain statement of the test
@@ -319,6 +322,10 @@ class StandInExtractor:
                         out.extend(self._children(side, alternative))
             elif isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword)):
                 pending.extend((child, in_call) for child in ast.iter_child_nodes(node))
+            elif isinstance(node, _COMPREHENSIONS):
+                pending.append((node.elt, in_call))  # ``[Ns(i) for i in ...]``: its items
+            elif (comprehension := _collected(node)) is not None:
+                pending.append((comprehension, in_call))  # ``tuple(Ns(i) for i in ...)``
             elif isinstance(node, ast.Call):
                 pending.extend((arg, True) for arg in node.args)
                 pending.extend((kw, True) for kw in node.keywords)
@@ -409,6 +416,11 @@ class StandInExtractor:
                 if not isinstance(scope, FUNCTION_DEFS):
                     found.loose.add(())  # a module's or class's name: read from anywhere
                 self._follow_names(scope, names, parent, found, route)
+                if scope is self.module.tree and self.scope.parents.get(parent) is scope:
+                    self._global(names, parent, found, route)
+                klass = self.scope.parents.get(parent)
+                if isinstance(klass, ast.ClassDef) and len(names) == 1:
+                    self._class_attribute(klass, next(iter(names)), found, route)
             for target in targets:
                 if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
                     self._contained(target.value.id, parent, scope, found, route)
@@ -425,6 +437,13 @@ class StandInExtractor:
             parent, self.scope.parents.get(parent)
         ):
             self._item_set(parent, scope, found, route)  # ``stub.caches = [Ns(...)]``
+        elif (
+            isinstance(parent, (ast.DictComp, ast.ListComp))
+            and value is (parent.value if isinstance(parent, ast.DictComp) else parent.elt)
+            and isinstance(self.scope.parents.get(parent), ast.Return)
+        ):
+            found.loose.add(())
+            self._container_returned(scope, found, route)  # ``return {k: Ns() for k in ks}``
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -444,6 +463,103 @@ class StandInExtractor:
                 found.loose.add(())
         elif not isinstance(parent, ast.Expr):
             found.loose.add(())  # anywhere else: where it goes is not followed
+
+    def _global(self, names: set[str], stmt: ast.stmt, found: _Found, route: _Route) -> None:
+        """A stand-in bound to a module-level name (``_SPEC = SimpleNamespace(...)``) is the
+        one object every function of the module that loads the name sees: followed into each
+        function that does not bind the name itself, and into each parameter the name is the
+        default of (``def _make(spec=_SPEC)``), which holds it on every call that leaves the
+        parameter out.  Only where nothing in the module sets a field through the name, nor
+        binds it again, nor hands it to ``setattr``-like code: the object then holds what its
+        creation states on every test's run, whichever tests ran before."""
+        if route.depth >= MAX_FUNCTION_HOPS or any(
+            _global_written(self.module.tree, name, stmt) for name in names
+        ):
+            return
+        for func in self.module.tree.body:
+            if not isinstance(func, FUNCTION_DEFS):
+                continue
+            self.scope.ensure_indexed(func)
+            params = [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]
+            own = {p.arg for p in params} | {
+                p.arg for p in (func.args.vararg, func.args.kwarg) if p is not None
+            }
+            positional = [*func.args.posonlyargs, *func.args.args]
+            defaults = [
+                *zip(positional[len(positional) - len(func.args.defaults) :], func.args.defaults),
+                *zip(func.args.kwonlyargs, func.args.kw_defaults),
+            ]
+            for param, default in defaults:
+                if is_name_in(default, names) and self._omitted(func, param):
+                    self._follow_names(func, {param.arg}, func.args, found, route.hop(False))
+            if names & own or _binds(func, names):
+                continue
+            used = {
+                n.id
+                for n in walk(func)
+                if isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load)
+            }
+            if used:
+                self._follow_names(func, used, func.args, found, route.hop(False))
+
+    def _class_attribute(
+        self, klass: ast.ClassDef, field: str, found: _Found, route: _Route
+    ) -> None:
+        """``class Loader: cfg = SimpleNamespace(...)`` in the test module, then ``loader =
+        Loader()``: the instance holds the stand-in as its field ``cfg`` (a class attribute)
+        and goes on as a holder of it (``_held_at``: ``Cls.m(loader)``, ``f(loader)``).  Only
+        for a class with no base and none of the methods that could put another object
+        there first (``__init__``, ``__new__``, ``__getattr__``, ``__getattribute__``,
+        ``__init_subclass__``), built in the function that defines it or, for a module's
+        class, in the module's functions."""
+        special = {"__init__", "__new__", "__getattr__", "__getattribute__", "__init_subclass__"}
+        if (
+            klass.bases
+            or klass.keywords
+            or klass.decorator_list
+            or any(isinstance(n, FUNCTION_DEFS) and n.name in special for n in klass.body)
+        ):
+            return
+        scope = self.scope.enclosing_scope(klass)
+        if isinstance(scope, FUNCTION_DEFS):
+            scopes: list[ast.AST] = [scope]
+        elif scope is self.module.tree and self.scope.parents.get(klass) is scope:
+            scopes = [f for f in self.module.tree.body if isinstance(f, FUNCTION_DEFS)]
+        else:
+            return
+        for where in scopes:
+            self.scope.ensure_indexed(where)
+            for node in self.scope.nodes(where):
+                if (
+                    isinstance(node, ast.Assign)
+                    and len(node.targets) == 1
+                    and isinstance(node.targets[0], ast.Name)
+                    and isinstance(node.value, ast.Call)
+                    and is_name_in(node.value.func, {klass.name})
+                ):
+                    self._held_at(node.targets[0], (field,), node, where, found, route)
+
+    def _omitted(self, func: ast.AST, param: ast.arg) -> bool:
+        """Whether some call of the module's function ``func`` leaves ``param`` out: no
+        positional argument reaches it, no keyword names it, nothing is unpacked."""
+        name = getattr(func, "name", None)
+        params = [*func.args.posonlyargs, *func.args.args]  # type: ignore[attr-defined]
+        index = next((i for i, p in enumerate(params) if p is param), None)
+        for call in walk(self.module.tree):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)):
+                continue
+            if call.func.id != name:
+                continue
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(
+                kw.arg is None for kw in call.keywords
+            ):
+                continue
+            if index is not None and len(call.args) > index:
+                continue
+            if any(kw.arg == param.arg for kw in call.keywords):
+                continue
+            return True
+        return False
 
     def _contained(
         self, name: str, stmt: ast.stmt, scope: ast.AST, found: _Found, route: _Route
@@ -478,6 +594,24 @@ class StandInExtractor:
                     count=count,
                 )
             )
+
+    def _container_returned(self, scope: ast.AST, found: _Found, route: _Route) -> None:
+        """The stand-in is an item of the container a helper of the module returns (``return
+        {name: SimpleNamespace(...) for name in names}``): in each caller that binds the
+        result to a local (``layers = _layers(...)``), it is an item of that local
+        (``_contained``: a patch returning it hands it to vLLM code)."""
+        if not isinstance(scope, FUNCTION_DEFS) or route.depth >= MAX_FUNCTION_HOPS:
+            return
+        for call, _ in self.scope.callers(scope):
+            stmt = self.scope.parents.get(call)
+            if (
+                isinstance(stmt, ast.Assign)
+                and stmt.value is call
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                where = self.scope.enclosing_scope(call)
+                self._contained(stmt.targets[0].id, stmt, where, found, route.hop())
 
     def _returned_by(self, use: ast.Name) -> tuple[ast.Call, str] | None:
         """The patch whose replacement returns ``use`` and the dotted function it replaces:
@@ -742,6 +876,23 @@ class StandInExtractor:
                 self._argument(call, node, found, route)
             else:
                 found.loose.add(())
+        elif isinstance(parent, ast.Lambda) and (patch := self._returned_by(node)) is not None:
+            # ``monkeypatch.setattr(mod, "f", lambda *_: ns)``: vLLM code that calls ``f``
+            # gets the stand-in itself (``ITSELF``); what else reads it is not followed.
+            found.loose.add(())
+            call, target = patch
+            meeting = self.meet.attribute(call, None, call, route.cases)
+            found.meetings.append(
+                attrs.evolve(
+                    meeting,
+                    how=MeetingHow.RETURNED,
+                    owner=None,
+                    owner_kind=None,
+                    owner_class=None,
+                    callee=Callee(ast.unparse(call.func), target),
+                    count=ITSELF,
+                )
+            )
         elif isinstance(parent, ast.Attribute) and not route.fields:
             self._method_of_holder(parent, found, route)
             if route.holding is not None and parent.attr == route.holding:
@@ -1297,6 +1448,25 @@ class StandInExtractor:
         return list(named.values()) or [func]
 
 
+#: Comprehensions whose items are their element's values, one per pass.
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp)
+
+
+def _collected(node: ast.AST) -> ast.expr | None:
+    """The comprehension ``tuple(...)``, ``list(...)`` or ``set(...)`` collects, where
+    ``node`` is such a call of it alone: its items are the comprehension's."""
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("tuple", "list", "set")
+        and len(node.args) == 1
+        and not node.keywords
+        and isinstance(node.args[0], _COMPREHENSIONS)
+    ):
+        return node.args[0]
+    return None
+
+
 def _none_test(test: ast.expr, names: set[str]) -> bool:
     """Whether ``test`` is ``x is None`` or ``x == None``, ``x`` one of ``names``: a
     condition false for any object the test built."""
@@ -1392,6 +1562,56 @@ def _written_through(scope: ast.AST, name: str) -> bool:
                 return True
         elif isinstance(target, ast.Name) and target.id in looped:
             return True
+    return False
+
+
+def _global_written(tree: ast.Module, name: str, creation: ast.stmt) -> bool:
+    """Whether the module binds ``name`` anywhere but at ``creation`` (or declares it
+    ``global``), sets or deletes a field through it (``name.f = v``, ``name.a.f = v``), or
+    hands it first to code that may set one (``setattr``, ``monkeypatch.setattr``,
+    ``patch.object``, ``vars``, ``__dict__``): then what the object holds on a test's run
+    depends on which ran before."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global) and name in node.names:
+            return True
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            if not (isinstance(creation, ast.Assign) and any(t is node for t in creation.targets)):
+                return True
+        if isinstance(node, ast.Attribute):
+            top: ast.expr = node
+            while isinstance(top, ast.Attribute):
+                if top is not node and top.attr == "__dict__":
+                    return True
+                top = top.value
+            if isinstance(top, ast.Name) and top.id == name:
+                if not isinstance(node.ctx, ast.Load) or node.attr == "__dict__":
+                    return True
+        if isinstance(node, ast.Call) and node.args:
+            first = node.args[0]
+            while isinstance(first, ast.Attribute):
+                first = first.value
+            fname = callee(node.func) or ""
+            if (
+                isinstance(first, ast.Name)
+                and first.id == name
+                and fname.rpartition(".")[2] in ("setattr", "object", "vars", "__setattr__")
+            ):
+                return True
+    return False
+
+
+def _binds(func: ast.AST, names: set[str]) -> bool:
+    """Whether ``func`` binds one of ``names`` itself (a local of that name, an import)."""
+    for node in walk(func):
+        if isinstance(node, ast.Name) and node.id in names and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            (a.asname or a.name.partition(".")[0]) in names for a in node.names
+        ):
+            return True
+        if isinstance(node, FUNCTION_DEFS + (ast.ClassDef,)) and node is not func:
+            if node.name in names:
+                return True
     return False
 
 

@@ -108,9 +108,12 @@ class ChainHandlers:
                 return None  # a slice is a new container, not an element
             parts.append(node.attr if isinstance(node, ast.Attribute) else ELEMENT)
             node = node.value
-        if not isinstance(node, ast.Name):
+        if not isinstance(node, (ast.Name, ast.Call)):
             return None
         path = tuple(reversed(parts))
+        if isinstance(node, ast.Call):
+            root = self.returned_itself(node)  # ``get_config().model_config``
+            return None if root is None else ((root, path), 0)
         if node.id == self.self_name:
             if not path:
                 return None
@@ -232,6 +235,9 @@ class ChainHandlers:
         parameter then stands for.  ``getattr(p, "n")`` and ``getattr(p, "n", default)``
         stand for ``p.n`` (with a default, ``chain_probe`` marks ``p.n`` as one the code
         allows to be missing)."""
+        itself = self.returned_itself(node) if self.context.chains else None
+        if itself is not None:
+            return itself  # ``config = get_config()``: what the test's replacement returns
         probed = getattr_probe(node) if self.context.chains else None
         if probed is not None:
             inner = self.held_path(probed[0], state)

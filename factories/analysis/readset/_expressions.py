@@ -87,11 +87,16 @@ class ExpressionHandlers:
     ) -> frozenset[str]:
         """The first iterable runs; the rest runs once per element, maybe never.  A target
         bound to the items of a chain on a stand-in stands for an element of it
-        (``[layer.x for layer in layers]``), in the comprehension only."""
+        (``[layer.x for layer in layers]``), in the comprehension only; so does one bound to
+        the items of a container a replaced function returned (``for layer in
+        layers.values()``: ``container_items``)."""
         state = self.expr(node.generators[0].iter, state)
         saved = dict(self.aliases)
         for gen in node.generators:
             element = self.element_of(gen.iter, state) if self.context.chains else None
+            if element is None and self.context.stated_locals:
+                items = self.container_items(gen.iter, gen.target)
+                element = items[1] if items is not None else None
             if isinstance(gen.target, ast.Name):
                 if element is not None:
                     self.aliases[gen.target.id] = element

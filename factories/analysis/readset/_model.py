@@ -283,6 +283,8 @@ class CallContext:
     # ``(function key, root, items)``: the test replaced the function (a key of
     # ``patched_functions``) with one returning a container of stand-ins, at least ``items``
     # of them; a loop over its items (``.items()``, ``.values()``) binds each to ``root``.
+    # ``items`` -1 (``extraction.ITSELF``): it returns the stand-in itself, which a call of
+    # it (through the module's own name of it) stands for, as ``root``.
     returned: frozenset[tuple[str, str, int]] = frozenset()
     whole: tuple[tuple[str, frozenset[str]], ...] = ()
 

@@ -11,7 +11,7 @@ import ast
 import attrs
 
 from factories.analysis._walk import child_nodes, walk
-from factories.analysis.classes import FunctionRef, MemberKind
+from factories.analysis.classes import FunctionRef, MemberKind, ModuleRef
 from factories.analysis.readset._chains import ELEMENT
 from factories.analysis.readset._model import (
     WRITTEN_MARK,
@@ -203,8 +203,37 @@ class StatementHandlers:
         if isinstance(target, FunctionRef):
             keys.add(f"{target.module.name}.{target.node.name}")
         for key, root, count in self.context.returned:
-            if key in keys:
+            if key in keys and count >= 0:
                 return root, count
+        return None
+
+    def returned_itself(self, value: ast.AST | None) -> str | None:
+        """The root of the stand-in a call of a replaced function returns itself
+        (``CallContext.returned`` with -1 items), where ``value`` is such a call: named as
+        this module binds the function (``f()`` of the module the test patched, ``mod.f()``
+        of a module it imports), not through where the function is defined, since a
+        ``monkeypatch.setattr(mod, "f", ...)`` replaces only ``mod``'s name."""
+        if not (
+            self.context.returned
+            and isinstance(value, ast.Call)
+            and isinstance(value.func, (ast.Name, ast.Attribute))
+        ):
+            return None
+        text = ast.unparse(value.func)
+        if isinstance(value.func, ast.Name):
+            key = f"{self.module.name}.{text}"
+        else:
+            owner, _, name = text.rpartition(".")
+            try:
+                target = self.index.resolve(self.module, owner, self.local_imports)
+            except SourceError:
+                return None
+            if not isinstance(target, ModuleRef):
+                return None
+            key = f"{target.module.name}.{name}"
+        for known, root, count in self.context.returned:
+            if known == key and count < 0:
+                return root
         return None
 
     def forget_rebound(
