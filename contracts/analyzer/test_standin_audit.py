@@ -6258,3 +6258,23 @@ def test_a_link_every_alternative_lacks_is_named_on_each(tmp_path, fields, named
         f.stub_location.line for f in result.findings if f.kind is ERROR and f.name == "runner.b"
     }
     assert found == {where[name] for name in named}
+
+
+def test_the_builder_source_defines_each_name_once():
+    """Case rows of several branches append to ``BUILDER``: a second ``def`` of a name would
+    silently replace the first, and the rows written against it would test other code."""
+    import ast
+    import collections
+
+    names = collections.Counter(
+        target.id if isinstance(target, ast.Name) else None
+        for node in ast.parse(BUILDER).body
+        for target in (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [ast.Name(node.name)]
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            else []
+        )
+    )
+    assert [name for name, count in names.items() if name and count > 1] == []
