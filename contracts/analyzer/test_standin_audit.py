@@ -1221,6 +1221,52 @@ def commit_layers(layers):
     if not layers:
         raise ValueError("no layers")
     return [layer.records.key for layer in layers]
+
+
+import enum
+
+
+class Support(enum.Enum):
+    SINGLE = 1
+    UNIFORM = 2
+
+
+class ThresholdBase:
+    support = Support.SINGLE
+    threshold: int = 1
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.tokens = cfg.spec.num_tokens
+        spec_as_decode = self.support != Support.SINGLE
+        self._init_threshold(self.threshold, spec_as_decode)
+
+    def _init_threshold(self, threshold, spec_as_decode):
+        self.threshold = threshold
+        if self.threshold is not None and spec_as_decode:
+            self.threshold = widest_query(self.cfg)
+
+
+def widest_query(cfg):
+    return 1 + cfg.spec.num_tokens + cfg.spec.new_slots
+
+
+class UniformThreshold(ThresholdBase):
+    support = Support.UNIFORM
+
+
+class StoredThreshold(ThresholdBase):
+    support = Support.UNIFORM
+
+    def __init__(self, cfg):
+        self.threshold = cfg.limit
+        super().__init__(cfg)
+
+
+def shard_nodes(parallel):
+    if parallel.backend not in ("ray", "external_launcher"):
+        return parallel.world_size
+    return 0
 """
 
 
@@ -4953,6 +4999,67 @@ CASES = [
                 layers.append(SimpleNamespace(kv=i))
                 layers[-1].records = SimpleNamespace(key=i)
             commit_layers(layers)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "constructor-reads-past-a-branch-its-class-attributes-decide-and-the-namespace-lacks",
+        """
+        from vllm.mod import UniformThreshold
+
+        def test_x():
+            UniformThreshold(SimpleNamespace(spec=SimpleNamespace(num_tokens=1)))
+        """,
+        frozenset({(ERROR, "cfg.spec.new_slots")}),
+    ),
+    Case(
+        "constructor-whose-class-attributes-skip-the-branch-reading-what-the-namespace-lacks",
+        """
+        from vllm.mod import ThresholdBase
+
+        def test_x():
+            ThresholdBase(SimpleNamespace(spec=SimpleNamespace(num_tokens=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "constructor-that-stores-the-field-before-reading-it-is-not-decided-by-the-class-value",
+        """
+        from vllm.mod import StoredThreshold
+
+        def test_x(limit):
+            StoredThreshold(SimpleNamespace(limit=limit, spec=SimpleNamespace(num_tokens=1)))
+        """,
+        frozenset({(NOTE, "cfg.spec.new_slots")}),
+    ),
+    Case(
+        "constructor-whose-class-attribute-the-test-patches-is-not-decided-by-the-class-value",
+        """
+        from vllm.mod import UniformThreshold, Support
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(UniformThreshold, "support", Support.SINGLE)
+            UniformThreshold(SimpleNamespace(spec=SimpleNamespace(num_tokens=1)))
+        """,
+        frozenset({(NOTE, "cfg.spec.new_slots")}),
+    ),
+    Case(
+        "a-stated-value-outside-the-code-s-literal-tuple-takes-the-branch-reading-the-lacking-field",
+        """
+        from vllm.mod import shard_nodes
+
+        def test_x():
+            shard_nodes(SimpleNamespace(backend="mp"))
+        """,
+        frozenset({(ERROR, "parallel.world_size")}),
+    ),
+    Case(
+        "a-stated-value-inside-the-code-s-literal-tuple-skips-the-branch-reading-the-lacking-field",
+        """
+        from vllm.mod import shard_nodes
+
+        def test_x():
+            shard_nodes(SimpleNamespace(backend="ray"))
         """,
         frozenset(),
     ),

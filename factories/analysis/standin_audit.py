@@ -31,7 +31,9 @@ that replay a namespace made ``self`` through ``ClassAuditor.audit_class``, and
 ``handed_findings`` the check of a ``HandedCall`` (its callee walked as a function,
 ``ReadSetAnalyzer.analyze_function``, or a constructor's ``__init__``,
 ``ReadSetAnalyzer.analyze`` with ``CallContext.real_self``); its namespace arguments are the
-objects the test built (``stated_shape``), whose stated fields decide the callee's branches.
+objects the test built (``stated_shape``), whose stated fields decide the callee's branches, as
+a constructed object's literal class attributes do until its code stores them
+(``class_constants``).
 
 A parametrized test is several runs: a replayed call handed one namespace per run (the
 variants of one creation) is walked once per run as well (``run_shapes``), and a read one run
@@ -81,7 +83,7 @@ from factories.analysis.readset import CallContext, plain_function, plainly_buil
 from factories.analysis.readset._chains import ELEMENT, element_key
 from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
 from factories.analysis.source_tree import ModuleInfo, function_imports
-from factories.analysis.values import Obj
+from factories.analysis.values import Obj, enum_member
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
@@ -1166,6 +1168,7 @@ def _constructed(
     report = analyzer.analyze(
         cls,
         "__init__",
+        constants=class_constants(index, cls, context.replaced),
         call=stated_shape(handed),
         context=context,
         provided_chains=held_chains(roots, {}, handed.test),
@@ -1176,6 +1179,72 @@ def _constructed(
         list(missing_fields(report, roots, {}, table, cls.name, event)),
         namespace_uses(report, roots, handed, plain=plain),
     )
+
+
+def class_constants(
+    index, cls: ClassInfo, replaced: frozenset[tuple[str, str]]
+) -> dict[str, object]:
+    """What ``self.<name>`` gives on an object ``cls(...)`` is building before its
+    ``__init__`` stores ``name``: the class attribute its MRO finds first, where the class
+    body binds it once, to a plain literal or an enum member (``reorder_batch_threshold: int
+    = 1``, ``query_len_support = QueryLenSupport.UNIFORM``).  The walk forgets the value at
+    the first store to the field (``self.x = ...``, a ``setattr`` of its name, a store in a
+    method it follows), so it decides only the branches read before any store could
+    replace it.  Not where the MRO leaves the tree (a base outside it may define the name
+    first), nor a name the test patched on a class of the MRO."""
+    chain, external = index.mro(cls)
+    if external:
+        return {}
+    found: dict[str, object] = {}
+    seen: set[str] = set()
+    for klass in chain:
+        bound = _class_bindings(klass.node)
+        for name, values in bound.items():
+            if name in seen:
+                continue
+            seen.add(name)
+            if len(values) != 1 or any((k.qualname, name) in replaced for k in chain):
+                continue
+            value = values[0]
+            if isinstance(value, ast.Constant) and isinstance(
+                value.value, (bool, int, float, str, type(None))
+            ):
+                found[name] = value.value
+            elif isinstance(value, ast.Attribute) and (member := enum_member(value)) is not None:
+                found[name] = member
+    return found
+
+
+def _class_bindings(node: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
+    """Each name a class body binds outside its defs, with the value of each binding (None
+    where the binding is not a plain ``name = value``: an unpacking, a loop, an import)."""
+    bound: dict[str, list[ast.expr | None]] = {}
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (*FUNCTION_DEFS, ast.ClassDef)):
+            bound.setdefault(stmt.name, []).append(None)
+            continue
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
+            continue
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.value is not None:
+                bound.setdefault(stmt.target.id, []).append(stmt.value)
+            continue
+        for sub in ast.iter_child_nodes(stmt):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                bound.setdefault(sub.id, []).append(None)
+            elif isinstance(sub, (ast.stmt, ast.expr, ast.excepthandler, ast.alias)):
+                todo.append(sub)
+        if isinstance(stmt, ast.alias):
+            name = (stmt.asname or stmt.name).partition(".")[0]
+            bound.setdefault(name, []).append(None)
+    return bound
 
 
 def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Judged:
