@@ -1267,6 +1267,24 @@ def shard_nodes(parallel):
     if parallel.backend not in ("ray", "external_launcher"):
         return parallel.world_size
     return 0
+
+
+class WidthBase:
+    def __init__(self, cfg, device=None):
+        self.width = cfg.spec.width
+        if cfg.on:
+            self.extra = cfg.spec.extra
+
+
+class ForwardsAll(WidthBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+
+class ForwardsAfterPop(WidthBase):
+    def __init__(self, *args, **kwargs):
+        kwargs.pop("device", None)
+        super().__init__(*args, **kwargs)
 """
 
 
@@ -5062,6 +5080,36 @@ CASES = [
             shard_nodes(SimpleNamespace(backend="ray"))
         """,
         frozenset(),
+    ),
+    Case(
+        "a-constructor-handing-its-star-args-on-unchanged-hands-on-the-test-s-stated-values",
+        """
+        from vllm.mod import ForwardsAll
+
+        def test_x():
+            ForwardsAll(SimpleNamespace(on=True, spec=SimpleNamespace(width=1)))
+        """,
+        frozenset({(ERROR, "args[0].spec.extra")}),
+    ),
+    Case(
+        "a-constructor-handing-its-star-args-on-unchanged-skips-the-arm-the-stated-values-skip",
+        """
+        from vllm.mod import ForwardsAll
+
+        def test_x():
+            ForwardsAll(SimpleNamespace(on=False, spec=SimpleNamespace(width=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-constructor-that-changes-its-kwargs-before-handing-them-on-leaves-the-arm-undecided",
+        """
+        from vllm.mod import ForwardsAfterPop
+
+        def test_x():
+            ForwardsAfterPop(SimpleNamespace(on=False, spec=SimpleNamespace(width=1)))
+        """,
+        frozenset({(NOTE, "args[0].spec.extra")}),
     ),
 ]
 

@@ -27,7 +27,9 @@ decides more: locals bound to such conditions, a stated literal's membership in 
 own display of literals (``backend not in ("ray", "mp")``), ``isinstance`` of objects the test
 built, loops over items the test states (their body runs), and a read past an undecided
 ``if`` whose arms that may leave all make it before they may (``if cache: n = md.n; ...
-return``, then ``md.n``) is on every path (``Walker.uncover``).
+return``, then ``md.n``) is on every path (``Walker.uncover``); a method taking only
+``*args``/``**kwargs`` that hands them on unchanged (``super().__init__(*args, **kwargs)``)
+binds its callee to the test's call, stated values included (``CALL_SHAPE``).
 
 What the test arranged around the call (methods and functions it patched, which of them raise,
 ``pytest.raises``, a task it may cancel) is a ``CallContext`` passed into ``analyze``; nothing
