@@ -5111,6 +5111,19 @@ CASES = [
         """,
         frozenset({(NOTE, "args[0].spec.extra")}),
     ),
+    Case(
+        "two-constructions-handing-star-args-on-are-each-walked-with-their-own-stated-values",
+        """
+        from vllm.mod import ForwardsAll
+
+        def test_off():
+            ForwardsAll(SimpleNamespace(on=False, spec=SimpleNamespace(width=1)))
+
+        def test_on():
+            ForwardsAll(SimpleNamespace(on=True, spec=SimpleNamespace(width=2)))
+        """,
+        frozenset({(ERROR, "args[0].spec.extra")}),
+    ),
 ]
 
 

@@ -51,7 +51,7 @@ import attrs
 from factories.analysis._walk import link_parents, walk, walk_all
 from factories.analysis.asserted import TestNames, assert_states, result_asserts, stated
 from factories.analysis.baseline import is_suppressed, suppressed_kinds
-from factories.analysis.binding import CallShape, ParamKind, Signature
+from factories.analysis.binding import CallShape, ParamKind, Signature, literal_value
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import (
     ClassIndex,
@@ -1185,33 +1185,38 @@ def class_constants(
     index, cls: ClassInfo, replaced: frozenset[tuple[str, str]]
 ) -> dict[str, object]:
     """What ``self.<name>`` gives on an object ``cls(...)`` is building before its
-    ``__init__`` stores ``name``: the class attribute its MRO finds first, where the class
-    body binds it once, to a plain literal or an enum member (``reorder_batch_threshold: int
-    = 1``, ``query_len_support = QueryLenSupport.UNIFORM``).  The walk forgets the value at
-    the first store to the field (``self.x = ...``, a ``setattr`` of its name, a store in a
+    ``__init__`` stores ``name``: the class attribute its MRO finds first
+    (``ClassIndex.members``), where the classes up to the one defining it bind the name once,
+    to a plain literal or an enum member (``reorder_batch_threshold: int = 1``,
+    ``query_len_support = QueryLenSupport.UNIFORM``).  The walk forgets the value at the
+    first store to the field (``self.x = ...``, a ``setattr`` of its name, a store in a
     method it follows), so it decides only the branches read before any store could
     replace it.  Not where the MRO leaves the tree (a base outside it may define the name
-    first), nor a name the test patched on a class of the MRO."""
+    first), nor a name the test patched on a class of the MRO.  (``literal_defaults``, which
+    decides a stub's branches, keeps plain literals only: the stub audit's output is pinned
+    to the releases.)"""
     chain, external = index.mro(cls)
     if external:
         return {}
+    order = [klass.qualname for klass in chain]
+    bindings = [_class_bindings(klass.node) for klass in chain]
     found: dict[str, object] = {}
-    seen: set[str] = set()
-    for klass in chain:
-        bound = _class_bindings(klass.node)
-        for name, values in bound.items():
-            if name in seen:
-                continue
-            seen.add(name)
-            if len(values) != 1 or any((k.qualname, name) in replaced for k in chain):
-                continue
-            value = values[0]
-            if isinstance(value, ast.Constant) and isinstance(
-                value.value, (bool, int, float, str, type(None))
-            ):
-                found[name] = value.value
-            elif isinstance(value, ast.Attribute) and (member := enum_member(value)) is not None:
-                found[name] = member
+    for name, member in index.members(cls).items():
+        node = member.node
+        if member.kind is not MemberKind.ATTRIBUTE or not isinstance(
+            node, (ast.Assign, ast.AnnAssign)
+        ):
+            continue
+        upto = order.index(member.owner.qualname) + 1
+        if sum(len(bound.get(name, ())) for bound in bindings[:upto]) != 1:
+            continue
+        if any((qualname, name) in replaced for qualname in order):
+            continue
+        literal = literal_value(node.value)
+        if literal:
+            found[name] = literal[0]
+        elif isinstance(node.value, ast.Attribute) and (enum := enum_member(node.value)):
+            found[name] = enum
     return found
 
 

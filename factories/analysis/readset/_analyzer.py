@@ -27,6 +27,7 @@ from factories.analysis.readset._model import (
     Recorder,
     Walked,
     names,
+    shaped,
 )
 from factories.analysis.readset._paths import (
     BlockIds,
@@ -263,7 +264,7 @@ class ReadSetAnalyzer:
         if member.kind in (MemberKind.METHOD, MemberKind.PROPERTY):
             params = call.bind_literals(node, bound=True) if call is not None else {}
             if call is not None and context.stated_locals and forwards_only(node):
-                params[CALL_SHAPE] = call
+                params[CALL_SHAPE] = shaped(call)
             walked = self.walk(
                 context, cls, member, start, {}, (), consts=dict(constants or {}), params=params
             )

@@ -14,7 +14,7 @@ from factories.analysis.binding import CallShape
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._chains import bound_name
 from factories.analysis.readset._handovers import plain_function
-from factories.analysis.readset._model import CALL_SHAPE, AttributeAccess, CallSite, State
+from factories.analysis.readset._model import CALL_SHAPE, AttributeAccess, CallSite, State, shaped
 from factories.analysis.readset._syntax import forwards, forwards_only, literal_name
 from factories.analysis.values import Obj
 from factories.errors import SourceError
@@ -243,7 +243,7 @@ class CallHandlers:
             return aliases, self.literal_shape(call).bind_literals(callee, bound=True)
         params = shape.bind_literals(callee, bound=True)
         if forwards_only(callee):
-            params[CALL_SHAPE] = shape
+            params[CALL_SHAPE] = shaped(shape)
         return aliases, params
 
     def forwarded_shape(self, call: ast.Call) -> CallShape | None:
@@ -251,10 +251,10 @@ class CallHandlers:
         are followed), where ``call`` hands its ``*args``/``**kwargs`` on unchanged
         (``forwards_only``): ``super().__init__(*args, **kwargs)`` binds the callee's
         parameters to what the test passed, its stated values included."""
-        shape = self.name_consts.get(CALL_SHAPE)
-        if not isinstance(shape, CallShape) or not forwards(self.func, call):
+        held = self.name_consts.get(CALL_SHAPE)
+        if not isinstance(held, tuple) or not forwards(self.func, call):
             return None
-        return shape
+        return held[0]
 
     def literal_shape(self, call: ast.Call) -> CallShape:
         """The call's shape with what is known here of its arguments as their literals."""

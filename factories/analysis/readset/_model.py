@@ -27,6 +27,14 @@ State = frozenset[str] | None  # None: this path cannot be reached (after return
 #: (``CallHandlers.forwarded_shape``).  No parameter can bear the name.
 CALL_SHAPE = "*call"
 
+
+def shaped(shape: CallShape) -> tuple[CallShape, tuple, tuple]:
+    """A ``CALL_SHAPE`` value: the shape with its literals beside it, so that two calls
+    stating different values are two walks (a ``CallShape`` compares without its literals,
+    and ``params`` are part of a walk's memo key)."""
+    return (shape, shape.positional_literals, shape.keyword_literals)
+
+
 WRITTEN_MARK = "="
 GUARDED_MARK = "?"
 PROBED_MARK = "!"
