@@ -1285,6 +1285,16 @@ class ForwardsAfterPop(WidthBase):
     def __init__(self, *args, **kwargs):
         kwargs.pop("device", None)
         super().__init__(*args, **kwargs)
+
+
+class Finisher:
+    def finish(self, request):
+        params = request.params
+        if params.get("prefill"):
+            return self.remote
+        if not params.get("decode"):
+            return None
+        return self.remote
 """
 
 
@@ -5123,6 +5133,34 @@ CASES = [
             ForwardsAll(SimpleNamespace(on=True, spec=SimpleNamespace(width=2)))
         """,
         frozenset({(ERROR, "args[0].spec.extra")}),
+    ),
+    Case(
+        "a-run-s-walk-reads-past-the-shared-walk-s-first-read-of-what-self-lacks",
+        """
+        from vllm.mod import Finisher
+
+        def _request(params):
+            return SimpleNamespace(params=params)
+
+        def test_x():
+            ns = SimpleNamespace(other=1)
+            Finisher.finish(ns, _request({"decode": True}))
+        """,
+        frozenset({(SELF, "remote")}),
+    ),
+    Case(
+        "a-run-s-walk-that-leaves-before-any-read-of-what-self-lacks-keeps-the-note",
+        """
+        from vllm.mod import Finisher
+
+        def _request(params):
+            return SimpleNamespace(params=params)
+
+        def test_x():
+            ns = SimpleNamespace(other=1)
+            Finisher.finish(ns, _request({"other": True}))
+        """,
+        frozenset({(NOTE, "remote")}),
     ),
 ]
 

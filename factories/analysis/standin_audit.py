@@ -972,10 +972,13 @@ _CERTAIN = (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD)
 def on_some_run(found: list[Finding], run: Iterable[Finding]) -> list[Finding]:
     """``found`` (what a call's walk under the values every run of the test shares finds),
     each note that one run's walk (``run_shapes``) finds as an error made that error: the
-    same read, on that run's path, fails that run."""
-    errors = {(f.name, f.vllm_location, f.stub_location): f for f in run if f.kind in _CERTAIN}
+    same name the same object lacks, read on that run's path, fails that run.  The error
+    keeps the run's place: a walk names one read per name, its first certain one, else its
+    first (``first_by_name``), so the shared walk's note may sit at an earlier read the run
+    skips (``if params.get("a"): ... self.x`` before ``elif self.x:``)."""
+    errors = {(f.name, f.stub_location): f for f in run if f.kind in _CERTAIN}
     return [
-        errors.get((f.name, f.vllm_location, f.stub_location), f)
+        errors.get((f.name, f.stub_location), f)
         if f.kind is FindingKind.POSSIBLY_MISSING_ATTRIBUTE
         else f
         for f in found
