@@ -1287,6 +1287,14 @@ class ForwardsAfterPop(WidthBase):
         super().__init__(*args, **kwargs)
 
 
+def warmup_keys(cfg):
+    ratios = tuple(r for r in cfg.ratios if r > 1)
+    if not ratios:
+        return []
+    parallel = cfg.parallel
+    return [(r, parallel.size) for r in ratios]
+
+
 class Finisher:
     def finish(self, request):
         params = request.params
@@ -5161,6 +5169,28 @@ CASES = [
             Finisher.finish(ns, _request({"other": True}))
         """,
         frozenset({(NOTE, "remote")}),
+    ),
+    Case(
+        "a-result-whose-items-the-test-asserts-rules-out-the-early-empty-return",
+        """
+        from vllm.mod import warmup_keys
+
+        def test_x():
+            keys = warmup_keys(SimpleNamespace(ratios=[32]))
+            assert {key[0] for key in keys} == {32}
+        """,
+        frozenset({(ERROR, "cfg.parallel")}),
+    ),
+    Case(
+        "a-result-the-test-asserts-empty-leaves-the-early-empty-return-open",
+        """
+        from vllm.mod import warmup_keys
+
+        def test_x():
+            keys = warmup_keys(SimpleNamespace(ratios=[1]))
+            assert {key[0] for key in keys} == set()
+        """,
+        frozenset({(NOTE, "cfg.parallel")}),
     ),
 ]
 
