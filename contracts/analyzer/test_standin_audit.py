@@ -1329,6 +1329,88 @@ def layer_kinds(config):
 
 def group_windows(spec):
     return [group.window for group in spec.groups]
+
+
+import enum
+
+
+class Support(enum.Enum):
+    SINGLE = 1
+    UNIFORM = 2
+
+
+class ThresholdBase:
+    support = Support.SINGLE
+    threshold: int = 1
+
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.tokens = cfg.spec.num_tokens
+        spec_as_decode = self.support != Support.SINGLE
+        self._init_threshold(self.threshold, spec_as_decode)
+
+    def _init_threshold(self, threshold, spec_as_decode):
+        self.threshold = threshold
+        if self.threshold is not None and spec_as_decode:
+            self.threshold = widest_query(self.cfg)
+
+
+def widest_query(cfg):
+    return 1 + cfg.spec.num_tokens + cfg.spec.new_slots
+
+
+class UniformThreshold(ThresholdBase):
+    support = Support.UNIFORM
+
+
+class StoredThreshold(ThresholdBase):
+    support = Support.UNIFORM
+
+    def __init__(self, cfg):
+        self.threshold = cfg.limit
+        super().__init__(cfg)
+
+
+def shard_nodes(parallel):
+    if parallel.backend not in ("ray", "external_launcher"):
+        return parallel.world_size
+    return 0
+
+
+class WidthBase:
+    def __init__(self, cfg, device=None):
+        self.width = cfg.spec.width
+        if cfg.on:
+            self.extra = cfg.spec.extra
+
+
+class ForwardsAll(WidthBase):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+
+
+class ForwardsAfterPop(WidthBase):
+    def __init__(self, *args, **kwargs):
+        kwargs.pop("device", None)
+        super().__init__(*args, **kwargs)
+
+
+def warmup_keys(cfg):
+    ratios = tuple(r for r in cfg.ratios if r > 1)
+    if not ratios:
+        return []
+    parallel = cfg.parallel
+    return [(r, parallel.size) for r in ratios]
+
+
+class Finisher:
+    def finish(self, request):
+        params = request.params
+        if params.get("prefill"):
+            return self.remote
+        if not params.get("decode"):
+            return None
+        return self.remote
 """
 
 
@@ -5566,6 +5648,160 @@ CASES = [
             b.build(metadata, common)
         """,
         frozenset(),
+    ),
+    Case(
+        "constructor-reads-past-a-branch-its-class-attributes-decide-and-the-namespace-lacks",
+        """
+        from vllm.mod import UniformThreshold
+
+        def test_x():
+            UniformThreshold(SimpleNamespace(spec=SimpleNamespace(num_tokens=1)))
+        """,
+        frozenset({(ERROR, "cfg.spec.new_slots")}),
+    ),
+    Case(
+        "constructor-whose-class-attributes-skip-the-branch-reading-what-the-namespace-lacks",
+        """
+        from vllm.mod import ThresholdBase
+
+        def test_x():
+            ThresholdBase(SimpleNamespace(spec=SimpleNamespace(num_tokens=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "constructor-that-stores-the-field-before-reading-it-is-not-decided-by-the-class-value",
+        """
+        from vllm.mod import StoredThreshold
+
+        def test_x(limit):
+            StoredThreshold(SimpleNamespace(limit=limit, spec=SimpleNamespace(num_tokens=1)))
+        """,
+        frozenset({(NOTE, "cfg.spec.new_slots")}),
+    ),
+    Case(
+        "constructor-whose-class-attribute-the-test-patches-is-not-decided-by-the-class-value",
+        """
+        from vllm.mod import UniformThreshold, Support
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(UniformThreshold, "support", Support.SINGLE)
+            UniformThreshold(SimpleNamespace(spec=SimpleNamespace(num_tokens=1)))
+        """,
+        frozenset({(NOTE, "cfg.spec.new_slots")}),
+    ),
+    Case(
+        "a-stated-value-outside-the-code-s-literal-tuple-takes-the-branch-reading-the-lacking-field",
+        """
+        from vllm.mod import shard_nodes
+
+        def test_x():
+            shard_nodes(SimpleNamespace(backend="mp"))
+        """,
+        frozenset({(ERROR, "parallel.world_size")}),
+    ),
+    Case(
+        "a-stated-value-inside-the-code-s-literal-tuple-skips-the-branch-reading-the-lacking-field",
+        """
+        from vllm.mod import shard_nodes
+
+        def test_x():
+            shard_nodes(SimpleNamespace(backend="ray"))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-constructor-handing-its-star-args-on-unchanged-hands-on-the-test-s-stated-values",
+        """
+        from vllm.mod import ForwardsAll
+
+        def test_x():
+            ForwardsAll(SimpleNamespace(on=True, spec=SimpleNamespace(width=1)))
+        """,
+        frozenset({(ERROR, "args[0].spec.extra")}),
+    ),
+    Case(
+        "a-constructor-handing-its-star-args-on-unchanged-skips-the-arm-the-stated-values-skip",
+        """
+        from vllm.mod import ForwardsAll
+
+        def test_x():
+            ForwardsAll(SimpleNamespace(on=False, spec=SimpleNamespace(width=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-constructor-that-changes-its-kwargs-before-handing-them-on-leaves-the-arm-undecided",
+        """
+        from vllm.mod import ForwardsAfterPop
+
+        def test_x():
+            ForwardsAfterPop(SimpleNamespace(on=False, spec=SimpleNamespace(width=1)))
+        """,
+        frozenset({(NOTE, "args[0].spec.extra")}),
+    ),
+    Case(
+        "two-constructions-handing-star-args-on-are-each-walked-with-their-own-stated-values",
+        """
+        from vllm.mod import ForwardsAll
+
+        def test_off():
+            ForwardsAll(SimpleNamespace(on=False, spec=SimpleNamespace(width=1)))
+
+        def test_on():
+            ForwardsAll(SimpleNamespace(on=True, spec=SimpleNamespace(width=2)))
+        """,
+        frozenset({(ERROR, "args[0].spec.extra")}),
+    ),
+    Case(
+        "a-run-s-walk-reads-past-the-shared-walk-s-first-read-of-what-self-lacks",
+        """
+        from vllm.mod import Finisher
+
+        def _request(params):
+            return SimpleNamespace(params=params)
+
+        def test_x():
+            ns = SimpleNamespace(other=1)
+            Finisher.finish(ns, _request({"decode": True}))
+        """,
+        frozenset({(SELF, "remote")}),
+    ),
+    Case(
+        "a-run-s-walk-that-leaves-before-any-read-of-what-self-lacks-keeps-the-note",
+        """
+        from vllm.mod import Finisher
+
+        def _request(params):
+            return SimpleNamespace(params=params)
+
+        def test_x():
+            ns = SimpleNamespace(other=1)
+            Finisher.finish(ns, _request({"other": True}))
+        """,
+        frozenset({(NOTE, "remote")}),
+    ),
+    Case(
+        "a-result-whose-items-the-test-asserts-rules-out-the-early-empty-return",
+        """
+        from vllm.mod import warmup_keys
+
+        def test_x():
+            keys = warmup_keys(SimpleNamespace(ratios=[32]))
+            assert {key[0] for key in keys} == {32}
+        """,
+        frozenset({(ERROR, "cfg.parallel")}),
+    ),
+    Case(
+        "a-result-the-test-asserts-empty-leaves-the-early-empty-return-open",
+        """
+        from vllm.mod import warmup_keys
+
+        def test_x():
+            keys = warmup_keys(SimpleNamespace(ratios=[1]))
+            assert {key[0] for key in keys} == set()
+        """,
+        frozenset({(NOTE, "cfg.parallel")}),
     ),
 ]
 

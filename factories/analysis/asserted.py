@@ -191,7 +191,10 @@ def _arithmetic(op: ast.operator, a: int, b: int) -> tuple[int] | tuple[()]:
 def assert_states(node: ast.Assert, names: TestNames) -> Iterable[tuple[ast.AST, tuple[object]]]:
     """``(expression, (value,))`` for what one ``assert`` states an expression is: itself
     true, ``not`` it false, one side of ``==``/``is`` the plain value the other side states
-    (a literal, or ``stated`` arithmetic over names bound once)."""
+    (a literal, or ``stated`` arithmetic over names bound once), and the name a
+    comprehension iterates true where ``==`` holds it to a display with items
+    (``assert {k.ratio for k in keys} == {32}``: ``keys`` has items, so the call that gave
+    it did not return an empty one)."""
     test = node.test
     yield test, (Truth(True),)
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
@@ -201,6 +204,11 @@ def assert_states(node: ast.Assert, names: TestNames) -> Iterable[tuple[ast.AST,
     if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
         return
     sides = (test.left, test.comparators[0])
+    if isinstance(test.ops[0], ast.Eq):
+        for side, other in (sides, sides[::-1]):
+            iterated = _iterated_by(side)
+            if iterated is not None and _filled_display(other):
+                yield iterated, (Truth(True),)
     for side, other in (sides, sides[::-1]):
         if isinstance(other, ast.Constant):
             value = (other.value,) if isinstance(other.value, (int, str, type(None))) else ()
@@ -211,6 +219,27 @@ def assert_states(node: ast.Assert, names: TestNames) -> Iterable[tuple[ast.AST,
         if isinstance(test.ops[0], ast.Is) and value[0] is not None:
             continue
         yield side, value
+
+
+def _iterated_by(node: ast.expr) -> ast.Name | None:
+    """The name a comprehension iterates (``{k.ratio for k in keys}``: ``keys``), where one of
+    its ``for`` clauses runs over a plain name: that name empty, the comprehension is."""
+    if not isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp)):
+        return None
+    for generator in node.generators:
+        if isinstance(generator.iter, ast.Name) and not generator.is_async:
+            return generator.iter
+    return None
+
+
+def _filled_display(node: ast.expr) -> bool:
+    """A list, set, tuple or dict display with at least one item and no unpacking: never
+    equal to an empty comprehension."""
+    if isinstance(node, (ast.List, ast.Set, ast.Tuple)):
+        return bool(node.elts) and not any(isinstance(e, ast.Starred) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return bool(node.keys) and None not in node.keys
+    return False
 
 
 def result_asserts(

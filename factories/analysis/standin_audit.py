@@ -31,7 +31,9 @@ that replay a namespace made ``self`` through ``ClassAuditor.audit_class``, and
 ``handed_findings`` the check of a ``HandedCall`` (its callee walked as a function,
 ``ReadSetAnalyzer.analyze_function``, or a constructor's ``__init__``,
 ``ReadSetAnalyzer.analyze`` with ``CallContext.real_self``); its namespace arguments are the
-objects the test built (``stated_shape``), whose stated fields decide the callee's branches.
+objects the test built (``stated_shape``), whose stated fields decide the callee's branches, as
+a constructed object's literal class attributes do until its code stores them
+(``class_constants``).
 
 A parametrized test is several runs: a replayed call handed one namespace per run (the
 variants of one creation) is walked once per run as well (``run_shapes``), and a read one run
@@ -49,7 +51,7 @@ import attrs
 from factories.analysis._walk import link_parents, walk, walk_all
 from factories.analysis.asserted import TestNames, assert_states, result_asserts, stated
 from factories.analysis.baseline import is_suppressed, suppressed_kinds
-from factories.analysis.binding import CallShape, ParamKind, Signature
+from factories.analysis.binding import CallShape, ParamKind, Signature, literal_value
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import (
     ClassIndex,
@@ -83,7 +85,7 @@ from factories.analysis.readset._chains import ELEMENT, element_key
 from factories.analysis.readset._handovers import CALLED, FILLS_ANY
 from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
 from factories.analysis.source_tree import ModuleInfo, function_imports
-from factories.analysis.values import Obj
+from factories.analysis.values import Obj, enum_member
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
@@ -1292,10 +1294,13 @@ _CERTAIN = (FindingKind.MISSING_ATTRIBUTE, FindingKind.MISSING_FIELD)
 def on_some_run(found: list[Finding], run: Iterable[Finding]) -> list[Finding]:
     """``found`` (what a call's walk under the values every run of the test shares finds),
     each note that one run's walk (``run_shapes``) finds as an error made that error: the
-    same read, on that run's path, fails that run."""
-    errors = {(f.name, f.vllm_location, f.stub_location): f for f in run if f.kind in _CERTAIN}
+    same name the same object lacks, read on that run's path, fails that run.  The error
+    keeps the run's place: a walk names one read per name, its first certain one, else its
+    first (``first_by_name``), so the shared walk's note may sit at an earlier read the run
+    skips (``if params.get("a"): ... self.x`` before ``elif self.x:``)."""
+    errors = {(f.name, f.stub_location): f for f in run if f.kind in _CERTAIN}
     return [
-        errors.get((f.name, f.vllm_location, f.stub_location), f)
+        errors.get((f.name, f.stub_location), f)
         if f.kind is FindingKind.POSSIBLY_MISSING_ATTRIBUTE
         else f
         for f in found
@@ -1488,6 +1493,7 @@ def _constructed(
     report = analyzer.analyze(
         cls,
         "__init__",
+        constants=class_constants(index, cls, context.replaced),
         call=stated_shape(handed, table),
         context=context,
         provided_chains=held_chains(roots, {}, handed.test),
@@ -1499,6 +1505,77 @@ def _constructed(
         namespace_uses(report, roots, handed, plain=plain),
         namespace_reach(report, roots, handed, plain=plain),
     )
+
+
+def class_constants(
+    index, cls: ClassInfo, replaced: frozenset[tuple[str, str]]
+) -> dict[str, object]:
+    """What ``self.<name>`` gives on an object ``cls(...)`` is building before its
+    ``__init__`` stores ``name``: the class attribute its MRO finds first
+    (``ClassIndex.members``), where the classes up to the one defining it bind the name once,
+    to a plain literal or an enum member (``reorder_batch_threshold: int = 1``,
+    ``query_len_support = QueryLenSupport.UNIFORM``).  The walk forgets the value at the
+    first store to the field (``self.x = ...``, a ``setattr`` of its name, a store in a
+    method it follows), so it decides only the branches read before any store could
+    replace it.  Not where the MRO leaves the tree (a base outside it may define the name
+    first), nor a name the test patched on a class of the MRO.  (``literal_defaults``, which
+    decides a stub's branches, keeps plain literals only: the stub audit's output is pinned
+    to the releases.)"""
+    chain, external = index.mro(cls)
+    if external:
+        return {}
+    order = [klass.qualname for klass in chain]
+    bindings = [_class_bindings(klass.node) for klass in chain]
+    found: dict[str, object] = {}
+    for name, member in index.members(cls).items():
+        node = member.node
+        if member.kind is not MemberKind.ATTRIBUTE or not isinstance(
+            node, (ast.Assign, ast.AnnAssign)
+        ):
+            continue
+        upto = order.index(member.owner.qualname) + 1
+        if sum(len(bound.get(name, ())) for bound in bindings[:upto]) != 1:
+            continue
+        if any((qualname, name) in replaced for qualname in order):
+            continue
+        literal = literal_value(node.value)
+        if literal:
+            found[name] = literal[0]
+        elif isinstance(node.value, ast.Attribute) and (enum := enum_member(node.value)):
+            found[name] = enum
+    return found
+
+
+def _class_bindings(node: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
+    """Each name a class body binds outside its defs, with the value of each binding (None
+    where the binding is not a plain ``name = value``: an unpacking, a loop, an import)."""
+    bound: dict[str, list[ast.expr | None]] = {}
+    todo: list[ast.AST] = list(node.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (*FUNCTION_DEFS, ast.ClassDef)):
+            bound.setdefault(stmt.name, []).append(None)
+            continue
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
+            continue
+        if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            if stmt.value is not None:
+                bound.setdefault(stmt.target.id, []).append(stmt.value)
+            continue
+        for sub in ast.iter_child_nodes(stmt):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                bound.setdefault(sub.id, []).append(None)
+            elif isinstance(sub, (ast.stmt, ast.expr, ast.excepthandler, ast.alias)):
+                todo.append(sub)
+        if isinstance(stmt, ast.alias):
+            name = (stmt.asname or stmt.name).partition(".")[0]
+            bound.setdefault(name, []).append(None)
+    return bound
 
 
 def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Judged:

@@ -20,12 +20,14 @@ from factories.analysis.readset._chains import FUNCTION_FRAME, Binding, scope_bi
 from factories.analysis.readset._declared import param_classes
 from factories.analysis.readset._handovers import BodyNames, body_names
 from factories.analysis.readset._model import (
+    CALL_SHAPE,
     CallContext,
     FunctionReport,
     MethodReport,
     Recorder,
     Walked,
     names,
+    shaped,
 )
 from factories.analysis.readset._paths import (
     BlockIds,
@@ -34,6 +36,7 @@ from factories.analysis.readset._paths import (
     first_unguarded_by_name,
     provisioned,
 )
+from factories.analysis.readset._syntax import forwards_only
 from factories.analysis.readset._walker import Walker, statements_and_exprs
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
 from factories.errors import MethodNotFoundError
@@ -260,6 +263,8 @@ class ReadSetAnalyzer:
         bound = member.kind is not MemberKind.STATICMETHOD
         if member.kind in (MemberKind.METHOD, MemberKind.PROPERTY):
             params = call.bind_literals(node, bound=True) if call is not None else {}
+            if call is not None and context.stated_locals and forwards_only(node):
+                params[CALL_SHAPE] = shaped(call)
             walked = self.walk(
                 context, cls, member, start, {}, (), consts=dict(constants or {}), params=params
             )

@@ -14,8 +14,8 @@ from factories.analysis.binding import CallShape
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._chains import bound_name
 from factories.analysis.readset._handovers import plain_function
-from factories.analysis.readset._model import AttributeAccess, CallSite, State
-from factories.analysis.readset._syntax import literal_name
+from factories.analysis.readset._model import CALL_SHAPE, AttributeAccess, CallSite, State, shaped
+from factories.analysis.readset._syntax import forwards, forwards_only, literal_name
 from factories.analysis.values import Obj
 from factories.errors import SourceError
 
@@ -238,7 +238,23 @@ class CallHandlers:
             name = bound_name(callee, 1, where)
             if name is not None:
                 aliases.setdefault(name, text)
-        return aliases, self.literal_shape(call).bind_literals(callee, bound=True)
+        shape = self.forwarded_shape(call)
+        if shape is None:
+            return aliases, self.literal_shape(call).bind_literals(callee, bound=True)
+        params = shape.bind_literals(callee, bound=True)
+        if forwards_only(callee):
+            params[CALL_SHAPE] = shaped(shape)
+        return aliases, params
+
+    def forwarded_shape(self, call: ast.Call) -> CallShape | None:
+        """The call this function was called with (``CALL_SHAPE``, where the test's values
+        are followed), where ``call`` hands its ``*args``/``**kwargs`` on unchanged
+        (``forwards_only``): ``super().__init__(*args, **kwargs)`` binds the callee's
+        parameters to what the test passed, its stated values included."""
+        held = self.name_consts.get(CALL_SHAPE)
+        if not isinstance(held, tuple) or not forwards(self.func, call):
+            return None
+        return held[0]
 
     def literal_shape(self, call: ast.Call) -> CallShape:
         """The call's shape with what is known here of its arguments as their literals."""

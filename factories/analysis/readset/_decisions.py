@@ -20,6 +20,10 @@ from factories.analysis.values import (
 )
 from factories.errors import SourceError
 
+#: The values a literal display may hold for ``Decisions.in_display`` (their ``==`` is
+#: Python's own, across ``bool``/``int``/``float``).
+_PLAIN = (bool, int, float, str, bytes, type(None))
+
 _NO_GUARDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 #: The prefix of a predicate's entry in a walk's call stack (``Decisions.call_value``).
@@ -318,6 +322,9 @@ class Decisions:
         if isinstance(test, ast.Call) and self.context.stated_locals:
             return self.type_verdict(test)
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            displayed = self.in_display(test)
+            if displayed is not None:
+                return displayed
             left_known, right_known = self.known(test.left), self.known(test.comparators[0])
             if not (left_known and right_known):
                 return None
@@ -325,6 +332,28 @@ class Decisions:
                 return self.membership(test.ops[0], left_known[0], right_known[0])
             return compare(test.ops[0], left_known[0], right_known[0])
         return None
+
+    def in_display(self, test: ast.Compare) -> bool | None:
+        """``x in ("ray", "external_launcher")``, ``x not in (None, bs)``: the code's own
+        tuple, list or set display of plain literals holds exactly those values, so where the
+        test states ``x`` as a plain literal too, Python's ``==`` of each decides it.  Where
+        the test's values are followed (``stated_locals``); None when either side is not so
+        known (a member that is a name, an item that is an object or an enum member)."""
+        op, display = test.ops[0], test.comparators[0]
+        if not (
+            self.context.stated_locals
+            and isinstance(op, (ast.In, ast.NotIn))
+            and isinstance(display, (ast.Tuple, ast.List, ast.Set))
+            and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, _PLAIN) for e in display.elts
+            )
+        ):
+            return None
+        item = self.known(test.left)
+        if not item or not isinstance(item[0], _PLAIN):
+            return None
+        found = any(e.value == item[0] for e in display.elts)  # type: ignore[attr-defined]
+        return found if isinstance(op, ast.In) else not found
 
     @staticmethod
     def membership(op: ast.cmpop, item: object, container: object) -> bool | None:

@@ -21,6 +21,20 @@ State = frozenset[str] | None  # None: this path cannot be reached (after return
 # that writes the link out again does not) and ``~cfg=vllm_config.model_config`` (on
 # every path so far the walk stored that chain of a stand-in in ``self.cfg``: a read of
 # ``self.cfg.x`` reads the stand-in, ``alias_mark``).  ``names`` strips them.
+#: The key of a walk's ``params`` (its known parameter values) that holds the ``CallShape`` of
+#: the call it walks, where the function takes only ``*args``/``**kwargs`` past ``self``: what
+#: it hands on unchanged (``super().__init__(*args, **kwargs)``) is that call again
+#: (``CallHandlers.forwarded_shape``).  No parameter can bear the name.
+CALL_SHAPE = "*call"
+
+
+def shaped(shape: CallShape) -> tuple[CallShape, tuple, tuple]:
+    """A ``CALL_SHAPE`` value: the shape with its literals beside it, so that two calls
+    stating different values are two walks (a ``CallShape`` compares without its literals,
+    and ``params`` are part of a walk's memo key)."""
+    return (shape, shape.positional_literals, shape.keyword_literals)
+
+
 WRITTEN_MARK = "="
 GUARDED_MARK = "?"
 PROBED_MARK = "!"

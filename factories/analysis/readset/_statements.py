@@ -89,7 +89,7 @@ class StatementHandlers:
         expected = self.context.returns[0]
         for arm, verdict in ((node.body, False), (node.orelse, True)):
             if len(arm) == 1 and isinstance(arm[0], ast.Return) and arm[0].value is not None:
-                known = self.known(arm[0].value)
+                known = self.known(arm[0].value) or empty_display(arm[0].value)
                 if not known:
                     continue
                 if isinstance(expected, Truth):
@@ -571,6 +571,16 @@ def _restated(obj: Obj, path: list[str], known: tuple[object] | tuple[()]) -> Ob
             return attrs.evolve(obj, fields=kept) if current else obj
         return attrs.evolve(obj, fields=(*kept, (name, _restated(current[0], rest, known))))
     return attrs.evolve(obj, fields=(*kept, (name, known[0])) if known else kept)
+
+
+def empty_display(node: ast.expr) -> tuple[Obj] | tuple[()]:
+    """``(Obj,)`` of no items for an empty list, tuple, set or dict display (``return []``):
+    false, whatever it holds later, where the test asserts the result has items."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and not node.elts:
+        return (Obj(truthy=False, length=0),)
+    if isinstance(node, ast.Dict) and not node.keys:
+        return (Obj(truthy=False, length=0),)
+    return ()
 
 
 def replaced(state: frozenset[str], path: str) -> bool:

@@ -102,3 +102,50 @@ def paired(target: ast.Tuple | ast.List, value: ast.expr | None) -> list[ast.exp
     if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(value)):
         return unknown
     return list(value.elts)
+
+
+def forwards_only(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether ``func`` takes nothing past ``self`` but ``*args``/``**kwargs`` and uses them
+    only to hand them on whole (``def __init__(self, *args, **kwargs): super().__init__(*args,
+    **kwargs)``): no other read, no store, no ``kwargs.pop``.  What it hands on is then the
+    very call it was called with."""
+    args = func.args
+    variadic = {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    if len(args.posonlyargs) + len(args.args) != 1 or args.kwonlyargs or not variadic:
+        return False
+    handed: set[int] = set()
+    for node in walk(func):
+        if isinstance(node, ast.Call) and forwards(func, node):
+            handed.update(id(arg.value) for arg in node.args)  # type: ignore[attr-defined]
+            handed.update(id(kw.value) for kw in node.keywords)
+    return all(
+        id(node) in handed
+        for node in walk(func)
+        if isinstance(node, ast.Name) and node.id in variadic
+    )
+
+
+def forwards(func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> bool:
+    """Whether ``call`` hands ``func``'s own ``*args`` and ``**kwargs`` on and nothing else:
+    ``f(*args, **kwargs)`` (``f(*args)`` where ``func`` takes no ``**kwargs``)."""
+    args = func.args
+    star = [ast.Starred] if args.vararg is not None else []
+    if len(call.args) != len(star) or len(call.keywords) != (args.kwarg is not None):
+        return False
+    if args.vararg is not None:
+        first = call.args[0]
+        if not (
+            isinstance(first, ast.Starred)
+            and isinstance(first.value, ast.Name)
+            and first.value.id == args.vararg.arg
+        ):
+            return False
+    if args.kwarg is not None:
+        keyword = call.keywords[0]
+        if not (
+            keyword.arg is None
+            and isinstance(keyword.value, ast.Name)
+            and keyword.value.id == args.kwarg.arg
+        ):
+            return False
+    return True
