@@ -1411,6 +1411,28 @@ class Finisher:
         if not params.get("decode"):
             return None
         return self.remote
+
+
+class Pending:
+    def first(self, out):
+        for rid in out.ids:
+            held = self.reqs.get(rid)
+            req = held[0]
+            blocks = held[1]
+            blocks.append(req.prompt_len)
+        return 0
+
+    def each(self):
+        for rid, (req, blocks) in self.reqs.items():
+            blocks.append(req.prompt_len)
+        return 0
+
+    def add(self, rid, req):
+        self.reqs[rid] = (req, [])
+
+    def pair_read(self):
+        first, rest = self.pair
+        return rest.append, self.pair[1].append, first.prompt_len
 """
 
 
@@ -5802,6 +5824,99 @@ CASES = [
             assert {key[0] for key in keys} == set()
         """,
         frozenset({(NOTE, "cfg.parallel")}),
+    ),
+    Case(
+        "a-namespace-the-test-stores-in-a-tuple-under-a-key-lacks-the-field-read-as-item-0",
+        """
+        from vllm.mod import Pending
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            s.reqs["r"] = (SimpleNamespace(n=1), [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset({(ERROR, "self.reqs[][0].prompt_len")}),
+    ),
+    Case(
+        "a-namespace-the-test-stores-in-a-tuple-under-a-key-holds-the-field-the-list-beside-it-is-not-it",
+        """
+        from vllm.mod import Pending
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            s.reqs["r"] = (SimpleNamespace(prompt_len=1), [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-stored-in-a-tuple-under-a-key-lacks-the-field-read-unpacking-items",
+        """
+        from vllm.mod import Pending
+
+        def _add(s, req):
+            s.reqs["r"] = (req, [0])
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            _add(s, SimpleNamespace(n=1))
+            s.each()
+        """,
+        frozenset({(ERROR, "self.reqs[][0].prompt_len")}),
+    ),
+    Case(
+        "a-namespace-stored-under-a-key-is-not-judged-after-a-call-that-may-store-its-own",
+        """
+        from vllm.mod import Pending
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            s.reqs["r"] = (SimpleNamespace(n=1), [0])
+            s.add("q", object())
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-stored-under-a-key-of-a-container-not-set-empty-is-not-judged",
+        """
+        from vllm.mod import Pending
+
+        def test_x(reqs):
+            s = object.__new__(Pending)
+            s.reqs = reqs
+            s.reqs["r"] = (SimpleNamespace(n=1), [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-tuple-display-on-a-stub-field-is-read-by-position-the-list-beside-the-namespace-not-it",
+        """
+        from vllm.mod import Pending
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.pair = (SimpleNamespace(n=1), [0])
+            s.pair_read()
+        """,
+        frozenset({(ERROR, "self.pair[0].prompt_len")}),
+    ),
+    Case(
+        "a-tuple-display-on-a-stub-field-whose-namespace-holds-the-field-read-by-position",
+        """
+        from vllm.mod import Pending
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.pair = (SimpleNamespace(prompt_len=1), [0])
+            s.pair_read()
+        """,
+        frozenset(),
     ),
 ]
 

@@ -30,6 +30,7 @@ from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext, MethodReport, ReadSetAnalyzer
 from factories.analysis.report import FieldUsage, at_call, did_you_mean
 from factories.analysis.source_tree import SourceTree
+from factories.analysis.values import Obj
 
 if TYPE_CHECKING:  # annotations; the stand-in audit loads only for ``--standins`` runs
     from factories.analysis.extraction import StandIn
@@ -118,6 +119,7 @@ class ClassAuditor:
                 missing_fields,
                 on_some_run,
                 run_shapes,
+                tuple_chains,
                 whole_chains,
             )
         out: list[Finding] = []
@@ -135,9 +137,12 @@ class ClassAuditor:
         last_call_index = max(
             (i for i, e in enumerate(stub.events) if e.kind is EventKind.CALL), default=-1
         )
+        keyed: set[str] = set()  # fields ``nested`` holds a container of (``keyed_holder``)
         for i, event in enumerate(stub.events):
             if event.kind is EventKind.READ:
                 reads.add(event.name)  # the test reads the field itself: not stale
+                if standins is not None:
+                    self._keyed_store(event, standins, nested, keyed, constants, stated)
                 continue
             if event.kind is EventKind.SET:
                 if event.must_exist and event.name not in state:
@@ -154,6 +159,7 @@ class ClassAuditor:
                     stated.pop(event.name, None)
                 if i < last_call_index:
                     set_at.setdefault(event.name, event.location)
+                keyed.discard(event.name)
                 on_field = standins.set_by(event) if standins is not None else None
                 if on_field is not None:
                     nested[event.name] = on_field
@@ -226,6 +232,7 @@ class ClassAuditor:
                         nested=frozenset(nested),
                         stated_locals=True,
                         whole=whole_chains(roots, nested, standins, event),
+                        tuples=tuple_chains(roots, nested),
                     )
                     held = held_chains(roots, nested, event.test)
             report = self.analyzer.analyze(
@@ -284,6 +291,9 @@ class ClassAuditor:
                 constants.pop(name, None)
                 stated.pop(name, None)
                 nested.pop(name, None)
+            for name in keyed:  # the call may have stored values of its own there
+                nested.pop(name, None)
+            keyed.clear()
         usage = FieldUsage(
             class_name=cls.name,
             methods=tuple(e.name for e in stub.calls),
@@ -292,6 +302,42 @@ class ClassAuditor:
             eligible=analysed_any and not stub.escapes and not stub.opaque,
         )
         return out, usage
+
+    @staticmethod
+    def _keyed_store(
+        event: StubEvent,
+        standins: StubStandIns,
+        nested: dict[str, StandIn],
+        keyed: set[str],
+        constants: dict[str, object],
+        stated: dict[str, object],
+    ) -> None:
+        """The test's load of a stub's field ``event``: where it stores stand-ins under a key
+        of the container the field holds (``StubStandIns.stored_by``), and that container is
+        one the test set as an empty display (``stub.reqs = {}``) and has only stored
+        stand-ins in since (``keyed``), the field holds a container whose elements are
+        those (``nested``), and no longer the empty one (``constants``).  Any other load may
+        change what it holds (``stub.reqs.update(...)``, ``reqs = stub.reqs``): it is no
+        longer known."""
+        from factories.analysis.standin_audit import merged_holder  # --standins runs only
+
+        item = standins.stored_by(event)
+        name = event.name
+        empty = constants.get(name)
+        if item is not None and (
+            name in keyed or (isinstance(empty, Obj) and empty.kind == "dict" and empty.length == 0)
+        ):
+            held = nested.get(name) if name in keyed else None
+            nested[name] = merged_holder(held, item)
+            keyed.add(name)
+            constants.pop(name, None)
+            stated.pop(name, None)
+        elif name in keyed:
+            nested.pop(name, None)
+            keyed.discard(name)
+        elif item is not None:
+            constants.pop(name, None)  # no longer the empty display it was set to
+            stated.pop(name, None)
 
     def replaced_methods(
         self, stub: Stub, cls: ClassInfo

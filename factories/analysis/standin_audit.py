@@ -81,7 +81,7 @@ from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext, plain_function, plainly_built
-from factories.analysis.readset._chains import ELEMENT, element_key
+from factories.analysis.readset._chains import ELEMENT, element_key, slot_link
 from factories.analysis.readset._handovers import CALLED, FILLS_ANY
 from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
 from factories.analysis.source_tree import ModuleInfo, function_imports
@@ -142,6 +142,10 @@ class StubStandIns:
     # ``(handed_key, namespace location, column)`` (``Reach``): a namespace such a call met
     # before another is judged there by it (``_left_as_built``).
     reach: Mapping[tuple, Reach] = attrs.field(factory=dict)
+    # The stand-ins the test stores under a key of a container on a stub's field, by the
+    # ``(location, field)`` of the store (``Meeting.keyed``): each a holder whose element is
+    # the stored value (``keyed_holder``).
+    stored: Mapping[tuple[Location, str], StandIn] = attrs.field(factory=dict)
 
     def joined(self, other: StubStandIns) -> StubStandIns:
         """These and ``other``'s, as one test file's stubs meet them: a stub a shared
@@ -154,10 +158,16 @@ class StubStandIns:
             self.late | other.late,
             {**other.specs, **self.specs},
             {**other.reach, **self.reach},
+            {**other.stored, **self.stored},
         )
 
     def set_by(self, event: StubEvent) -> StandIn | None:
         return self.sets.get((event.location, event.name))
+
+    def stored_by(self, event: StubEvent) -> StandIn | None:
+        """The holder of what the test stores under a key of the container ``event`` (the
+        test's load of the stub's field) reaches, where that is a store of stand-ins."""
+        return self.stored.get((event.location, event.name))
 
     def passed_to(self, event: StubEvent) -> tuple[PassedStandIn, ...]:
         return self.passed.get((event.location, event.name), ())
@@ -290,6 +300,7 @@ class StandInTable:
         standins = tuple(_settled_stores(index, standin) for standin in standins)
         specs = _specs(index, module, standins)
         sets: dict[tuple[Location, str], StandIn] = {}
+        stored: dict[tuple[Location, str], StandIn] = {}
         passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
         handed: dict[tuple, HandedCall] = {}
         selves: list[SelfCall] = []
@@ -309,7 +320,7 @@ class StandInTable:
                         and not _hands_out(index, callee.dotted)
                     ):
                         continue
-                    _file(meeting, standin, sets, passed)
+                    _file(meeting, standin, sets, passed, stored)
                     _hand(calls, meeting, standin, handed)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
@@ -326,7 +337,7 @@ class StandInTable:
         passed_by = {k: tuple(v) for k, v in passed.items()}
         calls_made = _with_returned(tuple(handed.values()), standins)
         return cls(
-            StubStandIns(sets, passed_by, frozenset(late), specs),
+            StubStandIns(sets, passed_by, frozenset(late), specs, stored=stored),
             tuple(selves),
             calls_made,
             tuple(namespace_sites(standins, module.lines)),
@@ -844,8 +855,21 @@ def _file(
     standin: StandIn,
     sets: dict[tuple[Location, str], StandIn],
     passed: dict[tuple[Location, str], list[PassedStandIn]],
+    stored: dict[tuple[Location, str], StandIn] | None = None,
 ) -> None:
-    if _on_stub_field(meeting) and meeting.item:
+    if _on_stub_field(meeting) and meeting.keyed:
+        if stored is not None:
+            key = (meeting.location, meeting.field)
+            stored[key] = keyed_holder(stored.get(key), standin, meeting)  # type: ignore
+    elif _on_stub_field(meeting) and meeting.item and meeting.slot is not None:
+        # ``stub.pair = (ns, blocks)``: the field holds a tuple, whose items code reaches by
+        # position (``slot_link``): a holder of each stand-in at its position
+        key = (meeting.location, meeting.field)
+        held = sets.get(key)  # type: ignore[arg-type]
+        slot = StandInField(slot_link(meeting.slot), meeting.location, children=(standin,))
+        fields = held.fields if held is not None else ()
+        sets[key] = StandIn(StandInKind.HOLDER, meeting.location, fields=(*fields, slot))  # type: ignore
+    elif _on_stub_field(meeting) and meeting.item:
         # ``stub.caches = [c0, c1]``: the field holds a list of them, which the audit sees
         # as a holder whose element (``ELEMENT``) is each of them
         key = (meeting.location, meeting.field)
@@ -996,6 +1020,41 @@ def _fresh(standin: StandIn, meeting: Meeting) -> StandIn:
         if not (m.location.path == here.path and m.location.line < here.line)
     )
     return attrs.evolve(standin, meetings=kept)
+
+
+def keyed_holder(held: StandIn | None, standin: StandIn, meeting: Meeting) -> StandIn:
+    """The container on a stub's field as the audit sees it once the test stored
+    ``standin`` under a key of it (``stub.reqs["r"] = ns``, ``Meeting.keyed``): a holder
+    whose element (``ELEMENT``) is what was stored, here or under another key stored
+    before (``held``, a holder this gave).  Stored as an item of a tuple display
+    (``(ns, blocks)``, ``Meeting.slot``), the element is a holder of that display's items by
+    position (``slot_link``): code reaches ``ns`` as that item of an element, never as an
+    item it does not name by position (which may be ``blocks``)."""
+    location = meeting.location
+    value = standin
+    if meeting.slot is not None:
+        tuple_held = held.fields[0].children if held is not None else ()
+        same = [h for h in tuple_held if h.kind is StandInKind.HOLDER and h.location == location]
+        slots = same[0].fields if same else ()
+        field = StandInField(slot_link(meeting.slot), location, children=(standin,))
+        value = StandIn(StandInKind.HOLDER, location, fields=(*slots, field))
+    items = () if held is None else held.fields[0].children
+    items = tuple(i for i in items if not (i.kind is StandInKind.HOLDER and i.location == location))
+    return StandIn(
+        StandInKind.HOLDER,
+        location,
+        fields=(StandInField(ELEMENT, location, children=(*items, value)),),
+    )
+
+
+def merged_holder(held: StandIn | None, item: StandIn) -> StandIn:
+    """The container ``held`` (a ``keyed_holder``, or None: the empty display the test set)
+    once the test stored ``item``'s element in it too: an element is either."""
+    if held is None:
+        return item
+    before = held.fields[0].children
+    added = tuple(c for c in item.fields[0].children if c not in before)
+    return attrs.evolve(item, fields=(attrs.evolve(item.fields[0], children=(*before, *added)),))
 
 
 def _element_holder(items: tuple[StandIn, ...], location: Location) -> StandIn:
@@ -1876,6 +1935,25 @@ def held_chains(
     return frozenset(out)
 
 
+def tuple_chains(
+    roots: Mapping[str, tuple[StandIn, ...]], nested: Mapping[str, StandIn]
+) -> frozenset[str]:
+    """``CallContext.tuples``: the chains at which the call's namespaces, or the containers
+    the test set on the stub's fields, hold a tuple the test wrote out (a holder of items by
+    position, ``slot_link``): ``self.pair``, ``self.reqs.[]``."""
+    starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
+    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    out: set[str] = set()
+    while starts:
+        standin, walked = starts.pop()
+        if standin.kind is not StandInKind.HOLDER:
+            continue
+        if any(f.name[:1] == "[" and f.name != ELEMENT for f in standin.fields):
+            out.add(".".join(walked))
+        starts.extend((c, (*walked, f.name)) for f in standin.fields for c in f.children)
+    return frozenset(out)
+
+
 def whole_chains(
     roots: Mapping[str, tuple[StandIn, ...]],
     nested: Mapping[str, StandIn],
@@ -1943,7 +2021,7 @@ def _first_missing(
     namespace decides none of the callee's branches (``whole_chains``, ``stated_obj``)."""
     sure = True
     for at, name in enumerate(rest):
-        if name in _OBJECT_NAMES or (name == ELEMENT and standin.kind is not StandInKind.HOLDER):
+        if name in _OBJECT_NAMES or (name[:1] == "[" and standin.kind is not StandInKind.HOLDER):
             return None
         field, settled = field_at(standin, name, event)
         if not settled and standin.kind is not StandInKind.HOLDER:
@@ -2119,7 +2197,7 @@ def _missing(
     if standin.kind is StandInKind.SPEC_MOCK:
         return _missing_on_mock(chain, standin, walked, class_name, event, table)
     certain = chain.certain and not standin.possible
-    text = ".".join(walked).replace("." + ELEMENT, ELEMENT)  # ``layers[].ffn``
+    text = ".".join(walked).replace(".[", "[")  # ``layers[].ffn``, ``reqs[][0].n``
     where = "" if certain else " on a path the test may not take"
     return Finding(
         kind=FindingKind.MISSING_FIELD if certain else FindingKind.POSSIBLY_MISSING_ATTRIBUTE,
@@ -2147,7 +2225,7 @@ def _missing_on_mock(
     name = walked[-1]
     always = spec.missing(name) is True
     certain = chain.certain and not standin.possible and always
-    text = ".".join(walked).replace("." + ELEMENT, ELEMENT)  # ``layers[].ffn``
+    text = ".".join(walked).replace(".[", "[")  # ``layers[].ffn``, ``reqs[][0].n``
     where = "" if chain.certain and not standin.possible else " on a path the test may not take"
     set_at = spec.set_at(name)
     if spec.exact is not None:

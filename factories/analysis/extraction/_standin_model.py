@@ -161,6 +161,12 @@ class Meeting:
     # ``ATTRIBUTE``: the stand-in is an item of the container display set as ``field``
     # (``stub.caches = [cache]``), which code reaches only through an element of it.
     item: bool = False
+    # ``ATTRIBUTE`` with ``item``: the stand-in is the value the test stores under a key of
+    # the container ``field`` holds (``stub.reqs["r"] = ns``), not an item of a display set
+    # as it (``keyed``); ``slot``: it is item ``slot`` of the tuple display stored there
+    # (``stub.reqs["r"] = (ns, blocks)``), which code reaches as that item of an element.
+    keyed: bool = False
+    slot: int | None = None
 
 
 def arms_exclusive(

@@ -411,6 +411,7 @@ class StandInExtractor:
                     self._put_on(target, parent, scope, found, route)
                 elif not isinstance(target, ast.Name):
                     found.loose.add(())  # ``d["k"] = ns``, ``a, b = ns, x``
+                    self._keyed(value, found, route)
             names = {t.id for t in targets if isinstance(t, ast.Name)}
             if names:
                 if not isinstance(scope, FUNCTION_DEFS):
@@ -436,7 +437,7 @@ class StandInExtractor:
         elif isinstance(parent, (ast.List, ast.Tuple)) and _set_as_display(
             parent, self.scope.parents.get(parent)
         ):
-            self._item_set(parent, scope, found, route)  # ``stub.caches = [Ns(...)]``
+            self._item_set(parent, scope, found, route, value)  # ``stub.caches = [Ns(...)]``
         elif (
             isinstance(parent, (ast.DictComp, ast.ListComp))
             and value is (parent.value if isinstance(parent, ast.DictComp) else parent.elt)
@@ -461,6 +462,7 @@ class StandInExtractor:
         elif isinstance(parent, (ast.List, ast.Tuple)):
             if not self._parametrized(value, found, route):
                 found.loose.add(())
+                self._keyed(value, found, route)
         elif not isinstance(parent, ast.Expr):
             found.loose.add(())  # anywhere else: where it goes is not followed
 
@@ -851,10 +853,11 @@ class StandInExtractor:
                     self._put_on(target, parent, scope, found, route)
                 elif not isinstance(target, ast.Name):
                     found.loose.add(())  # a name bound to it is followed (``_assignment``)
+                    self._keyed(node, found, route)
         elif isinstance(parent, (ast.List, ast.Tuple)) and _set_as_display(
             parent, self.scope.parents.get(parent)
         ):
-            self._item_set(parent, scope, found, route)  # ``stub.caches = [cache]``
+            self._item_set(parent, scope, found, route, node)  # ``stub.caches = [cache]``
         elif isinstance(parent, ast.Return) or (
             isinstance(parent, ast.Yield) and _is_fixture(scope)
         ):
@@ -907,6 +910,8 @@ class StandInExtractor:
             self._test_use(parent, found)
         elif not _looks_only(parent, node):
             found.loose.add(())
+            if isinstance(parent, ast.Tuple):
+                self._keyed(node, found, route)  # ``stub.reqs["r"] = (ns, blocks)``
 
     def _field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
         """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``: a field's value handed to code the test's
@@ -1079,12 +1084,65 @@ class StandInExtractor:
                     calls.append(node)
         return calls if binds == 1 else []
 
-    def _item_set(self, display: ast.expr, scope: ast.AST, found: _Found, route: _Route) -> None:
-        """``owner.field = [a, ns]``: the stand-in is an item of the container the field
-        holds, met on ``owner`` (``_put_on`` with ``item``)."""
+    def _item_set(
+        self, display: ast.expr, scope: ast.AST, found: _Found, route: _Route, item: ast.expr
+    ) -> None:
+        """``owner.field = [a, ns]``: the stand-in ``item`` is an item of the container the
+        field holds, met on ``owner`` (``_put_on`` with ``item``); of a tuple display
+        (``(ns, blocks)``), the item at its position (``Meeting.slot``)."""
+        slot = None
+        if isinstance(display, ast.Tuple) and not any(
+            isinstance(e, ast.Starred) for e in display.elts
+        ):
+            slot = display.elts.index(item)
         stmt = self.scope.parents[display]
         for target in stmt.targets:  # type: ignore[attr-defined]
-            self._put_on(target, stmt, scope, found, route, item=True)
+            self._put_on(target, stmt, scope, found, route, item=True, slot=slot)
+
+    def _keyed(self, value: ast.expr, found: _Found, route: _Route) -> None:
+        """``owner.field[key] = ns`` or ``owner.field[key] = (ns, blocks)``, the only target
+        of a plain assignment: the stand-in is (item ``slot`` of the tuple display that is)
+        the value stored under ``key`` in the container ``owner.field`` holds, met on
+        ``owner`` (``Meeting.keyed``).  Only on a stub's field: where ``owner`` is another
+        object, where that goes is not followed."""
+        parent = self.scope.parents.get(value)
+        slot = None
+        if isinstance(parent, ast.Tuple) and not any(
+            isinstance(e, ast.Starred) for e in parent.elts
+        ):
+            slot, value = parent.elts.index(value), parent
+            parent = self.scope.parents.get(parent)
+        if not (
+            isinstance(parent, ast.Assign)
+            and parent.value is value
+            and len(parent.targets) == 1
+            and isinstance(parent.targets[0], ast.Subscript)
+            and not isinstance(parent.targets[0].slice, ast.Slice)
+            and isinstance(parent.targets[0].value, ast.Attribute)
+        ):
+            return
+        target = parent.targets[0].value
+        meeting = self.meet.attribute(target.value, target.attr, parent, route.cases)
+        if meeting.owner_kind is None and self._parameter(target.value):
+            # ``def _add(scheduler): scheduler.reqs["r"] = ...``: the set is the stub's
+            # wherever a stub's events pass this statement (``StubStandIns`` is keyed by it).
+            meeting = attrs.evolve(meeting, owner_kind=StandInKind.OBJECT_NEW)
+        if meeting.owner_kind is StandInKind.OBJECT_NEW:
+            found.meetings.append(attrs.evolve(meeting, item=True, keyed=True, slot=slot))
+
+    def _parameter(self, owner: ast.expr) -> bool:
+        """Whether ``owner`` is a parameter of the function it is read in that the function
+        never binds again."""
+        scope = self.scope.enclosing_scope(owner)
+        if not isinstance(owner, ast.Name) or not isinstance(scope, FUNCTION_DEFS):
+            return False
+        args = scope.args
+        if owner.id not in {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}:
+            return False
+        return not any(
+            isinstance(n, ast.Name) and n.id == owner.id and not isinstance(n.ctx, ast.Load)
+            for n in self.scope.nodes(scope)
+        )
 
     def _put_on(
         self,
@@ -1094,14 +1152,16 @@ class StandInExtractor:
         found: _Found,
         route: _Route,
         item: bool = False,
+        slot: int | None = None,
     ) -> None:
         """``owner.field = <the stand-in>``: a meeting on ``owner``; where ``owner`` is no
         stand-in (a plain ``MagicMock``, an object built some other way, ``app.state``), the
         stand-in also goes wherever that object goes next, as its field (``_held``).
         ``item``: the field is set to a list or tuple the stand-in is an item of
-        (``Meeting.item``), reached through an element of the field."""
+        (``Meeting.item``), reached through an element of the field (``slot``: its position
+        in a tuple)."""
         meeting = self.meet.attribute(target.value, target.attr, stmt, route.cases)
-        found.meetings.append(attrs.evolve(meeting, item=item))
+        found.meetings.append(attrs.evolve(meeting, item=item, slot=slot))
         if meeting.owner_kind is None:
             self._held(target.value, target.attr, stmt, scope, found, route, item)
 

@@ -48,6 +48,27 @@ ELEMENT = "[]"
 Chain = tuple[str, tuple[str, ...]]
 
 
+def slot_link(index: int) -> str:
+    """The chain link of item ``index`` of a tuple the test wrote out (``stub.pair = (ns,
+    blocks)``, ``stub.reqs["r"] = (ns, blocks)``), where the text names the position
+    (``self.pair[0]``, ``self.reqs.get(k)[0]``, ``req, blocks = self.pair``, ``for k, (req,
+    blocks) in self.reqs.items()``): its items are known by position only.  Anywhere else
+    a position is an element (``ELEMENT``): ``slotted`` decides."""
+    return f"[{index}]"
+
+
+def slotted(root: str, path: tuple[str, ...], tuples: frozenset[str]) -> tuple[str, ...]:
+    """``path`` from ``root`` with each ``slot_link`` made an element unless the chain up to
+    it is one where the test's objects hold a tuple it wrote out (``CallContext.tuples``):
+    ``self.layers[0]`` reads an element of ``layers`` whatever it holds."""
+    out: list[str] = []
+    for link in path:
+        if link[:1] == "[" and link != ELEMENT and ".".join((root, *out)) not in tuples:
+            link = ELEMENT
+        out.append(link)
+    return tuple(out)
+
+
 @attrs.frozen
 class PassedCallee:
     """What a call that hands a stand-in on runs: ``function``, whose first ``skip``
@@ -106,14 +127,35 @@ class ChainHandlers:
         while isinstance(node, (ast.Attribute, ast.Subscript)):
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
                 return None  # a slice is a new container, not an element
-            parts.append(node.attr if isinstance(node, ast.Attribute) else ELEMENT)
+            parts.append(node.attr if isinstance(node, ast.Attribute) else _link(node))
             node = node.value
         if not isinstance(node, (ast.Name, ast.Call)):
             return None
         path = tuple(reversed(parts))
         if isinstance(node, ast.Call):
+            got = _got(node)
+            if got is not None:  # ``self.reqs.get(k)[0].x``: an element of ``self.reqs``
+                inner = self.chain_through(got, state)
+                if inner is None:
+                    return None
+                (root, head), through = inner
+                return (root, self.slotted(root, (*head, ELEMENT, *path))), through
             root = self.returned_itself(node)  # ``get_config().model_config``
-            return None if root is None else ((root, path), 0)
+            return None if root is None else ((root, self.slotted(root, path)), 0)
+        found = self._chain_through_name(node, path, state)
+        if found is None:
+            return None
+        (root, full), through = found
+        return (root, self.slotted(root, full)), through
+
+    def slotted(self, root: str, path: tuple[str, ...]) -> tuple[str, ...]:
+        """``slotted`` under this call's ``CallContext.tuples``."""
+        return slotted(root, path, self.context.tuples)
+
+    def _chain_through_name(
+        self, node: ast.Name, path: tuple[str, ...], state: frozenset[str]
+    ) -> tuple[Chain, int] | None:
+        """``chain_through`` from a name: ``self``, a local alias, a parameter."""
         if node.id == self.self_name:
             if not path:
                 return None
@@ -247,8 +289,9 @@ class ChainHandlers:
             return element
         if isinstance(node, ast.Call) and id(node) in self.call_chains:
             return self.call_chains[id(node)]  # ``cache = self.cache(i)``
-        if isinstance(node, ast.Subscript):
-            # ``layer = self.model.layers[0]``: an element of a container on a stand-in.
+        if isinstance(node, ast.Subscript) or (isinstance(node, ast.Call) and _got(node)):
+            # ``layer = self.model.layers[0]``: an element of a container on a stand-in;
+            # ``req = self.reqs.get(k)``, the value under a key of one.
             chain = self.chain_of(node, state)
             return None if chain is None else ".".join((chain[0], *chain[1]))
         path = self.param_path(node)
@@ -681,6 +724,35 @@ def _outside_defs(scope: ast.AST) -> list[ast.AST]:
 def _split(text: str) -> Chain:
     root, *path = text.split(".")
     return root, tuple(path)
+
+
+def _link(node: ast.Subscript) -> str:
+    """The link a subscript takes: item ``n`` of a literal index (``slotted`` keeps it only
+    below an element), else an element."""
+    index = node.slice
+    if (
+        isinstance(index, ast.Constant)
+        and isinstance(index.value, int)
+        and not isinstance(index.value, bool)
+        and index.value >= 0
+    ):
+        return slot_link(index.value)
+    return ELEMENT
+
+
+def _got(node: ast.Call) -> ast.expr | None:
+    """The container ``c`` of ``c.get(k)``: its value under a key (or None, on which any
+    read raises)."""
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr == "get"
+        and len(node.args) == 1
+        and not node.keywords
+        and not isinstance(node.args[0], ast.Starred)
+    ):
+        return func.value
+    return None
 
 
 def element_key(name: str, where: int | str) -> str:

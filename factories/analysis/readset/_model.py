@@ -301,6 +301,10 @@ class CallContext:
     # it (through the module's own name of it) stands for, as ``root``.
     returned: frozenset[tuple[str, str, int]] = frozenset()
     whole: tuple[tuple[str, frozenset[str]], ...] = ()
+    # The chains at which the call's stand-ins hold a tuple the test wrote out
+    # (``self.pair``, ``self.reqs.[]``): a position read there is that item
+    # (``_chains.slotted``), not any element.
+    tuples: frozenset[str] = frozenset()
 
 
 @attrs.define

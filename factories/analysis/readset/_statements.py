@@ -12,7 +12,7 @@ import attrs
 
 from factories.analysis._walk import child_nodes, walk
 from factories.analysis.classes import FunctionRef, MemberKind, ModuleRef
-from factories.analysis.readset._chains import ELEMENT
+from factories.analysis.readset._chains import ELEMENT, slot_link
 from factories.analysis.readset._model import (
     WRITTEN_MARK,
     AttributeAccess,
@@ -132,6 +132,27 @@ class StatementHandlers:
         with self.guarded():
             return meet(state, self.block(node.orelse, state))
 
+    def unpacked(self, target: ast.expr, held: str | None) -> None:
+        """``req, blocks = <chain>`` (or a loop's ``for k, (req, blocks) in ...``) where the
+        chain reaches a tuple the test wrote out (``CallContext.tuples``): each name holds
+        the item at its position (``slot_link``).  Not past a starred name, whose items'
+        positions the text does not settle; elsewhere what unpacking gives is not known."""
+        if not (
+            self.context.chains
+            and held is not None
+            and isinstance(target, (ast.Tuple, ast.List))
+            and not any(isinstance(e, ast.Starred) for e in target.elts)
+        ):
+            return
+        if held not in self.context.tuples:
+            return
+        for i, elt in enumerate(target.elts):
+            path = f"{held}.{slot_link(i)}"
+            if isinstance(elt, ast.Name):
+                self.aliases[elt.id] = path
+            else:
+                self.unpacked(elt, path)
+
     def element_bound(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> None:
         """``for layer in self.model.layers`` (or ``for i, layer in enumerate(...)``) over
         a chain on a stand-in: the loop's name holds an element of it (``ELEMENT``), as
@@ -149,13 +170,33 @@ class StatementHandlers:
             and len(target.elts) == 2
         ):
             iterated, target = iterated.args[0], target.elts[1]
-        element = self.element_of(iterated, state)
+        if (
+            isinstance(iterated, ast.Call)
+            and isinstance(iterated.func, ast.Attribute)
+            and iterated.func.attr in ("items", "values")
+            and not iterated.args
+            and not iterated.keywords
+        ):
+            # ``for k, (req, blocks) in self.reqs.items()``: the values are its elements
+            if iterated.func.attr == "items":
+                if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                    return
+                target = target.elts[1]
+            element = self.element_of(iterated.func.value, state, keyed=True)
+        else:
+            element = self.element_of(iterated, state)
         if isinstance(target, ast.Name) and element is not None:
             self.aliases[target.id] = element
+        elif element is not None:
+            self.unpacked(target, element)
 
-    def element_of(self, iterated: ast.expr, state: frozenset[str]) -> str | None:
+    def element_of(
+        self, iterated: ast.expr, state: frozenset[str], keyed: bool = False
+    ) -> str | None:
         """The chain an item of ``iterated`` stands for, where it is a chain on a stand-in
-        (``self.layers``) or a name holding one (a parameter handed a list of them)."""
+        (``self.layers``) or a name holding one (a parameter handed a list of them).
+        ``keyed``: a value of the container (``.items()``, ``.values()``), which is an
+        element as an item is."""
         if not isinstance(iterated, (ast.Attribute, ast.Name)):
             return None
         chain = self.chain_of(iterated, state)
@@ -491,6 +532,8 @@ class StatementHandlers:
             )
             for i, elt in enumerate(target.elts):
                 state = self.store(elt, state, parts[i] if parts else None)
+            if not (parts and any(p is not None for p in parts)):
+                self.unpacked(target, self.held_path(value, state) if value is not None else None)
             return state
         if isinstance(target, ast.Starred):
             return self.store(target.value, state, None)

@@ -21,7 +21,7 @@ import attrs
 from factories.analysis.classes import ClassInfo, Member
 from factories.analysis.findings import Location
 from factories.analysis.readset._calls import CallHandlers
-from factories.analysis.readset._chains import ELEMENT, STAR_ELEMENT, ChainHandlers
+from factories.analysis.readset._chains import STAR_ELEMENT, ChainHandlers
 from factories.analysis.readset._decisions import Decisions
 from factories.analysis.readset._expressions import ExpressionHandlers
 from factories.analysis.readset._handovers import ArgKey, Chain, scan
@@ -553,7 +553,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         for depth in range(read.optional, len(read.path)):
             owner = ".".join((read.root, *read.path[:depth]))
             link = read.path[depth]
-            if owner in whole and link != ELEMENT and link not in whole[owner]:
+            if owner in whole and link[:1] != "[" and link not in whole[owner]:
                 return True
         return False
 
