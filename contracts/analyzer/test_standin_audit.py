@@ -5895,6 +5895,34 @@ CASES = [
         frozenset(),
     ),
     Case(
+        "a-namespace-stored-under-a-key-of-an-empty-dict-the-test-also-holds-in-a-local-is-not-judged",
+        """
+        from vllm.mod import Pending
+
+        def test_x():
+            s = object.__new__(Pending)
+            reqs = {}
+            s.reqs = reqs
+            s.reqs["r"] = (SimpleNamespace(n=1), [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-stored-under-a-key-after-another-load-of-the-container-is-not-judged",
+        """
+        from vllm.mod import Pending
+
+        def test_x(other):
+            s = object.__new__(Pending)
+            s.reqs = {}
+            s.reqs.update(other)
+            s.reqs["r"] = (SimpleNamespace(n=1), [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
+    ),
+    Case(
         "a-tuple-display-on-a-stub-field-is-read-by-position-the-list-beside-the-namespace-not-it",
         """
         from vllm.mod import Pending

@@ -30,7 +30,6 @@ from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext, MethodReport, ReadSetAnalyzer
 from factories.analysis.report import FieldUsage, at_call, did_you_mean
 from factories.analysis.source_tree import SourceTree
-from factories.analysis.values import Obj
 
 if TYPE_CHECKING:  # annotations; the stand-in audit loads only for ``--standins`` runs
     from factories.analysis.extraction import StandIn
@@ -138,11 +137,12 @@ class ClassAuditor:
             (i for i, e in enumerate(stub.events) if e.kind is EventKind.CALL), default=-1
         )
         keyed: set[str] = set()  # fields ``nested`` holds a container of (``keyed_holder``)
+        fresh: set[str] = set()  # fields set to a new empty dict, untouched since
         for i, event in enumerate(stub.events):
             if event.kind is EventKind.READ:
                 reads.add(event.name)  # the test reads the field itself: not stale
                 if standins is not None:
-                    self._keyed_store(event, standins, nested, keyed, constants, stated)
+                    self._keyed_store(event, standins, nested, keyed, fresh, constants, stated)
                 continue
             if event.kind is EventKind.SET:
                 if event.must_exist and event.name not in state:
@@ -160,6 +160,9 @@ class ClassAuditor:
                 if i < last_call_index:
                     set_at.setdefault(event.name, event.location)
                 keyed.discard(event.name)
+                fresh.discard(event.name)
+                if standins is not None and standins.empties(event):
+                    fresh.add(event.name)
                 on_field = standins.set_by(event) if standins is not None else None
                 if on_field is not None:
                     nested[event.name] = on_field
@@ -294,6 +297,7 @@ class ClassAuditor:
             for name in keyed:  # the call may have stored values of its own there
                 nested.pop(name, None)
             keyed.clear()
+            fresh.clear()
         usage = FieldUsage(
             class_name=cls.name,
             methods=tuple(e.name for e in stub.calls),
@@ -309,33 +313,30 @@ class ClassAuditor:
         standins: StubStandIns,
         nested: dict[str, StandIn],
         keyed: set[str],
+        fresh: set[str],
         constants: dict[str, object],
         stated: dict[str, object],
     ) -> None:
         """The test's load of a stub's field ``event``: where it stores stand-ins under a key
         of the container the field holds (``StubStandIns.stored_by``), and that container is
-        one the test set as an empty display (``stub.reqs = {}``) and has only stored
-        stand-ins in since (``keyed``), the field holds a container whose elements are
-        those (``nested``), and no longer the empty one (``constants``).  Any other load may
-        change what it holds (``stub.reqs.update(...)``, ``reqs = stub.reqs``): it is no
-        longer known."""
+        a new empty dict the test set (``stub.reqs = {}``, ``fresh``: no call and no other
+        load since) that it has only stored stand-ins in since (``keyed``), the field holds
+        a container whose elements are those (``nested``), and no longer the empty one
+        (``constants``).  Any other load may change what it holds (``stub.reqs.update(...)``,
+        ``reqs = stub.reqs``): it is no longer known."""
         from factories.analysis.standin_audit import merged_holder  # --standins runs only
 
         item = standins.stored_by(event)
         name = event.name
-        empty = constants.get(name)
-        if item is not None and (
-            name in keyed or (isinstance(empty, Obj) and empty.kind == "dict" and empty.length == 0)
-        ):
+        if item is not None and (name in keyed or name in fresh):
             held = nested.get(name) if name in keyed else None
             nested[name] = merged_holder(held, item)
             keyed.add(name)
-            constants.pop(name, None)
-            stated.pop(name, None)
         elif name in keyed:
             nested.pop(name, None)
             keyed.discard(name)
-        elif item is not None:
+        fresh.discard(name)
+        if item is not None:
             constants.pop(name, None)  # no longer the empty display it was set to
             stated.pop(name, None)
 

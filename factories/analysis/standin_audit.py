@@ -146,6 +146,10 @@ class StubStandIns:
     # ``(location, field)`` of the store (``Meeting.keyed``): each a holder whose element is
     # the stored value (``keyed_holder``).
     stored: Mapping[tuple[Location, str], StandIn] = attrs.field(factory=dict)
+    # ``(location, field)`` of each statement that sets an object's field to an empty dict
+    # display the statement itself writes (``stub.reqs = {}``): a new container nothing else
+    # holds, which then holds only what is stored through the field.
+    emptied: frozenset[tuple[Location, str]] = frozenset()
 
     def joined(self, other: StubStandIns) -> StubStandIns:
         """These and ``other``'s, as one test file's stubs meet them: a stub a shared
@@ -159,10 +163,15 @@ class StubStandIns:
             {**other.specs, **self.specs},
             {**other.reach, **self.reach},
             {**other.stored, **self.stored},
+            self.emptied | other.emptied,
         )
 
     def set_by(self, event: StubEvent) -> StandIn | None:
         return self.sets.get((event.location, event.name))
+
+    def empties(self, event: StubEvent) -> bool:
+        """Whether ``event`` (a set) sets the field to a new empty dict (``emptied``)."""
+        return (event.location, event.name) in self.emptied
 
     def stored_by(self, event: StubEvent) -> StandIn | None:
         """The holder of what the test stores under a key of the container ``event`` (the
@@ -337,7 +346,14 @@ class StandInTable:
         passed_by = {k: tuple(v) for k, v in passed.items()}
         calls_made = _with_returned(tuple(handed.values()), standins)
         return cls(
-            StubStandIns(sets, passed_by, frozenset(late), specs, stored=stored),
+            StubStandIns(
+                sets,
+                passed_by,
+                frozenset(late),
+                specs,
+                stored=stored,
+                emptied=_emptied(module) if stored else frozenset(),
+            ),
             tuple(selves),
             calls_made,
             tuple(namespace_sites(standins, module.lines)),
@@ -1020,6 +1036,21 @@ def _fresh(standin: StandIn, meeting: Meeting) -> StandIn:
         if not (m.location.path == here.path and m.location.line < here.line)
     )
     return attrs.evolve(standin, meetings=kept)
+
+
+def _emptied(module: ModuleInfo) -> frozenset[tuple[Location, str]]:
+    """``StubStandIns.emptied`` of a test module: each plain assignment of an empty dict
+    display to attributes (``stub.reqs = {}``)."""
+    out: set[tuple[Location, str]] = set()
+    for node in walk(module.tree):
+        if (
+            isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Dict)
+            and not node.value.keys
+        ):
+            at = Location(str(module.path), node.lineno)
+            out.update((at, t.attr) for t in node.targets if isinstance(t, ast.Attribute))
+    return frozenset(out)
 
 
 def keyed_holder(held: StandIn | None, standin: StandIn, meeting: Meeting) -> StandIn:
