@@ -5935,6 +5935,18 @@ CASES = [
         frozenset({(ERROR, "self.pair[0].prompt_len")}),
     ),
     Case(
+        "a-tuple-display-of-namespaces-on-a-stub-field-each-lacking-the-field-read-through-an-element",
+        """
+        from vllm.mod import Stacked
+
+        def test_x():
+            s = object.__new__(Stacked)
+            s.layers = (SimpleNamespace(depth=1), SimpleNamespace(depth=2))
+            s.total()
+        """,
+        frozenset({(ERROR, "self.layers[].width")}),
+    ),
+    Case(
         "a-tuple-display-on-a-stub-field-whose-namespace-holds-the-field-read-by-position",
         """
         from vllm.mod import Pending

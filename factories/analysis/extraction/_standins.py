@@ -1088,11 +1088,15 @@ class StandInExtractor:
         self, display: ast.expr, scope: ast.AST, found: _Found, route: _Route, item: ast.expr
     ) -> None:
         """``owner.field = [a, ns]``: the stand-in ``item`` is an item of the container the
-        field holds, met on ``owner`` (``_put_on`` with ``item``); of a tuple display
-        (``(ns, blocks)``), the item at its position (``Meeting.slot``)."""
+        field holds, met on ``owner`` (``_put_on`` with ``item``).  Of a tuple display with
+        an item that builds no stand-in (``(ns, blocks)``), the item at its position
+        (``Meeting.slot``): an element of it may be that other item, which the stand-in is
+        not; where every item builds one, any element is one of them."""
         slot = None
-        if isinstance(display, ast.Tuple) and not any(
-            isinstance(e, ast.Starred) for e in display.elts
+        if (
+            isinstance(display, ast.Tuple)
+            and not any(isinstance(e, ast.Starred) for e in display.elts)
+            and not all(self._builds(e) for e in display.elts)
         ):
             slot = display.elts.index(item)
         stmt = self.scope.parents[display]
