@@ -1411,6 +1411,14 @@ class Finisher:
         if not params.get("decode"):
             return None
         return self.remote
+
+
+class ExpertLoader:
+    def load(self):
+        name = self.quant and self.quant.get_name()
+        if name == "packed":
+            return None
+        return self.cfg.experts
 """
 
 
@@ -5802,6 +5810,37 @@ CASES = [
             assert {key[0] for key in keys} == set()
         """,
         frozenset({(NOTE, "cfg.parallel")}),
+    ),
+    Case(
+        "a-test-local-class-s-literal-attribute-decides-the-branch-of-its-instance-made-self",
+        """
+        from vllm.mod import ExpertLoader
+
+        def test_x():
+            class Loader:
+                quant = None
+                cfg = SimpleNamespace(tp=1)
+
+            loader = Loader()
+            ExpertLoader.load(loader)
+        """,
+        frozenset({(ERROR, "self.cfg.experts")}),
+    ),
+    Case(
+        "a-test-local-class-s-attribute-the-test-sets-on-the-instance-first-decides-nothing",
+        """
+        from vllm.mod import ExpertLoader
+
+        def test_x():
+            class Loader:
+                quant = None
+                cfg = SimpleNamespace(tp=1)
+
+            loader = Loader()
+            loader.quant = make_quant()
+            ExpertLoader.load(loader)
+        """,
+        frozenset({(NOTE, "self.cfg.experts")}),
     ),
 ]
 
