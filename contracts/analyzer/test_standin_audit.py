@@ -1419,6 +1419,11 @@ class ExpertLoader:
         if name == "packed":
             return None
         return self.cfg.experts
+
+
+def layer_kinds_on(config):
+    layers = get_layers(config)
+    return any(layer.kind == 1 for layer in layers.values() if layer.on)
 """
 
 
@@ -5586,7 +5591,7 @@ CASES = [
         def test_x():
             _run(["a"])
         """,
-        frozenset({(NOTE, "get_layers().kind")}),
+        frozenset({(ERROR, "get_layers().kind")}),
     ),
     Case(
         "namespaces-a-helper-returns-in-a-dict-do-not-meet-a-call-after-the-patch-ends",
@@ -5841,6 +5846,53 @@ CASES = [
             ExpertLoader.load(loader)
         """,
         frozenset({(NOTE, "self.cfg.experts")}),
+    ),
+    Case(
+        "a-helper-s-dict-over-what-one-caller-may-pass-empty-leaves-its-items-read-a-note",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+
+        def _layers(names):
+            return {name: SimpleNamespace(spec=1) for name in names}
+
+        def _run(names):
+            layers = _layers(names)
+            with patch.object(mod, "get_layers", return_value=layers):
+                return mod.layer_kinds(SimpleNamespace())
+
+        def test_x():
+            _run(["a"])
+
+        def test_y():
+            _run([])
+        """,
+        frozenset({(NOTE, "get_layers().kind")}),
+    ),
+    Case(
+        "a-generator-any-takes-the-first-item-of-reads-it-on-a-container-with-items",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {name: SimpleNamespace(spec=1) for name in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_kinds(SimpleNamespace())
+        """,
+        frozenset({(ERROR, "get_layers().kind")}),
+    ),
+    Case(
+        "a-generator-s-part-past-its-condition-runs-maybe-never-even-on-items",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {name: SimpleNamespace(on=0) for name in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_kinds_on(SimpleNamespace())
+        """,
+        frozenset({(NOTE, "get_layers().kind")}),
     ),
 ]
 
