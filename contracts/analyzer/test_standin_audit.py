@@ -5894,6 +5894,27 @@ CASES = [
         """,
         frozenset({(NOTE, "get_layers().kind")}),
     ),
+    Case(
+        "a-helper-s-dict-over-a-parameter-it-changes-first-leaves-its-items-read-a-note",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+
+        def _layers(names):
+            names.pop()
+            return {name: SimpleNamespace(spec=1) for name in names}
+
+        def _run(names):
+            layers = _layers(names)
+            with patch.object(mod, "get_layers", return_value=layers):
+                return mod.layer_kinds(SimpleNamespace())
+
+        def test_x():
+            _run(["a"])
+        """,
+        frozenset({(NOTE, "get_layers().kind")}),
+    ),
 ]
 
 

@@ -709,14 +709,13 @@ class StandInExtractor:
         the last statement of its body and returns a comprehension over what ``_count``
         knows, its parameters bound to ``made``'s arguments; 0 where not known."""
         func = self.scope.local_def(made.func)  # type: ignore[arg-type]
-        if func is None or not func.body:
-            return 0
+        if not isinstance(func, ast.FunctionDef) or not func.body or func.decorator_list:
+            return 0  # a coroutine's call returns a coroutine; a decorator, what it makes
         self.scope.ensure_indexed(func)
-        returns = [
-            n
-            for n in self.scope.nodes(func)
-            if isinstance(n, ast.Return) and self.scope.enclosing_scope(n) is func
-        ]
+        own = [n for n in self.scope.nodes(func) if self.scope.enclosing_scope(n) is func]
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own):
+            return 0  # a generator function's call returns a generator
+        returns = [n for n in own if isinstance(n, ast.Return)]
         last = func.body[-1]
         if returns != [last] or not isinstance(last.value, (ast.DictComp, ast.ListComp)):
             return 0
@@ -730,23 +729,29 @@ class StandInExtractor:
         where ``call`` is a call of the function the parameter is of; else the fewest any
         call of the function passes, where the module is all that calls it (a private
         helper of a test module, ``_callers_known``, loaded only to be called) and the
-        function binds the name nowhere else.  An argument left out is the default's."""
+        function binds the name nowhere else and calls no method of it.  An argument left
+        out is the default's."""
         func = self.scope.enclosing_scope(name)
         if (
             depth > 4
             or not isinstance(func, FUNCTION_DEFS)
             or not is_parameter(func, name.id)
             or any(
-                isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)
+                (isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load))
+                or (isinstance(n, ast.Attribute) and is_name_in(n.value, {name.id}))
                 for n in self.scope.nodes(func)
             )
         ):
-            return 0
+            return 0  # rebound, or a method of it called (``heads.clear()``)
         if call is not None and self._calls(call, func):
             calls = [call]
         else:
-            if not isinstance(func, ast.FunctionDef) or not self._callers_known(func):
-                return 0
+            if (
+                not isinstance(func, ast.FunctionDef)
+                or func.decorator_list
+                or not self._callers_known(func)
+            ):
+                return 0  # a decorator (a fixture's, a wrapper's) may pass something else
             calls = [c for c, _ in self.scope.callers(func)]
             named = [
                 n
