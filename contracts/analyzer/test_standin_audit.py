@@ -1433,6 +1433,19 @@ class Pending:
     def pair_read(self):
         first, rest = self.pair
         return rest.append, self.pair[1].append, first.prompt_len
+
+
+class ExpertLoader:
+    def load(self):
+        name = self.quant and self.quant.get_name()
+        if name == "packed":
+            return None
+        return self.cfg.experts
+
+
+def layer_kinds_on(config):
+    layers = get_layers(config)
+    return any(layer.kind == 1 for layer in layers.values() if layer.on)
 """
 
 
@@ -5600,7 +5613,7 @@ CASES = [
         def test_x():
             _run(["a"])
         """,
-        frozenset({(NOTE, "get_layers().kind")}),
+        frozenset({(ERROR, "get_layers().kind")}),
     ),
     Case(
         "namespaces-a-helper-returns-in-a-dict-do-not-meet-a-call-after-the-patch-ends",
@@ -5824,6 +5837,105 @@ CASES = [
             assert {key[0] for key in keys} == set()
         """,
         frozenset({(NOTE, "cfg.parallel")}),
+    ),
+    Case(
+        "a-test-local-class-s-literal-attribute-decides-the-branch-of-its-instance-made-self",
+        """
+        from vllm.mod import ExpertLoader
+
+        def test_x():
+            class Loader:
+                quant = None
+                cfg = SimpleNamespace(tp=1)
+
+            loader = Loader()
+            ExpertLoader.load(loader)
+        """,
+        frozenset({(ERROR, "self.cfg.experts")}),
+    ),
+    Case(
+        "a-test-local-class-s-attribute-the-test-sets-on-the-instance-first-decides-nothing",
+        """
+        from vllm.mod import ExpertLoader
+
+        def test_x():
+            class Loader:
+                quant = None
+                cfg = SimpleNamespace(tp=1)
+
+            loader = Loader()
+            loader.quant = make_quant()
+            ExpertLoader.load(loader)
+        """,
+        frozenset({(NOTE, "self.cfg.experts")}),
+    ),
+    Case(
+        "a-helper-s-dict-over-what-one-caller-may-pass-empty-leaves-its-items-read-a-note",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+
+        def _layers(names):
+            return {name: SimpleNamespace(spec=1) for name in names}
+
+        def _run(names):
+            layers = _layers(names)
+            with patch.object(mod, "get_layers", return_value=layers):
+                return mod.layer_kinds(SimpleNamespace())
+
+        def test_x():
+            _run(["a"])
+
+        def test_y():
+            _run([])
+        """,
+        frozenset({(NOTE, "get_layers().kind")}),
+    ),
+    Case(
+        "a-generator-any-takes-the-first-item-of-reads-it-on-a-container-with-items",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {name: SimpleNamespace(spec=1) for name in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_kinds(SimpleNamespace())
+        """,
+        frozenset({(ERROR, "get_layers().kind")}),
+    ),
+    Case(
+        "a-generator-s-part-past-its-condition-runs-maybe-never-even-on-items",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            layers = {name: SimpleNamespace(on=0) for name in ("a", "b")}
+            monkeypatch.setattr(mod, "get_layers", lambda *_: layers)
+            mod.layer_kinds_on(SimpleNamespace())
+        """,
+        frozenset({(NOTE, "get_layers().kind")}),
+    ),
+    Case(
+        "a-helper-s-dict-over-a-parameter-it-changes-first-leaves-its-items-read-a-note",
+        """
+        from unittest.mock import patch
+
+        import vllm.mod as mod
+
+        def _layers(names):
+            names.pop()
+            return {name: SimpleNamespace(spec=1) for name in names}
+
+        def _run(names):
+            layers = _layers(names)
+            with patch.object(mod, "get_layers", return_value=layers):
+                return mod.layer_kinds(SimpleNamespace())
+
+        def test_x():
+            _run(["a"])
+        """,
+        frozenset({(NOTE, "get_layers().kind")}),
     ),
     Case(
         "a-namespace-the-test-stores-in-a-tuple-under-a-key-lacks-the-field-read-as-item-0",

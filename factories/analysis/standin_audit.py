@@ -2551,15 +2551,131 @@ class _CallIndex:
         for i, arg in enumerate(call.args[: len(positional)]):
             if not positional[i]:
                 positional[i] = stated(arg, self.names)
+        for i, arg in enumerate(call.args[: len(positional)]):
+            constants = self.instance_constants(arg, call)
+            if constants is not None:
+                positional[i] = _with_stated(positional[i], constants)
         keywords = dict(shape.keyword_literals)
         for kw in call.keywords:
             if kw.arg is not None and kw.arg not in keywords:
                 value = stated(kw.value, self.names)
                 if value:
                     keywords[kw.arg] = value[0]
+        for kw in call.keywords:
+            constants = self.instance_constants(kw.value, call)
+            if kw.arg in shape.keywords and constants is not None:
+                known = (keywords[kw.arg],) if kw.arg in keywords else ()
+                keywords[kw.arg] = _with_stated(known, constants)[0]
         return attrs.evolve(
             shape, positional_literals=tuple(positional), keyword_literals=tuple(keywords.items())
         )
+
+    def instance_constants(self, arg: ast.expr, call: ast.Call) -> Obj | None:
+        """The argument ``arg`` of ``call`` as an instance of a class the test module defines
+        (``class Loader: quant_config = None``, then ``loader = Loader()``,
+        ``Cls.method(loader, ...)``): an object whose literal class attributes the walk may
+        read (``self.quant_config`` is ``None``, deciding ``if self.quant_config ...``), as
+        ``class_constants`` gives a constructed vLLM object's.  Only where nothing but the
+        class body can give the instance another value there: a class with no base, keyword
+        or decorator, defining none of the methods that build or answer attributes
+        (``_SPECIAL``), loaded only to be called with no arguments; the instance a local bound
+        once, at the top of its function, to that construction, and loaded nowhere before
+        the call (what first runs with it is this call, on the object as built); and a
+        class attribute bound once in its body to a literal, which no attribute store of the
+        module names (``self.x = ...`` in a method of the class, ``loader.x = ...``).  A
+        call in a loop meets that object on its first pass: a read the walk then finds
+        surely made fails there."""
+        if not isinstance(arg, ast.Name):
+            return None
+        built = self.names.resolve(arg)
+        if not (
+            isinstance(built, ast.Call)
+            and isinstance(built.func, ast.Name)
+            and not built.args
+            and not built.keywords
+        ):
+            return None
+        found = self._local_class(built.func)
+        if found is None:
+            return None
+        klass, related = found
+        scope = self.names.scope_of(arg)
+        start = (call.lineno, call.col_offset)
+        for node in walk(scope):
+            if (
+                isinstance(node, ast.Name)
+                and node.id == arg.id
+                and node is not arg
+                and (node.lineno, node.col_offset) < start
+                and isinstance(node.ctx, ast.Load)
+            ):
+                return None  # handed on, or read, before the call
+        stored = {node.attr for node in walk(klass) if isinstance(node, ast.Attribute)} | {
+            node.attr
+            for node in walk(self.module.tree)
+            if isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, (ast.Store, ast.Del))
+            and any(
+                (isinstance(n, ast.Name) and n.id in related)
+                or (isinstance(n, ast.Attribute) and n.attr == "__class__")
+                for n in walk(node.value)
+            )
+        }
+        fields: list[tuple[str, object]] = []
+        for name, values in _class_bindings(klass).items():
+            if len(values) != 1 or values[0] is None or name in stored:
+                continue
+            literal = literal_value(values[0])
+            if literal:
+                fields.append((name, literal[0]))
+        return Obj(tuple(sorted(fields)), kind=klass.name) if fields else None
+
+    def _local_class(self, name: ast.Name) -> tuple[ast.ClassDef, frozenset[str]] | None:
+        """The class the test module defines that ``name`` (a construction's callee) names,
+        with the names its objects may be reached by (the class's, and each local bound to
+        a construction of it), where it is plain (no base, keyword or decorator, none of
+        ``_SPECIAL``) and the module loads its name only to call it with no arguments, each
+        call bound to a local (neither the class nor an object of it is handed anywhere
+        that could set a class attribute: ``monkeypatch.setattr(Loader, ...)``)."""
+        scope = self.names.scope_of(name)
+        while True:
+            binds = self.names.bindings(scope).get(name.id)
+            if binds is not None or scope is self.module.tree:
+                break
+            scope = self.names.scope_of(scope)
+        if not binds or len(binds) != 1 or not isinstance(binds[0], ast.ClassDef):
+            return None
+        klass = binds[0]
+        if (
+            klass.bases
+            or klass.keywords
+            or klass.decorator_list
+            or _SPECIAL & set(_class_bindings(klass))
+        ):
+            return None
+        callees: set[ast.AST] = set()
+        related = {klass.name}
+        for node in walk(self.module.tree):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                made = node.value
+                if (
+                    isinstance(made.func, ast.Name)
+                    and made.func.id == klass.name
+                    and not made.args
+                    and not made.keywords
+                    and all(isinstance(t, ast.Name) for t in node.targets)
+                ):
+                    callees.add(made.func)
+                    related.update(t.id for t in node.targets)  # type: ignore[attr-defined]
+        for node in walk(self.module.tree):
+            if (
+                isinstance(node, ast.Name)
+                and node.id == klass.name
+                and isinstance(node.ctx, ast.Load)
+                and node not in callees
+            ):
+                return None
+        return klass, frozenset(related)
 
     def through_helper(self, meeting: Meeting, event: StubEvent) -> list[StubEvent]:
         """``event``, the replayed call of ``meeting``, as each call of the helper it is
@@ -2827,6 +2943,21 @@ class _CallIndex:
 
 #: The nodes that may hold a statement list (``_blocks``).
 _HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+# Methods whose class may build, or answer, an attribute another way than its class body:
+# an instance of a class defining one states no class attribute (``instance_constants``).
+_SPECIAL = frozenset(
+    {
+        "__init__",
+        "__new__",
+        "__getattr__",
+        "__getattribute__",
+        "__setattr__",
+        "__init_subclass__",
+        "__set_name__",
+        "__slots__",
+        "__dict__",
+    }
+)
 
 
 def _blocks(node: ast.AST) -> Iterable[list[ast.stmt]]:

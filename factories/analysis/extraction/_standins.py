@@ -661,6 +661,8 @@ class StandInExtractor:
             if len(gens) == 1 and not gens[0].ifs:
                 return self._count(gens[0].iter)
             return 0
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            return self._items_returned(value)
         parent = self.scope.parents.get(stmt)
         if parent is scope:
             return 1
@@ -672,10 +674,12 @@ class StandInExtractor:
             return 1 if self._count(parent.iter) else 0
         return 0
 
-    def _count(self, node: ast.expr, depth: int = 0) -> int:
+    def _count(self, node: ast.expr, depth: int = 0, call: ast.Call | None = None) -> int:
         """How many items iterating ``node`` yields, where the test writes them out: a
-        display, a local bound to one, ``zip``/``enumerate``/``list``/``tuple`` of such, a
-        dict's ``items()``/``keys()``/``values()``; 0 where not known."""
+        display, a local bound to one, a parameter every call passes one
+        (``_count_passed``; ``call``: the one call of the function ``node`` is in that the
+        count is for), ``zip``/``enumerate``/``list``/``tuple`` of such, a dict's
+        ``items()``/``keys()``/``values()``; 0 where not known."""
         if depth > 4:
             return 0
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -685,6 +689,8 @@ class StandInExtractor:
             return 0 if None in node.keys else len(node.keys)
         if isinstance(node, ast.Name):
             bound = self.reader.resolve_local(node, NO_BINDINGS)
+            if bound is None:
+                return self._count_passed(node, depth, call)
             return self._count(bound, depth + 1) if bound is not None else 0
         if not isinstance(node, ast.Call) or node.keywords:
             return 0
@@ -693,10 +699,83 @@ class StandInExtractor:
             return 0 if node.args else self._count(func.value, depth + 1)
         if isinstance(func, ast.Name) and self.scope.local_def(func) is None:
             if func.id == "zip" and node.args:
-                return min(self._count(a, depth + 1) for a in node.args)
+                return min(self._count(a, depth + 1, call) for a in node.args)
             if func.id in ("enumerate", "list", "tuple") and len(node.args) == 1:
-                return self._count(node.args[0], depth + 1)
+                return self._count(node.args[0], depth + 1, call)
         return 0
+
+    def _items_returned(self, made: ast.Call) -> int:
+        """How many items the container a helper of the module returns surely holds, for
+        the call ``made`` of it (``layers = _layers([64, 64])``, ``def _layers(heads): return
+        {f"l{i}": Ns(h) for i, h in enumerate(heads)}``): a helper whose one ``return`` is
+        the last statement of its body and returns a comprehension over what ``_count``
+        knows, its parameters bound to ``made``'s arguments; 0 where not known."""
+        func = self.scope.local_def(made.func)  # type: ignore[arg-type]
+        if not isinstance(func, ast.FunctionDef) or not func.body or func.decorator_list:
+            return 0  # a coroutine's call returns a coroutine; a decorator, what it makes
+        self.scope.ensure_indexed(func)
+        own = [n for n in self.scope.nodes(func) if self.scope.enclosing_scope(n) is func]
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in own):
+            return 0  # a generator function's call returns a generator
+        returns = [n for n in own if isinstance(n, ast.Return)]
+        last = func.body[-1]
+        if returns != [last] or not isinstance(last.value, (ast.DictComp, ast.ListComp)):
+            return 0
+        gens = last.value.generators
+        if len(gens) != 1 or gens[0].ifs or gens[0].is_async:
+            return 0
+        return self._count(gens[0].iter, 1, made)
+
+    def _count_passed(self, name: ast.Name, depth: int, call: ast.Call | None) -> int:
+        """How many items the parameter ``name`` surely holds: what ``call`` passes it,
+        where ``call`` is a call of the function the parameter is of; else the fewest any
+        call of the function passes, where the module is all that calls it (a private
+        helper of a test module, ``_callers_known``, loaded only to be called) and the
+        function binds the name nowhere else and calls no method of it.  An argument left
+        out is the default's."""
+        func = self.scope.enclosing_scope(name)
+        if (
+            depth > 4
+            or not isinstance(func, FUNCTION_DEFS)
+            or not is_parameter(func, name.id)
+            or any(
+                (isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load))
+                or (isinstance(n, ast.Attribute) and is_name_in(n.value, {name.id}))
+                for n in self.scope.nodes(func)
+            )
+        ):
+            return 0  # rebound, or a method of it called (``heads.clear()``)
+        if call is not None and self._calls(call, func):
+            calls = [call]
+        else:
+            if (
+                not isinstance(func, ast.FunctionDef)
+                or func.decorator_list
+                or not self._callers_known(func)
+            ):
+                return 0  # a decorator (a fixture's, a wrapper's) may pass something else
+            calls = [c for c, _ in self.scope.callers(func)]
+            named = [
+                n
+                for stmt in self.module.tree.body
+                for n in walk(stmt)
+                if isinstance(n, ast.Name) and n.id == func.name
+            ]
+            if (
+                not calls
+                or len(named) != len(calls)
+                or not all(self._calls(c, func) for c in calls)
+            ):
+                return 0  # handed somewhere, rebound, or called as a method
+        counts = []
+        for each in calls:
+            arg = _argument_for(each, func, name.id)
+            counts.append(self._count(arg, depth + 1) if arg is not None else 0)
+        return min(counts)
+
+    def _calls(self, call: ast.Call, func: ast.AST) -> bool:
+        """Whether ``call`` calls ``func`` by its name."""
+        return isinstance(call.func, ast.Name) and self.scope.local_def(call.func) is func
 
     def _cast(self, call: ast.Call, value: ast.expr) -> bool:
         """Whether ``call`` is ``typing.cast(T, value)``, which hands back ``value`` itself."""
@@ -1743,3 +1822,30 @@ def _set_through(
     out = list(fields)
     out[at] = attrs.evolve(fields[at], children=(attrs.evolve(child, fields=tuple(inner)),))
     return out
+
+
+def _argument_for(
+    call: ast.Call, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str
+) -> ast.expr | None:
+    """The expression ``call`` binds to ``func``'s parameter ``name``: its positional or
+    keyword argument, else the parameter's default; None where an unpacked argument
+    (``*args``, ``**kwargs``) may give it."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        kw.arg is None for kw in call.keywords
+    ):
+        return None
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    for i, param in enumerate(positional):
+        if param.arg == name:
+            if i < len(call.args):
+                return call.args[i]
+            break
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    defaults = [
+        *zip(positional[len(positional) - len(args.defaults) :], args.defaults),
+        *zip(args.kwonlyargs, args.kw_defaults),
+    ]
+    return next((d for p, d in defaults if p.arg == name), None)

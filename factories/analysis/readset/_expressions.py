@@ -16,6 +16,11 @@ from factories.analysis.readset._syntax import handler
 
 # What every instance of a class without ``__slots__`` has, whatever its ``__init__`` did.
 _OBJECT_ATTRIBUTES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
+# Builtins that take at least the first item of an iterable they are handed (``any`` and
+# ``all`` stop early, but never before it).
+_CONSUMERS = frozenset(
+    {"any", "all", "list", "tuple", "set", "frozenset", "sorted", "sum", "min", "max", "dict"}
+)
 
 
 class ExpressionHandlers:
@@ -65,7 +70,28 @@ class ExpressionHandlers:
         return state
 
     def expr_Call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
+        if self.context.stated_locals and self.consumes_first(node):
+            self.consumed.add(id(node.args[0]))
         return self.call(node, state)
+
+    def consumes_first(self, node: ast.Call) -> bool:
+        """Whether ``node`` is a builtin that takes at least the first item of the generator
+        expression it is handed alone (``any(l.x for l in layers)``, ``list(...)``,
+        ``max(...)``): that item's part runs wherever the generator yields one.  Not a name
+        this code binds itself."""
+        func = node.func
+        return (
+            isinstance(func, ast.Name)
+            and func.id in _CONSUMERS
+            and len(node.args) == 1
+            and not node.keywords
+            and isinstance(node.args[0], ast.GeneratorExp)
+            and func.id not in self.locals
+            and func.id not in self.params
+            and func.id not in self.module.functions
+            and func.id not in self.module.imports
+            and func.id not in self.local_imports
+        )
 
     def expr_Await(self, node: ast.Await, state: frozenset[str]) -> frozenset[str]:
         state = self.expr(node.value, state)
@@ -92,28 +118,53 @@ class ExpressionHandlers:
         layers.values()``: ``container_items``)."""
         state = self.expr(node.generators[0].iter, state)
         saved = dict(self.aliases)
-        for gen in node.generators:
+        runs = False
+        for i, gen in enumerate(node.generators):
             element = self.element_of(gen.iter, state) if self.context.chains else None
+            items = None
             if element is None and self.context.stated_locals:
                 items = self.container_items(gen.iter, gen.target)
                 element = items[1] if items is not None else None
+            if i == 0 and self.surely_taken(node):
+                runs = bool((items[2] if items is not None else 0) or self.iterations(gen.iter))
             if isinstance(gen.target, ast.Name):
                 if element is not None:
                     self.aliases[gen.target.id] = element
                 else:
                     self.aliases.pop(gen.target.id, None)
         try:
-            self.comprehension_parts(node, state)
+            self.comprehension_parts(node, state, runs)
         finally:
             self.aliases.clear()
             self.aliases.update(saved)
         return state
 
+    def surely_taken(
+        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
+    ) -> bool:
+        """Whether the first item a comprehension's one iterable yields surely runs its
+        part, where the test's values are followed: no condition, no second iterable, and
+        built whole (a list, set or dict comprehension) or taken by a builtin that takes
+        its first item (``consumes_first``)."""
+        return (
+            bool(self.context.stated_locals)
+            and len(node.generators) == 1
+            and not node.generators[0].ifs
+            and not node.generators[0].is_async
+            and (not isinstance(node, ast.GeneratorExp) or id(node) in self.consumed)
+        )
+
     def comprehension_parts(
-        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, state
+        self,
+        node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+        state,
+        runs: bool = False,
     ) -> None:
-        """The parts of a comprehension past its first iterable, each run maybe never."""
-        with self.guarded():
+        """The parts of a comprehension past its first iterable, each run maybe never; on
+        the walk's straight line (``runs``) where its iterable surely yields an item
+        (``Decisions.iterations``, a returned container's known items) and the first one
+        surely runs them (``surely_taken``)."""
+        with self.guarded(runs=runs):
             for gen in node.generators[1:]:
                 self.expr(gen.iter, state)
             for gen in node.generators:

@@ -127,6 +127,9 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         # The arguments this walk handed to a callee it walked with them bound to its
         # parameters (``_handovers``: the callee's own scan stands for them).
         self.followed: set[ArgKey] = set()
+        # The generator expressions a builtin this walk met takes the first item of
+        # (``ExpressionHandlers.consumes_first``), by ``id``.
+        self.consumed: set[int] = set()
         self.shadowed: set[str] = set()
         # Names that hold a stand-in chain on some of the paths that reach here only: bound
         # to one before an undecided ``if`` that rebinds them in one arm (``vllm_config =
