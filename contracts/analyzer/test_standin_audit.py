@@ -1329,6 +1329,18 @@ def layer_kinds(config):
 
 def group_windows(spec):
     return [group.window for group in spec.groups]
+
+
+class Sized:
+    @classmethod
+    def width(cls, cfg):
+        return cfg.spec.size * cfg.spec.depth
+
+
+class Other:
+    @classmethod
+    def width(cls, cfg):
+        return 0
 """
 
 
@@ -5564,6 +5576,30 @@ CASES = [
                 prefill=SimpleNamespace(query_start_loc=1), convert=lambda: common
             )
             b.build(metadata, common)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-class-method-called-through-a-local-bound-once-to-the-class",
+        """
+        import vllm.mod as m
+
+        def test_x():
+            klass = m.Sized
+            klass.width(SimpleNamespace(spec=SimpleNamespace(size=1)))
+        """,
+        frozenset({(ERROR, "cfg.spec.depth")}),
+    ),
+    Case(
+        "a-local-bound-to-one-of-two-classes-leaves-the-call-unresolved",
+        """
+        from vllm.mod import Other, Sized
+
+        def test_x(flag):
+            klass = Sized
+            if flag:
+                klass = Other
+            klass.width(SimpleNamespace(spec=SimpleNamespace(size=1)))
         """,
         frozenset(),
     ),
