@@ -1341,6 +1341,19 @@ class Other:
     @classmethod
     def width(cls, cfg):
         return 0
+
+
+def spec_size(cfg):
+    return cfg.spec.size
+
+
+def fill_depth(cfg):
+    cfg.spec.depth = cfg.spec.size
+
+
+def spec_area(cfg):
+    return cfg.spec.size * cfg.spec.depth
+
 """
 
 
@@ -5600,6 +5613,30 @@ CASES = [
             if flag:
                 klass = Other
             klass.width(SimpleNamespace(spec=SimpleNamespace(size=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-call-walked-in-full-that-only-reads-the-namespace-leaves-it-for-a-later-call",
+        """
+        from vllm.mod import spec_area, spec_size
+
+        def test_x():
+            cfg = SimpleNamespace(spec=SimpleNamespace(size=1))
+            spec_size(cfg)
+            spec_area(cfg)
+        """,
+        frozenset({(ERROR, "cfg.spec.depth")}),
+    ),
+    Case(
+        "a-call-that-stores-into-the-namespace-may-fill-it-for-a-later-call",
+        """
+        from vllm.mod import fill_depth, spec_area
+
+        def test_x():
+            cfg = SimpleNamespace(spec=SimpleNamespace(size=1))
+            fill_depth(cfg)
+            spec_area(cfg)
         """,
         frozenset(),
     ),

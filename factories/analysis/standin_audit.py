@@ -1423,7 +1423,12 @@ def _merged_obj(known: Obj, stated: Obj) -> Obj:
     return attrs.evolve(known, fields=(*fields, *extra))
 
 
-def stated_obj(standin: StandIn, event: StubEvent, table: StubStandIns | None = None) -> Obj | None:
+def stated_obj(
+    standin: StandIn,
+    event: StubEvent,
+    table: StubStandIns | None = None,
+    above: tuple[Meeting, ...] = (),
+) -> Obj | None:
     """A namespace as the object the test built (``values.Obj``), with the fields whose value
     it states and never changes: set once (a field set again, or deleted, may hold either
     value at the call), to a literal or to a namespace stated the same way.  None where the
@@ -1433,14 +1438,16 @@ def stated_obj(standin: StandIn, event: StubEvent, table: StubStandIns | None = 
     if standin.kind is StandInKind.SPEC_MOCK:
         return None  # a mock answers more than its fields: none decides a branch
     if standin.kind is StandInKind.HOLDER:
+        inner = (*above, *_meetings_before(standin, event))
         held = [
-            (f.name, stated_obj(f.children[0], event, table))
+            (f.name, stated_obj(f.children[0], event, table, inner))
             for f in standin.fields
             if len(f.children) == 1 and f.name not in standin.dropped and not _later(f, event)
         ]
         return Obj(tuple((name, obj) for name, obj in held if obj is not None))
-    if not _judged(standin, event, table):
+    if not _judged(standin, event, table, above):
         return None
+    above = (*above, *_meetings_before(standin, event))
     known: list[tuple[str, object]] = []
     for name in dict.fromkeys(f.name for f in standin.fields):
         field, settled = field_at(standin, name, event)
@@ -1454,7 +1461,7 @@ def stated_obj(standin: StandIn, event: StubEvent, table: StubStandIns | None = 
             and field.children[0].kind in NAMESPACE_KINDS
             and not field.children[0].possible
         ):
-            child = stated_obj(field.children[0], event, table)
+            child = stated_obj(field.children[0], event, table, above)
             if child is not None:
                 known.append((field.name, child))
     kind = "SimpleNamespace" if standin.kind is StandInKind.SIMPLE_NAMESPACE else None
@@ -1810,23 +1817,28 @@ def whole_chains(
     whose fields are all it holds at the call (``_judged``, built on every run): a link
     outside ``names`` is one ``missing_fields`` reports (the names every object has, and
     fields the test sets later through a chain, count as held)."""
-    starts = [(given[0], (root,)) for root, given in roots.items() if len(given) == 1]
-    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    none: tuple[Meeting, ...] = ()
+    starts = [(given[0], (root,), none) for root, given in roots.items() if len(given) == 1]
+    starts += [(standin, ("self", field), none) for field, standin in nested.items()]
     out: dict[str, frozenset[str]] = {}
     while starts:
-        standin, walked = starts.pop()
+        standin, walked, above = starts.pop()
+        # The code that met an object holding the namespace met it too (``_judged``).
+        inner = (*above, *_meetings_before(standin, event))
         if standin.kind is StandInKind.HOLDER:
             starts.extend(
-                (f.children[0], _held_at(walked, f)) for f in standin.fields if len(f.children) == 1
+                (f.children[0], _held_at(walked, f), inner)
+                for f in standin.fields
+                if len(f.children) == 1
             )
             continue
-        if standin.possible or not _judged(standin, event, table):
+        if standin.possible or not _judged(standin, event, table, above):
             continue
         late = {field for link, field in table.late if link == walked[-1]}
         held = {f.name for f in standin.fields if f.name not in standin.dropped}
         out[".".join(walked)] = frozenset(held | late | _OBJECT_NAMES)
         starts.extend(
-            (f.children[0], _held_at(walked, f))
+            (f.children[0], _held_at(walked, f), inner)
             for f in standin.fields
             if len(f.children) == 1 and f.name not in standin.dropped
         )
@@ -1865,6 +1877,7 @@ def _first_missing(
     ``certain`` on the call's path is judged there, since what the test stated of such a
     namespace decides none of the callee's branches (``whole_chains``, ``stated_obj``)."""
     sure = True
+    above: tuple[Meeting, ...] = ()  # the calls that met an object holding ``standin``
     for at, name in enumerate(rest):
         if name in _OBJECT_NAMES or (name == ELEMENT and standin.kind is not StandInKind.HOLDER):
             return None
@@ -1882,8 +1895,8 @@ def _first_missing(
             if len(field.children) != 1:
                 return None
         else:
-            if not _judged(standin, event, table):
-                left = _left_as_built(standin, event, name, table) if certain else None
+            if not _judged(standin, event, table, above):
+                left = _left_as_built(standin, event, name, table, above) if certain else None
                 if left is None:
                     return None
                 sure = sure and left
@@ -1901,6 +1914,7 @@ def _first_missing(
             return None if lacks is None else (lacks[0], lacks[1] and sure)
         if len(field.children) != 1:
             return None  # a real object (or several stand-ins): what it holds is not known
+        above = (*above, *_meetings_before(standin, event))
         standin, walked = field.children[0], (*walked, name)
     return None
 
@@ -1960,7 +1974,12 @@ def runs_code(meeting: Meeting) -> bool:
     )
 
 
-def _judged(standin: StandIn, event: StubEvent, table: StubStandIns | None = None) -> bool:
+def _judged(
+    standin: StandIn,
+    event: StubEvent,
+    table: StubStandIns | None = None,
+    above: tuple[Meeting, ...] = (),
+) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
     fills the metadata it is given).  Another test's hand-over never meets an object each
@@ -1969,10 +1988,12 @@ def _judged(standin: StandIn, event: StubEvent, table: StubStandIns | None = Non
     or in an arm that then leaves the test's function (``if error: ...; return``), never runs
     before it (``arms_exclusive``).  Nor does a call the test handed it to before whose walk
     saw every use of it and stored nothing on it (``Reach``, known to ``table`` once the
-    file's calls are walked: ``_as_built``)."""
+    file's calls are walked: ``_as_built``).  A call that met an object holding the namespace
+    through fields (``above``: ``f(cfg)`` for ``cfg.spec``) met the namespace too, and may
+    have stored on it (``cfg.spec.depth = ...``): its ``Reach`` of the namespace says."""
     if standin.kind not in AUDITED_KINDS or standin.opaque:
         return False
-    before = list(_meetings_before(standin, event))
+    before = [*_meetings_before(standin, event), *above]
     return not before or (table is not None and _as_built(standin, before, table))
 
 
@@ -2007,18 +2028,23 @@ def _meetings_before(standin: StandIn, event: StubEvent) -> Iterator[Meeting]:
 
 
 def _left_as_built(
-    standin: StandIn, event: StubEvent, name: str, table: StubStandIns
+    standin: StandIn,
+    event: StubEvent,
+    name: str,
+    table: StubStandIns,
+    above: tuple[Meeting, ...] = (),
 ) -> bool | None:
     """Whether a namespace other code met before ``event``'s call (``_meetings_before``)
     still lacks ``name`` there: True where each of those calls was walked and left it as the
     test built it (``Reach.whole``, storing nothing on it); False where none stored
     ``name`` or a link on the way to it, but one may have reached it where its walk could not
     see (a read of ``name`` may miss it: a note); None where one may have stored it, replaced
-    the namespace, or was not walked (what it holds there is not known)."""
+    the namespace, or was not walked (what it holds there is not known).  ``above``: the
+    calls that met an object holding it (``_judged``)."""
     if standin.kind not in NAMESPACE_KINDS or standin.opaque:
         return None
     whole = True
-    for meeting in _meetings_before(standin, event):
+    for meeting in (*_meetings_before(standin, event), *above):
         callee = meeting.callee
         if callee is None or callee.dotted is None:
             return None
