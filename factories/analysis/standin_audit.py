@@ -61,6 +61,7 @@ from factories.analysis.classes import (
 )
 from factories.analysis.extraction import (
     ITSELF,
+    SOMETIMES,
     EventKind,
     Meeting,
     MeetingHow,
@@ -79,11 +80,17 @@ from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext, plain_function, plainly_built
-from factories.analysis.readset._chains import ELEMENT, element_key
+from factories.analysis.readset._chains import (
+    ELEMENT,
+    element_key,
+    installed_root,
+    replaced_set_root,
+)
 from factories.analysis.readset._handovers import CALLED, FILLS_ANY
 from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
 from factories.analysis.source_tree import ModuleInfo, function_imports
 from factories.analysis.values import Obj
+from factories.errors import SourceError
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
@@ -239,6 +246,13 @@ class HandedCall:
     # ``(dotted function, namespaces, items)`` of each function the test replaced with one
     # returning a container of namespaces before the call (``_with_returned``).
     returned: tuple[tuple[str, tuple[StandIn, ...], int], ...] = ()
+    # ``(dotted module global, namespaces)`` of each global the test set to a namespace where
+    # it holds at the call (``Meeting.installed``, ``_with_returned``).
+    installed: tuple[tuple[str, tuple[StandIn, ...]], ...] = ()
+    # ``(dotted method, field, namespaces)``: the test replaced the method with a function
+    # that sets that field of its object to a namespace (``Meeting.field``), holding at the
+    # call (``_with_returned``).
+    replaced_sets: tuple[tuple[str, str, tuple[StandIn, ...]], ...] = ()
     # A helper (no test around it) makes the call with a namespace it builds in place, which
     # other calls of its builder met before (``_fresh``): what the helper's callers and their
     # fixtures patched first is not known, so its reads are notes.
@@ -290,6 +304,7 @@ class StandInTable:
         sets: dict[tuple[Location, str], StandIn] = {}
         passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
         handed: dict[tuple, HandedCall] = {}
+        bare: dict[tuple, HandedCall] = {}  # calls a patch's namespace may reach (only)
         selves: list[SelfCall] = []
         late: set[tuple[str, str]] = set()
         calls = _CallIndex(module, walk)
@@ -309,6 +324,7 @@ class StandInTable:
                         continue
                     _file(meeting, standin, sets, passed)
                     _hand(calls, meeting, standin, handed)
+                    _hand_returned(calls, meeting, bare)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
                 if standin.kind in NAMESPACE_KINDS:
@@ -322,7 +338,13 @@ class StandInTable:
                     elif len(field.children) == 1 and _judgeable(field.children[0], specs):
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
-        calls_made = _with_returned(tuple(handed.values()), standins)
+        only = {call.key for key, call in bare.items() if key not in handed}
+        handed = {**bare, **handed}
+        calls_made = tuple(
+            call
+            for call in _with_returned(tuple(handed.values()), standins)
+            if call.key not in only or call.returned or call.installed or call.replaced_sets
+        )
         return cls(
             StubStandIns(sets, passed_by, frozenset(late), specs),
             tuple(selves),
@@ -616,13 +638,17 @@ def _with_returned(
         for standin in root.walk()
         if standin.kind in NAMESPACE_KINDS
         for meeting in standin.meetings
-        if meeting.how is MeetingHow.RETURNED and meeting.callee is not None
+        if meeting.how is MeetingHow.RETURNED
+        and meeting.callee is not None
+        and meeting.replaced is None
     ]
     if not returned:
         return handed
     out = []
     for call in handed:
         items: dict[tuple[str, bool], tuple[tuple[StandIn, ...], int]] = {}
+        installed: dict[str, tuple[StandIn, ...]] = {}
+        sets: dict[tuple[str, str], tuple[StandIn, ...]] = {}
         for standin, meeting in returned:
             if meeting.location.path != call.location.path:
                 continue
@@ -635,7 +661,7 @@ def _with_returned(
             tree, lines = call.module.tree, (meeting.location.line, call.location.line)
             if meeting.test is None and call.test is None and _in_force(tree, *lines):
                 in_test = True  # one helper patches and then makes the call
-            if meeting.count == ITSELF:
+            if meeting.count in (ITSELF, SOMETIMES):
                 if in_test and not _in_force(tree, *lines):
                     continue
                 if not in_test and not (meeting.test is None and _patched_first(tree, *lines)):
@@ -643,15 +669,84 @@ def _with_returned(
             elif not in_test:
                 continue
             dotted = meeting.callee.dotted  # type: ignore[union-attr]
-            key = (dotted, meeting.count == ITSELF)
-            known, count = items.get(key, ((), meeting.count))  # type: ignore[arg-type]
-            if standin not in known:
-                items[key] = ((*known, standin), min(count, meeting.count))  # type: ignore[index]
+            given, given_count = standin, meeting.count
+            if given_count in (ITSELF, SOMETIMES):
+                # What returns may be an object the test set the namespace on
+                # (``stub.experts = ns``; ``lambda *_: stub``): it holds it at ``via``.
+                given = held_as(standin, meeting.via)
+                if given_count == SOMETIMES:  # returned on some calls only: a note
+                    given, given_count = _possibly(given), ITSELF
+            if meeting.field is not None:  # a replaced method sets it on its object
+                at = (dotted, meeting.field)
+                if given not in sets.get(at, ()):
+                    sets[at] = (*sets.get(at, ()), given)
+                continue
+            if meeting.installed:  # a module's global set to it: read by its name
+                if given not in installed.get(dotted, ()):
+                    installed[dotted] = (*installed.get(dotted, ()), given)
+                continue
+            key = (dotted, given_count == ITSELF)
+            known, count = items.get(key, ((), given_count))  # type: ignore[arg-type]
+            if given not in known:
+                items[key] = ((*known, given), min(count, given_count))  # type: ignore[index]
         if items:
             given = tuple((dotted, found, count) for (dotted, _), (found, count) in items.items())
             call = attrs.evolve(call, returned=given)
+        if installed:
+            call = attrs.evolve(call, installed=tuple(installed.items()))
+        if sets:
+            merged = tuple((dotted, field, found) for (dotted, field), found in sets.items())
+            call = attrs.evolve(call, replaced_sets=merged)
         out.append(call)
     return tuple(out)
+
+
+def _hand_returned(calls: _CallIndex, meeting: Meeting, bare: dict[tuple, HandedCall]) -> None:
+    """A call the function that patched in a namespace (a replaced function returning it, a
+    module global set to it, a field a replaced method sets) makes after the patch
+    (``Meeting.replaced``): one to judge even where the test hands it nothing, since the
+    code it runs may meet the namespace (``method.load()``).  Filed in ``bare``, by the key
+    ``_hand`` files calls under: where that files no call there, the call is judged only
+    where ``_with_returned`` pairs it with the namespace (the patch holds there)."""
+    callee = meeting.callee
+    if meeting.replaced is None or callee is None or callee.dotted is None:
+        return
+    key = (meeting.location, callee.text, callee.dotted, meeting.test)
+    if key in bare:
+        return
+    call = calls.call_at(meeting.location.line, callee.text)
+    if call is None:
+        return
+    bare[key] = HandedCall(
+        meeting.location,
+        callee.dotted,
+        (),
+        calls.with_stated(meeting.shape or CallShape.of(call), call),
+        calls.module,
+        meeting.test,
+        meeting.expect_raise,
+        raise_owned=meeting.raise_owned,
+        raise_tested=meeting.raise_tested,
+        patched=meeting.patched,
+        returns=calls.asserted(call),
+        instance=callee.instance,
+        instance_fields=callee.instance_fields,
+        instance_values=callee.instance_values,
+        built_values=callee.built_values,
+        overrides=callee.overrides,
+        arms=meeting.arms,
+        unnamed_patch=meeting.unnamed_patch,
+        text=callee.text,
+    )
+
+
+def _possibly(standin: StandIn) -> StandIn:
+    """``standin`` and every namespace in it as objects the code may not meet
+    (``StandIn.possible``): what they lack is a note."""
+    fields = tuple(
+        attrs.evolve(f, children=tuple(_possibly(c) for c in f.children)) for f in standin.fields
+    )
+    return attrs.evolve(standin, possible=True, fields=fields)
 
 
 def _patched_first(tree: ast.Module, patch_line: int, call_line: int) -> bool:
@@ -1202,7 +1297,31 @@ def returned_roots(index, handed: HandedCall) -> dict[str, tuple[StandIn, ...]]:
         if _returned_key(index, handed.module, dotted) is not None:
             root = f"{dotted.rpartition('.')[2]}()"
             out[root] = (*out.get(root, ()), *(s for s in found if s not in out.get(root, ())))
+    for dotted, found in handed.installed:
+        if _global_key(index, handed.module, dotted) is not None:
+            out[installed_root(dotted.rpartition(".")[2])] = found
+    for dotted, field, found in handed.replaced_sets:
+        if _method_key(index, handed.module, dotted) is not None:
+            out[replaced_set_root(dotted.rpartition(".")[2], field)] = found
     return out
+
+
+def _method_key(index, module: ModuleInfo, dotted: str) -> tuple[str, str] | None:
+    """``(class qualname, method)`` of a replaced method as ``CallContext.replaced`` holds
+    it, where the test module's names settle the class."""
+    methods, _, _ = _patches(index, module, [(dotted, False)])
+    return next(iter(methods), None)
+
+
+def _global_key(index, module: ModuleInfo, dotted: str) -> tuple[str, str] | None:
+    """``(module, name)`` of ``mod.name`` where ``mod`` (dotted as the test's imports spell
+    it out) is a module of the tree (``CallContext.installed``)."""
+    owner, _, name = dotted.rpartition(".")
+    try:
+        found = index.tree.module(owner) if owner else None
+    except SourceError:
+        return None
+    return (found.name, name) if found is not None else None
 
 
 def _returned_key(index, module: ModuleInfo, dotted: str) -> str | None:
@@ -1222,6 +1341,16 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         for dotted, _, count in handed.returned
         if (key := _returned_key(index, handed.module, dotted)) is not None
     )
+    installed = frozenset(
+        glob
+        for dotted, _ in handed.installed
+        if (glob := _global_key(index, handed.module, dotted)) is not None
+    )
+    replaced_sets = frozenset(
+        (*method, field, replaced_set_root(method[1], field))
+        for dotted, field, _ in handed.replaced_sets
+        if (method := _method_key(index, handed.module, dotted)) is not None
+    )
     return CallContext(
         replaced=methods,
         patched_functions=functions,
@@ -1233,6 +1362,8 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         chains=True,
         stated_locals=True,
         returned=returned,
+        installed=installed,
+        replaced_sets=replaced_sets,
     )
 
 
