@@ -1446,6 +1446,78 @@ class ExpertLoader:
 def layer_kinds_on(config):
     layers = get_layers(config)
     return any(layer.kind == 1 for layer in layers.values() if layer.on)
+
+
+class Sized:
+    @classmethod
+    def width(cls, cfg):
+        return cfg.spec.size * cfg.spec.depth
+
+
+class Other:
+    @classmethod
+    def width(cls, cfg):
+        return 0
+
+
+def spec_size(cfg):
+    return cfg.spec.size
+
+
+def fill_depth(cfg):
+    cfg.spec.depth = cfg.spec.size
+
+
+def spec_area(cfg):
+    return cfg.spec.size * cfg.spec.depth
+
+
+def make_kernel(cfg):
+    return None
+
+
+class Method:
+    def __init__(self, cfg):
+        self.cfg = cfg
+
+    def load(self):
+        self.kernel = make_kernel(self.cfg)
+        self.kernel.experts.keep(self.cfg)
+        return self.kernel.experts.run
+
+
+
+from os import sep as platform
+
+
+class Placed:
+    def __init__(self):
+        self.on = platform.is_cuda()
+        self.device = platform.current_device()
+
+
+def placed_name(platform):
+    return platform.name
+
+
+class BaseRunner:
+    def __init__(self):
+        self.transform = None
+
+
+class TailRunner(BaseRunner):
+    def __init__(self):
+        super().__init__()
+        self.width = self.transform.up.width
+
+
+def keep_with(make_kernel):
+    return make_kernel().experts.keep
+
+
+def keep_through(cfg):
+    return make_kernel(cfg).experts.keep
+
 """
 
 
@@ -6069,6 +6141,244 @@ CASES = [
             s.pair_read()
         """,
         frozenset(),
+    ),
+    Case(
+        "a-class-method-called-through-a-local-bound-once-to-the-class",
+        """
+        import vllm.mod as m
+
+        def test_x():
+            klass = m.Sized
+            klass.width(SimpleNamespace(spec=SimpleNamespace(size=1)))
+        """,
+        frozenset({(ERROR, "cfg.spec.depth")}),
+    ),
+    Case(
+        "a-local-bound-to-one-of-two-classes-leaves-the-call-unresolved",
+        """
+        from vllm.mod import Other, Sized
+
+        def test_x(flag):
+            klass = Sized
+            if flag:
+                klass = Other
+            klass.width(SimpleNamespace(spec=SimpleNamespace(size=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-module-global-the-test-sets-to-a-namespace-lacks-what-a-later-call-reads-of-it",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(mod, "platform", SimpleNamespace(is_cuda=lambda: True))
+            mod.Placed()
+        """,
+        frozenset({(ERROR, "global platform.current_device")}),
+    ),
+    Case(
+        "a-parameter-named-as-the-global-the-test-set-is-not-the-namespace",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(
+                mod, "platform", SimpleNamespace(is_cuda=lambda: True, current_device=int)
+            )
+            mod.Placed()
+            mod.placed_name(object())
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-global-set-in-a-monkeypatch-context-is-restored-before-a-later-call",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            with monkeypatch.context() as mp:
+                mp.setattr(mod, "platform", SimpleNamespace(is_cuda=lambda: True))
+            mod.Placed()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-replaced-base-init-sets-a-namespace-that-lacks-what-the-subclass-reads-of-it",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            transform = SimpleNamespace(up=SimpleNamespace(size=1))
+
+            def fake_init(runner):
+                runner.transform = transform
+
+            monkeypatch.setattr(mod.BaseRunner, "__init__", fake_init)
+            mod.TailRunner()
+        """,
+        frozenset({(ERROR, "transform@__init__.up.width")}),
+    ),
+    Case(
+        "a-replaced-base-init-sets-a-namespace-that-holds-what-the-subclass-reads-of-it",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            transform = SimpleNamespace(up=SimpleNamespace(width=1))
+
+            def fake_init(runner):
+                runner.transform = transform
+
+            monkeypatch.setattr(mod.BaseRunner, "__init__", fake_init)
+            mod.TailRunner()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-replaced-base-init-that-sets-the-namespace-on-some-calls-only-is-not-followed",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch, flag):
+            transform = SimpleNamespace(up=SimpleNamespace(size=1))
+
+            def fake_init(runner):
+                if flag:
+                    runner.transform = transform
+
+            monkeypatch.setattr(mod.BaseRunner, "__init__", fake_init)
+            mod.TailRunner()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-call-walked-in-full-that-only-reads-the-namespace-leaves-it-for-a-later-call",
+        """
+        from vllm.mod import spec_area, spec_size
+
+        def test_x():
+            cfg = SimpleNamespace(spec=SimpleNamespace(size=1))
+            spec_size(cfg)
+            spec_area(cfg)
+        """,
+        frozenset({(ERROR, "cfg.spec.depth")}),
+    ),
+    Case(
+        "a-call-that-stores-into-the-namespace-may-fill-it-for-a-later-call",
+        """
+        from vllm.mod import fill_depth, spec_area
+
+        def test_x():
+            cfg = SimpleNamespace(spec=SimpleNamespace(size=1))
+            fill_depth(cfg)
+            spec_area(cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-replaced-function-returns-lacks-what-a-later-call-reads-through-it",
+        """
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = Method(1)
+            method.load()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-namespace-a-replaced-function-returns-holds-what-a-later-call-reads-through-it",
+        """
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1, keep=print))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = Method(1)
+            method.load()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-call-before-the-function-is-replaced-does-not-meet-what-it-returns",
+        """
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            method = Method(1)
+            try:
+                method.load()
+            except AttributeError:
+                pass
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-replaced-function-returns-after-an-or-lacks-the-field-on-some-calls",
+        """
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            seen = []
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda cfg: seen.append(cfg) or kernel)
+            method = Method(1)
+            method.load()
+        """,
+        frozenset({(NOTE, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-replaced-function-returns-an-object-holding-the-namespace-whose-own-links-are-not-judged",
+        """
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        class Holder:
+            pass
+
+        def test_x(monkeypatch):
+            holder = Holder()
+            holder.experts = SimpleNamespace(run=1)
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: holder)
+            method = Method(1)
+            method.load()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-function-the-callee-binds-itself-is-not-the-replaced-one",
+        """
+        import vllm.mod as mod
+        from vllm.mod import keep_with
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            keep_with(lambda: None)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-replaced-function-returns-lacks-what-a-later-call-reads-of-it",
+        """
+        import vllm.mod as mod
+        from vllm.mod import keep_through
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            keep_through(None)
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
     ),
 ]
 

@@ -63,6 +63,7 @@ from factories.analysis.classes import (
 )
 from factories.analysis.extraction import (
     ITSELF,
+    SOMETIMES,
     EventKind,
     Meeting,
     MeetingHow,
@@ -81,11 +82,18 @@ from factories.analysis.extraction._syntax import FUNCTION_DEFS, first_line
 from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.mock_specs import MockSpec, mock_spec
 from factories.analysis.readset import CallContext, plain_function, plainly_built
-from factories.analysis.readset._chains import ELEMENT, element_key, slot_link
+from factories.analysis.readset._chains import (
+    ELEMENT,
+    element_key,
+    installed_root,
+    replaced_set_root,
+    slot_link,
+)
 from factories.analysis.readset._handovers import CALLED, FILLS_ANY
 from factories.analysis.report import MeetingKey, NamespaceSite, NamespaceUse
 from factories.analysis.source_tree import ModuleInfo, function_imports
 from factories.analysis.values import Obj, enum_member
+from factories.errors import SourceError
 
 # The kinds whose every attribute is one the test gave it.
 NAMESPACE_KINDS = frozenset({StandInKind.SIMPLE_NAMESPACE, StandInKind.ARGPARSE_NAMESPACE})
@@ -260,6 +268,13 @@ class HandedCall:
     # ``(dotted function, namespaces, items)`` of each function the test replaced with one
     # returning a container of namespaces before the call (``_with_returned``).
     returned: tuple[tuple[str, tuple[StandIn, ...], int], ...] = ()
+    # ``(dotted module global, namespaces)`` of each global the test set to a namespace where
+    # it holds at the call (``Meeting.installed``, ``_with_returned``).
+    installed: tuple[tuple[str, tuple[StandIn, ...]], ...] = ()
+    # ``(dotted method, field, namespaces)``: the test replaced the method with a function
+    # that sets that field of its object to a namespace (``Meeting.field``), holding at the
+    # call (``_with_returned``).
+    replaced_sets: tuple[tuple[str, str, tuple[StandIn, ...]], ...] = ()
     # A helper (no test around it) makes the call with a namespace it builds in place, which
     # other calls of its builder met before (``_fresh``): what the helper's callers and their
     # fixtures patched first is not known, so its reads are notes.
@@ -312,6 +327,7 @@ class StandInTable:
         stored: dict[tuple[Location, str], StandIn] = {}
         passed: dict[tuple[Location, str], list[PassedStandIn]] = {}
         handed: dict[tuple, HandedCall] = {}
+        bare: dict[tuple, HandedCall] = {}  # calls a patch's namespace may reach (only)
         selves: list[SelfCall] = []
         late: set[tuple[str, str]] = set()
         calls = _CallIndex(module, walk)
@@ -331,6 +347,7 @@ class StandInTable:
                         continue
                     _file(meeting, standin, sets, passed, stored)
                     _hand(calls, meeting, standin, handed)
+                    _hand_returned(calls, meeting, bare)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
                 if standin.kind in NAMESPACE_KINDS:
@@ -344,7 +361,13 @@ class StandInTable:
                     elif len(field.children) == 1 and _judgeable(field.children[0], specs):
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
-        calls_made = _with_returned(tuple(handed.values()), standins)
+        only = {call.key for key, call in bare.items() if key not in handed}
+        handed = {**bare, **handed}
+        calls_made = tuple(
+            call
+            for call in _with_returned(tuple(handed.values()), standins)
+            if call.key not in only or call.returned or call.installed or call.replaced_sets
+        )
         return cls(
             StubStandIns(
                 sets,
@@ -645,13 +668,17 @@ def _with_returned(
         for standin in root.walk()
         if standin.kind in NAMESPACE_KINDS
         for meeting in standin.meetings
-        if meeting.how is MeetingHow.RETURNED and meeting.callee is not None
+        if meeting.how is MeetingHow.RETURNED
+        and meeting.callee is not None
+        and meeting.replaced is None
     ]
     if not returned:
         return handed
     out = []
     for call in handed:
         items: dict[tuple[str, bool], tuple[tuple[StandIn, ...], int]] = {}
+        installed: dict[str, tuple[StandIn, ...]] = {}
+        sets: dict[tuple[str, str], tuple[StandIn, ...]] = {}
         for standin, meeting in returned:
             if meeting.location.path != call.location.path:
                 continue
@@ -664,7 +691,7 @@ def _with_returned(
             tree, lines = call.module.tree, (meeting.location.line, call.location.line)
             if meeting.test is None and call.test is None and _in_force(tree, *lines):
                 in_test = True  # one helper patches and then makes the call
-            if meeting.count == ITSELF:
+            if meeting.count in (ITSELF, SOMETIMES):
                 if in_test and not _in_force(tree, *lines):
                     continue
                 if not in_test and not (meeting.test is None and _patched_first(tree, *lines)):
@@ -672,15 +699,84 @@ def _with_returned(
             elif not in_test:
                 continue
             dotted = meeting.callee.dotted  # type: ignore[union-attr]
-            key = (dotted, meeting.count == ITSELF)
-            known, count = items.get(key, ((), meeting.count))  # type: ignore[arg-type]
-            if standin not in known:
-                items[key] = ((*known, standin), min(count, meeting.count))  # type: ignore[index]
+            given, given_count = standin, meeting.count
+            if given_count in (ITSELF, SOMETIMES):
+                # What returns may be an object the test set the namespace on
+                # (``stub.experts = ns``; ``lambda *_: stub``): it holds it at ``via``.
+                given = held_as(standin, meeting.via)
+                if given_count == SOMETIMES:  # returned on some calls only: a note
+                    given, given_count = _possibly(given), ITSELF
+            if meeting.field is not None:  # a replaced method sets it on its object
+                at = (dotted, meeting.field)
+                if given not in sets.get(at, ()):
+                    sets[at] = (*sets.get(at, ()), given)
+                continue
+            if meeting.installed:  # a module's global set to it: read by its name
+                if given not in installed.get(dotted, ()):
+                    installed[dotted] = (*installed.get(dotted, ()), given)
+                continue
+            key = (dotted, given_count == ITSELF)
+            known, count = items.get(key, ((), given_count))  # type: ignore[arg-type]
+            if given not in known:
+                items[key] = ((*known, given), min(count, given_count))  # type: ignore[index]
         if items:
             given = tuple((dotted, found, count) for (dotted, _), (found, count) in items.items())
             call = attrs.evolve(call, returned=given)
+        if installed:
+            call = attrs.evolve(call, installed=tuple(installed.items()))
+        if sets:
+            merged = tuple((dotted, field, found) for (dotted, field), found in sets.items())
+            call = attrs.evolve(call, replaced_sets=merged)
         out.append(call)
     return tuple(out)
+
+
+def _hand_returned(calls: _CallIndex, meeting: Meeting, bare: dict[tuple, HandedCall]) -> None:
+    """A call the function that patched in a namespace (a replaced function returning it, a
+    module global set to it, a field a replaced method sets) makes after the patch
+    (``Meeting.replaced``): one to judge even where the test hands it nothing, since the
+    code it runs may meet the namespace (``method.load()``).  Filed in ``bare``, by the key
+    ``_hand`` files calls under: where that files no call there, the call is judged only
+    where ``_with_returned`` pairs it with the namespace (the patch holds there)."""
+    callee = meeting.callee
+    if meeting.replaced is None or callee is None or callee.dotted is None:
+        return
+    key = (meeting.location, callee.text, callee.dotted, meeting.test)
+    if key in bare:
+        return
+    call = calls.call_at(meeting.location.line, callee.text)
+    if call is None:
+        return
+    bare[key] = HandedCall(
+        meeting.location,
+        callee.dotted,
+        (),
+        calls.with_stated(meeting.shape or CallShape.of(call), call),
+        calls.module,
+        meeting.test,
+        meeting.expect_raise,
+        raise_owned=meeting.raise_owned,
+        raise_tested=meeting.raise_tested,
+        patched=meeting.patched,
+        returns=calls.asserted(call),
+        instance=callee.instance,
+        instance_fields=callee.instance_fields,
+        instance_values=callee.instance_values,
+        built_values=callee.built_values,
+        overrides=callee.overrides,
+        arms=meeting.arms,
+        unnamed_patch=meeting.unnamed_patch,
+        text=callee.text,
+    )
+
+
+def _possibly(standin: StandIn) -> StandIn:
+    """``standin`` and every namespace in it as objects the code may not meet
+    (``StandIn.possible``): what they lack is a note."""
+    fields = tuple(
+        attrs.evolve(f, children=tuple(_possibly(c) for c in f.children)) for f in standin.fields
+    )
+    return attrs.evolve(standin, possible=True, fields=fields)
 
 
 def _patched_first(tree: ast.Module, patch_line: int, call_line: int) -> bool:
@@ -1294,7 +1390,31 @@ def returned_roots(index, handed: HandedCall) -> dict[str, tuple[StandIn, ...]]:
         if _returned_key(index, handed.module, dotted) is not None:
             root = f"{dotted.rpartition('.')[2]}()"
             out[root] = (*out.get(root, ()), *(s for s in found if s not in out.get(root, ())))
+    for dotted, found in handed.installed:
+        if _global_key(index, handed.module, dotted) is not None:
+            out[installed_root(dotted.rpartition(".")[2])] = found
+    for dotted, field, found in handed.replaced_sets:
+        if _method_key(index, handed.module, dotted) is not None:
+            out[replaced_set_root(dotted.rpartition(".")[2], field)] = found
     return out
+
+
+def _method_key(index, module: ModuleInfo, dotted: str) -> tuple[str, str] | None:
+    """``(class qualname, method)`` of a replaced method as ``CallContext.replaced`` holds
+    it, where the test module's names settle the class."""
+    methods, _, _ = _patches(index, module, [(dotted, False)])
+    return next(iter(methods), None)
+
+
+def _global_key(index, module: ModuleInfo, dotted: str) -> tuple[str, str] | None:
+    """``(module, name)`` of ``mod.name`` where ``mod`` (dotted as the test's imports spell
+    it out) is a module of the tree (``CallContext.installed``)."""
+    owner, _, name = dotted.rpartition(".")
+    try:
+        found = index.tree.module(owner) if owner else None
+    except SourceError:
+        return None
+    return (found.name, name) if found is not None else None
 
 
 def _returned_key(index, module: ModuleInfo, dotted: str) -> str | None:
@@ -1314,6 +1434,16 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         for dotted, _, count in handed.returned
         if (key := _returned_key(index, handed.module, dotted)) is not None
     )
+    installed = frozenset(
+        glob
+        for dotted, _ in handed.installed
+        if (glob := _global_key(index, handed.module, dotted)) is not None
+    )
+    replaced_sets = frozenset(
+        (*method, field, replaced_set_root(method[1], field))
+        for dotted, field, _ in handed.replaced_sets
+        if (method := _method_key(index, handed.module, dotted)) is not None
+    )
     return CallContext(
         replaced=methods,
         patched_functions=functions,
@@ -1325,6 +1455,8 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         chains=True,
         stated_locals=True,
         returned=returned,
+        installed=installed,
+        replaced_sets=replaced_sets,
     )
 
 
@@ -1518,7 +1650,12 @@ def _merged_obj(known: Obj, stated: Obj) -> Obj:
     return attrs.evolve(known, fields=(*fields, *extra))
 
 
-def stated_obj(standin: StandIn, event: StubEvent, table: StubStandIns | None = None) -> Obj | None:
+def stated_obj(
+    standin: StandIn,
+    event: StubEvent,
+    table: StubStandIns | None = None,
+    above: tuple[Meeting, ...] = (),
+) -> Obj | None:
     """A namespace as the object the test built (``values.Obj``), with the fields whose value
     it states and never changes: set once (a field set again, or deleted, may hold either
     value at the call), to a literal or to a namespace stated the same way.  None where the
@@ -1528,14 +1665,16 @@ def stated_obj(standin: StandIn, event: StubEvent, table: StubStandIns | None = 
     if standin.kind is StandInKind.SPEC_MOCK:
         return None  # a mock answers more than its fields: none decides a branch
     if standin.kind is StandInKind.HOLDER:
+        inner = (*above, *_meetings_before(standin, event))
         held = [
-            (f.name, stated_obj(f.children[0], event, table))
+            (f.name, stated_obj(f.children[0], event, table, inner))
             for f in standin.fields
             if len(f.children) == 1 and f.name not in standin.dropped and not _later(f, event)
         ]
         return Obj(tuple((name, obj) for name, obj in held if obj is not None))
-    if not _judged(standin, event, table):
+    if not _judged(standin, event, table, above):
         return None
+    above = (*above, *_meetings_before(standin, event))
     known: list[tuple[str, object]] = []
     for name in dict.fromkeys(f.name for f in standin.fields):
         field, settled = field_at(standin, name, event)
@@ -1549,7 +1688,7 @@ def stated_obj(standin: StandIn, event: StubEvent, table: StubStandIns | None = 
             and field.children[0].kind in NAMESPACE_KINDS
             and not field.children[0].possible
         ):
-            child = stated_obj(field.children[0], event, table)
+            child = stated_obj(field.children[0], event, table, above)
             if child is not None:
                 known.append((field.name, child))
     kind = "SimpleNamespace" if standin.kind is StandInKind.SIMPLE_NAMESPACE else None
@@ -1996,23 +2135,28 @@ def whole_chains(
     whose fields are all it holds at the call (``_judged``, built on every run): a link
     outside ``names`` is one ``missing_fields`` reports (the names every object has, and
     fields the test sets later through a chain, count as held)."""
-    starts = [(given[0], (root,)) for root, given in roots.items() if len(given) == 1]
-    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    none: tuple[Meeting, ...] = ()
+    starts = [(given[0], (root,), none) for root, given in roots.items() if len(given) == 1]
+    starts += [(standin, ("self", field), none) for field, standin in nested.items()]
     out: dict[str, frozenset[str]] = {}
     while starts:
-        standin, walked = starts.pop()
+        standin, walked, above = starts.pop()
+        # The code that met an object holding the namespace met it too (``_judged``).
+        inner = (*above, *_meetings_before(standin, event))
         if standin.kind is StandInKind.HOLDER:
             starts.extend(
-                (f.children[0], _held_at(walked, f)) for f in standin.fields if len(f.children) == 1
+                (f.children[0], _held_at(walked, f), inner)
+                for f in standin.fields
+                if len(f.children) == 1
             )
             continue
-        if standin.possible or not _judged(standin, event, table):
+        if standin.possible or not _judged(standin, event, table, above):
             continue
         late = {field for link, field in table.late if link == walked[-1]}
         held = {f.name for f in standin.fields if f.name not in standin.dropped}
         out[".".join(walked)] = frozenset(held | late | _OBJECT_NAMES)
         starts.extend(
-            (f.children[0], _held_at(walked, f))
+            (f.children[0], _held_at(walked, f), inner)
             for f in standin.fields
             if len(f.children) == 1 and f.name not in standin.dropped
         )
@@ -2051,6 +2195,7 @@ def _first_missing(
     ``certain`` on the call's path is judged there, since what the test stated of such a
     namespace decides none of the callee's branches (``whole_chains``, ``stated_obj``)."""
     sure = True
+    above: tuple[Meeting, ...] = ()  # the calls that met an object holding ``standin``
     for at, name in enumerate(rest):
         if name in _OBJECT_NAMES or (name[:1] == "[" and standin.kind is not StandInKind.HOLDER):
             return None
@@ -2068,8 +2213,8 @@ def _first_missing(
             if len(field.children) != 1:
                 return None
         else:
-            if not _judged(standin, event, table):
-                left = _left_as_built(standin, event, name, table) if certain else None
+            if not _judged(standin, event, table, above):
+                left = _left_as_built(standin, event, name, table, above) if certain else None
                 if left is None:
                     return None
                 sure = sure and left
@@ -2087,6 +2232,7 @@ def _first_missing(
             return None if lacks is None else (lacks[0], lacks[1] and sure)
         if len(field.children) != 1:
             return None  # a real object (or several stand-ins): what it holds is not known
+        above = (*above, *_meetings_before(standin, event))
         standin, walked = field.children[0], (*walked, name)
     return None
 
@@ -2146,7 +2292,12 @@ def runs_code(meeting: Meeting) -> bool:
     )
 
 
-def _judged(standin: StandIn, event: StubEvent, table: StubStandIns | None = None) -> bool:
+def _judged(
+    standin: StandIn,
+    event: StubEvent,
+    table: StubStandIns | None = None,
+    above: tuple[Meeting, ...] = (),
+) -> bool:
     """Whether the fields the test gave ``standin`` are all it holds at ``event``'s call:
     a namespace not handed to other code before it (which may fill it in, as a builder
     fills the metadata it is given).  Another test's hand-over never meets an object each
@@ -2155,10 +2306,12 @@ def _judged(standin: StandIn, event: StubEvent, table: StubStandIns | None = Non
     or in an arm that then leaves the test's function (``if error: ...; return``), never runs
     before it (``arms_exclusive``).  Nor does a call the test handed it to before whose walk
     saw every use of it and stored nothing on it (``Reach``, known to ``table`` once the
-    file's calls are walked: ``_as_built``)."""
+    file's calls are walked: ``_as_built``).  A call that met an object holding the namespace
+    through fields (``above``: ``f(cfg)`` for ``cfg.spec``) met the namespace too, and may
+    have stored on it (``cfg.spec.depth = ...``): its ``Reach`` of the namespace says."""
     if standin.kind not in AUDITED_KINDS or standin.opaque:
         return False
-    before = list(_meetings_before(standin, event))
+    before = [*_meetings_before(standin, event), *above]
     return not before or (table is not None and _as_built(standin, before, table))
 
 
@@ -2193,18 +2346,23 @@ def _meetings_before(standin: StandIn, event: StubEvent) -> Iterator[Meeting]:
 
 
 def _left_as_built(
-    standin: StandIn, event: StubEvent, name: str, table: StubStandIns
+    standin: StandIn,
+    event: StubEvent,
+    name: str,
+    table: StubStandIns,
+    above: tuple[Meeting, ...] = (),
 ) -> bool | None:
     """Whether a namespace other code met before ``event``'s call (``_meetings_before``)
     still lacks ``name`` there: True where each of those calls was walked and left it as the
     test built it (``Reach.whole``, storing nothing on it); False where none stored
     ``name`` or a link on the way to it, but one may have reached it where its walk could not
     see (a read of ``name`` may miss it: a note); None where one may have stored it, replaced
-    the namespace, or was not walked (what it holds there is not known)."""
+    the namespace, or was not walked (what it holds there is not known).  ``above``: the
+    calls that met an object holding it (``_judged``)."""
     if standin.kind not in NAMESPACE_KINDS or standin.opaque:
         return None
     whole = True
-    for meeting in _meetings_before(standin, event):
+    for meeting in (*_meetings_before(standin, event), *above):
         callee = meeting.callee
         if callee is None or callee.dotted is None:
             return None

@@ -553,7 +553,11 @@ def _meeting_text(meeting: extraction.Meeting) -> str:
         vllm = dotted is not None and dotted.startswith("vllm.")
         return "an argument of vLLM code" if vllm else "an argument of other code"
     if meeting.how is MeetingHow.RETURNED:
-        if meeting.count == extraction.ITSELF:
+        if meeting.installed:
+            return "a module global a patch sets"
+        if meeting.field is not None and meeting.count < 0:
+            return "a field a replaced method sets"
+        if meeting.count in (extraction.ITSELF, extraction.SOMETIMES):
             return "what a replaced function returns"
         return "an item a replaced function returns"
     return "a field of an object the audit does not follow"

@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from factories.analysis.extraction._scope import ModuleScope
     from factories.analysis.extraction._standin_model import (
         ITSELF,
+        SOMETIMES,
         Callee,
         Meeting,
         MeetingHow,
@@ -92,6 +93,7 @@ _LAZY = {
     "ModuleScope": "_scope",
     "Callee": "_standin_model",
     "ITSELF": "_standin_model",
+    "SOMETIMES": "_standin_model",
     "Meeting": "_standin_model",
     "MeetingHow": "_standin_model",
     "SelfShape": "_standin_model",
@@ -116,6 +118,7 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "ITSELF",
+    "SOMETIMES",
     "Bindings",
     "Callee",
     "CaseReader",

@@ -143,6 +143,8 @@ class MeetingMaker:
                 bound = _module_alias(self.scope.module.tree, func.id)
             if isinstance(bound, ast.Attribute):
                 target = bound
+        elif isinstance(func, ast.Attribute):
+            target = self._through_alias(func, imports)
         stub_class, method = None, None
         if isinstance(func, ast.Attribute):
             site = self.sites.site_of(func.value)
@@ -169,6 +171,37 @@ class MeetingMaker:
                     made, dotted=f"{built[0]}.__call__", instance=True, instance_fields=built[1]
                 )
         return made
+
+    def _through_alias(self, func: ast.Attribute, imports: dict) -> ast.expr:
+        """``builder_cls.m`` where the function binds ``builder_cls`` once, to a class or
+        module its imports name (``builder_cls = fi.FlashInferMetadataBuilder``; a module's one
+        top-level ``name = value`` too): ``fi.FlashInferMetadataBuilder.m``, the code the call
+        runs.  A name bound more than once (or to anything the imports do not name) leaves the
+        callee unresolved, as before: which binding reaches the call is then not settled."""
+        links: list[str] = []
+        head: ast.expr = func
+        while isinstance(head, ast.Attribute):
+            links.append(head.attr)
+            head = head.value
+        if not isinstance(head, ast.Name) or head.id in imports:
+            return func
+        scope = self.scope.enclosing_scope(head)
+        if isinstance(scope, ast.Module):
+            bound = _module_alias(self.scope.module.tree, head.id)
+        else:
+            stores = [
+                n
+                for n in self.scope.nodes(scope)
+                if isinstance(n, ast.Name) and n.id == head.id and not isinstance(n.ctx, ast.Load)
+            ]
+            bound = self.reader.resolve_local(head, NO_BINDINGS) if len(stores) == 1 else None
+            if bound is None and not stores and not _is_param_of(scope, head.id):
+                bound = _module_alias(self.scope.module.tree, head.id)
+        if not isinstance(bound, (ast.Attribute, ast.Name)) or dotted_name(bound, imports) is None:
+            return func
+        for attr in reversed(links):
+            bound = ast.Attribute(value=bound, attr=attr, ctx=ast.Load())
+        return bound
 
     def _on_instance(
         self, made: Callee, func: ast.Attribute, call: ast.Call, imports: dict
@@ -748,3 +781,12 @@ def _bound_names(node: ast.stmt) -> set[str]:
         return {node.name}
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
     return {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
+
+
+def _is_param_of(scope: ast.AST, name: str) -> bool:
+    """Whether ``name`` is a parameter of the function ``scope``."""
+    if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return False
+    args = scope.args
+    every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+    return any(a is not None and a.arg == name for a in every)

@@ -46,6 +46,9 @@ class MeetingHow(enum.Enum):
 #: ``Meeting.count`` of a ``RETURNED`` meeting whose replacement returns the stand-in itself
 #: (``lambda *_: ns``), not a container holding it.
 ITSELF = -1
+#: ``Meeting.count`` of a ``RETURNED`` meeting whose replacement returns the stand-in itself
+#: on some calls only (``lambda *a: seen.append(a) or ns``): what it lacks is a note.
+SOMETIMES = -2
 
 
 class SelfShape(enum.Enum):
@@ -150,9 +153,21 @@ class Meeting:
     # computes (``patch.object(mod, cls_name)``), which may be what the callee runs.
     unnamed_patch: bool = False
     # ``RETURNED``: how many items the container surely holds (0: not known; ``ITSELF``: the
-    # replacement returns the stand-in itself); ``callee`` names the function replaced,
-    # ``location`` is the patch's.
+    # replacement returns the stand-in itself, ``SOMETIMES`` on some calls); ``callee`` names
+    # the function replaced, ``location`` is the patch's.
     count: int = 0
+    # ``RETURNED`` of the stand-in itself, at a call the function that made the patch makes
+    # after it (``location``, ``callee``: that call's): the dotted function replaced.  The
+    # call is one to judge (``standin_audit._hand_returned``), even if the test hands it
+    # nothing, since its code may call the function.
+    replaced: str | None = None
+    # ``RETURNED`` of a module's global the test set to the stand-in (``monkeypatch.setattr(
+    # mod, "current_platform", ns)``; ``callee`` or ``replaced`` names ``mod.current_platform``),
+    # not of a function returning it.
+    installed: bool = False
+    # (``RETURNED`` of the stand-in itself with ``field``: the test's replacement of the
+    # method ``callee`` or ``replaced`` names sets ``field`` of the object it runs on to the
+    # stand-in: ``def fake_init(runner): runner.transform = ns``.)
     # ``(dotted class, parameter)``: the meeting is one of an object the test built by calling
     # that class with the stand-in as that keyword argument (``x = Cls(coord=ns); x.m()``),
     # through the field of the parameter's name (``via``): it holds only where the class's

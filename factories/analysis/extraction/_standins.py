@@ -37,6 +37,7 @@ from factories.analysis.extraction._standin_index import StandInSites
 from factories.analysis.extraction._standin_meetings import MeetingMaker
 from factories.analysis.extraction._standin_model import (
     ITSELF,
+    SOMETIMES,
     Callee,
     Meeting,
     MeetingHow,
@@ -961,20 +962,14 @@ class StandInExtractor:
         elif isinstance(parent, ast.Lambda) and (patch := self._returned_by(node)) is not None:
             # ``monkeypatch.setattr(mod, "f", lambda *_: ns)``: vLLM code that calls ``f``
             # gets the stand-in itself (``ITSELF``); what else reads it is not followed.
-            found.loose.add(())
-            call, target = patch
-            meeting = self.meet.attribute(call, None, call, route.cases)
-            found.meetings.append(
-                attrs.evolve(
-                    meeting,
-                    how=MeetingHow.RETURNED,
-                    owner=None,
-                    owner_kind=None,
-                    owner_class=None,
-                    callee=Callee(ast.unparse(call.func), target),
-                    count=ITSELF,
-                )
-            )
+            self._returned_itself(patch, ITSELF, found, route)
+        elif (
+            _last_of_or(parent, node)
+            and isinstance(self.scope.parents.get(parent), ast.Lambda)
+            and (patch := self._returned_by(parent)) is not None  # type: ignore[arg-type]
+        ):
+            # ``lambda **kw: seen.update(kw) or ns``: it returns ``ns`` on some calls only
+            self._returned_itself(patch, SOMETIMES, found, route)
         elif isinstance(parent, ast.Attribute) and not route.fields:
             self._method_of_holder(parent, found, route)
             if route.holding is not None and parent.attr == route.holding:
@@ -991,6 +986,79 @@ class StandInExtractor:
             found.loose.add(())
             if isinstance(parent, ast.Tuple):
                 self._keyed(node, found, route)  # ``stub.reqs["r"] = (ns, blocks)``
+
+    def _installed(self, call: ast.Call, field: str, found: _Found, route: _Route) -> None:
+        """``monkeypatch.setattr(mod, "current_platform", ns)`` in a function, ``mod`` a name
+        its imports give: the code of the calls the function then makes (``mod.Runner()``)
+        meets ``ns`` where ``mod``'s functions read that global, as that of a function the
+        test replaced meets what it returns (``_returned_itself`` with ``Meeting.installed``;
+        whether ``mod`` is a module of the tree, the audit decides)."""
+        func = call.func
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr == "setattr"
+            and isinstance(self.scope.enclosing_scope(call), FUNCTION_DEFS)
+            and route.fields
+            and route.holding is None
+        ):
+            return
+        owner = dotted_name(call.args[0], self.sites.imports(call))
+        if owner is not None:
+            self._returned_itself((call, f"{owner}.{field}"), ITSELF, found, route, True)
+
+    def _returned_itself(
+        self,
+        patch: tuple[ast.Call, str],
+        count: int,
+        found: _Found,
+        route: _Route,
+        installed: bool = False,
+        field: str | None = None,
+    ) -> None:
+        """The stand-in is what the test's replacement of the function ``patch`` names
+        returns (``count``: ``ITSELF``, or ``SOMETIMES`` after an ``or``): a ``RETURNED``
+        meeting at the patch, which the audit pairs with each call it judges where the patch
+        holds (``standin_audit._with_returned``).  Where the patch is a statement of a
+        function, each call that function makes after it, of code its imports name, is one
+        to judge even if the test hands it nothing (``method.load()``, whose code calls the
+        function): a ``RETURNED`` meeting there too, naming the function replaced
+        (``Meeting.replaced``).  What else reads the stand-in is not followed.  ``installed``:
+        the patch sets a module's global to the stand-in (``Meeting.installed``); ``field``:
+        the replacement of a method sets that field of its object to it (``Meeting.field``)."""
+        if not installed and field is None:
+            found.loose.add(())
+        call, target = patch
+        meeting = self.meet.attribute(call, None, call, route.cases)
+        found.meetings.append(
+            attrs.evolve(
+                meeting,
+                how=MeetingHow.RETURNED,
+                owner=None,
+                owner_kind=None,
+                owner_class=None,
+                callee=Callee(ast.unparse(call.func), target),
+                count=count,
+                installed=installed,
+                field=field,
+            )
+        )
+        where = self.scope.enclosing_scope(call)
+        if not isinstance(where, FUNCTION_DEFS):
+            return
+        inside = {id(node) for node in walk(call)}
+        for node in self.scope.nodes_after(where, (call.lineno, call.col_offset)):
+            if (
+                not isinstance(node, ast.Call)
+                or id(node) in inside
+                or self.scope.enclosing_scope(node) is not where
+            ):
+                continue
+            later = self.meet.call(MeetingHow.RETURNED, node, node, route.cases, node.func)
+            if later.callee is None or later.callee.dotted is None:
+                continue
+            found.meetings.append(
+                attrs.evolve(later, replaced=target, count=count, installed=installed, field=field)
+            )
 
     def _field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
         """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``: a field's value handed to code the test's
@@ -1247,6 +1315,52 @@ class StandInExtractor:
         found.meetings.append(attrs.evolve(meeting, item=item, slot=slot))
         if meeting.owner_kind is None:
             self._held(target.value, target.attr, stmt, scope, found, route, item)
+            if not item:
+                self._set_by_replacement(target, stmt, found, route)
+
+    def _set_by_replacement(
+        self, target: ast.Attribute, stmt: ast.stmt, found: _Found, route: _Route
+    ) -> None:
+        """``def fake_init(runner, *a, **k): runner.transform = ns`` in a test function that
+        then replaces a method with it (``monkeypatch.setattr(MoERunner, "__init__",
+        fake_init)``, a statement of its own body): the object the replaced method runs on
+        holds ``ns`` as that field afterwards, for the calls the test makes where the patch
+        holds (``_returned_itself`` with ``Meeting.field``).  Only a plain store among the
+        replacement's own top-level statements, on its first parameter."""
+        func = self.scope.parents.get(stmt)
+        if not (
+            isinstance(func, FUNCTION_DEFS)
+            and any(s is stmt for s in func.body)
+            and isinstance(target.value, ast.Name)
+            and route.fields
+            and route.holding is None
+        ):
+            return
+        args = func.args
+        first = (args.posonlyargs + args.args)[:1]
+        if not first or first[0].arg != target.value.id:
+            return
+        test = self.scope.enclosing_scope(func)
+        if not isinstance(test, FUNCTION_DEFS):
+            return
+        for node in test.body:
+            call = node.value if isinstance(node, ast.Expr) else None
+            if not (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "setattr"
+                and len(call.args) == 3
+                and isinstance(call.args[2], ast.Name)
+                and call.args[2].id == func.name
+                and _str(call.args[1]) is not None
+            ):
+                continue
+            owner = dotted_name(call.args[0], self.sites.imports(call))
+            if owner is not None:
+                replaced = f"{owner}.{_str(call.args[1])}"
+                self._returned_itself(
+                    (call, replaced), ITSELF, found, route, installed=False, field=target.attr
+                )
 
     def _held(
         self,
@@ -1440,6 +1554,7 @@ class StandInExtractor:
                 found.meetings.append(meeting)
                 if meeting.owner_kind is None and field is not None:
                     self._set_on_local(call, field, found, route)
+                    self._installed(call, field, found, route)
             elif not (call.args and call.args[0] is arg):
                 found.loose.add(())
             return
@@ -1849,3 +1964,13 @@ def _argument_for(
         *zip(args.kwonlyargs, args.kw_defaults),
     ]
     return next((d for p, d in defaults if p.arg == name), None)
+
+
+def _last_of_or(parent: ast.AST | None, node: ast.expr) -> bool:
+    """Whether ``node`` is the last operand of an ``or`` (``a or node``): its value where
+    every operand before it is falsy."""
+    return (
+        isinstance(parent, ast.BoolOp)
+        and isinstance(parent.op, ast.Or)
+        and parent.values[-1] is node
+    )

@@ -26,8 +26,10 @@ from factories.analysis.readset._model import (
     MethodReport,
     Recorder,
     Walked,
+    alias_mark,
     names,
     shaped,
+    unaliased,
 )
 from factories.analysis.readset._paths import (
     BlockIds,
@@ -391,6 +393,19 @@ class ReadSetAnalyzer:
 
     # -- internals ----------------------------------------------------------------------
 
+    def set_by_replacement(
+        self, context: CallContext, member: Member, state: frozenset[str]
+    ) -> frozenset[str]:
+        """``state`` past a call of a method the test replaced with a function that sets
+        fields of its object to stand-ins (``CallContext.replaced_sets``): ``self.<field>``
+        holds that stand-in from here on (``alias_mark``)."""
+        if not context.replaced_sets:
+            return state
+        for qualname, name, field, root in context.replaced_sets:
+            if name == member.name and qualname == member.owner.qualname:
+                state = unaliased(state, field) | {alias_mark(field, root)}
+        return state
+
     def is_replaced(
         self, context: CallContext, cls: ClassInfo, member: Member, after: ClassInfo | None
     ) -> bool:
@@ -445,7 +460,12 @@ class ReadSetAnalyzer:
             # patched function is, ``CallHandlers.call_out``); where the test's values are
             # followed: the stub audit's output is pinned to the releases.
             may_raise = context.expect_raise and context.stated_locals
-            return Walked(Recorder(), state, raised=may_raise, skipped=True)
+            return Walked(
+                Recorder(),
+                self.set_by_replacement(context, member, state),
+                raised=may_raise,
+                skipped=True,
+            )
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
         key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:

@@ -172,7 +172,21 @@ class ChainHandlers:
             return (root, tuple(head) + path), len(head)
         if self.entry and node.id in self.params and node.id not in self.shadowed:
             return (node.id, path), 0
+        if self.installed(node.id):
+            return (installed_root(node.id), path), 0
         return None
+
+    def installed(self, name: str) -> bool:
+        """Whether ``name`` read here is the module global the test set to a stand-in
+        (``CallContext.installed``): no parameter, local or import of the function binds it."""
+        return (
+            bool(self.context.installed)
+            and (self.module.name, name) in self.context.installed
+            and name not in self.params
+            and name != self.self_name
+            and name not in self.locals
+            and name not in self.local_imports
+        )
 
     def maybe_chain(self, node: ast.AST | None) -> tuple[Chain, int] | None:
         """``chain_through`` for a chain on a name that holds a stand-in chain on some paths
@@ -786,3 +800,15 @@ def _root_attribute(node: ast.AST | None) -> ast.AST | None:
     while isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
         node = node.value
     return node
+
+
+def installed_root(name: str) -> str:
+    """The chain root of the module global ``name`` a test set to a stand-in
+    (``CallContext.installed``): no parameter's name, whatever the callee calls its own."""
+    return f"global {name}"
+
+
+def replaced_set_root(method: str, field: str) -> str:
+    """The chain root of the stand-in the test's replacement of ``method`` sets as ``field``
+    of its object (``CallContext.replaced_sets``)."""
+    return f"{field}@{method}"

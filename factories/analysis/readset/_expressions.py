@@ -61,6 +61,8 @@ class ExpressionHandlers:
             while isinstance(base, ast.Attribute) and not self.is_self_attr(base):
                 base = base.value
             return self.expr(base, state)
+        if isinstance(node.value, ast.Name) and self.installed(node.value.id):
+            self.chain_attribute(node, state)  # ``current_platform.x``: a global the test set
         return self.expr(node.value, state)
 
     def expr_Name(self, node: ast.Name, state: frozenset[str]) -> frozenset[str]:

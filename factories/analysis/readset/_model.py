@@ -300,6 +300,13 @@ class CallContext:
     # ``items`` -1 (``extraction.ITSELF``): it returns the stand-in itself, which a call of
     # it (through the module's own name of it) stands for, as ``root``.
     returned: frozenset[tuple[str, str, int]] = frozenset()
+    # ``(module, name)``: the test set the module's global ``name`` to a stand-in; a read of
+    # the global in that module's code is a chain on the root ``installed_root(name)``.
+    installed: frozenset[tuple[str, str]] = frozenset()
+    # ``(class qualname, method, field, root)``: the test replaced the method with a function
+    # that sets ``field`` of its object to a stand-in; past a call of it, ``self.<field>`` is
+    # a chain on ``root`` (``ReadSetAnalyzer.set_by_replacement``).
+    replaced_sets: frozenset[tuple[str, str, str, str]] = frozenset()
     whole: tuple[tuple[str, frozenset[str]], ...] = ()
     # The chains at which the call's stand-ins hold a tuple the test wrote out
     # (``self.pair``, ``self.reqs.[]``): a position read there is that item

@@ -262,6 +262,8 @@ class StatementHandlers:
             return None
         text = ast.unparse(value.func)
         if isinstance(value.func, ast.Name):
+            if text in self.params or text in self.locals or text in self.local_imports:  # type: ignore[attr-defined]
+                return None  # a name the function binds itself, not the module's replaced one
             key = f"{self.module.name}.{text}"
         else:
             owner, _, name = text.rpartition(".")
