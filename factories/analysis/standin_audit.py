@@ -64,6 +64,7 @@ from factories.analysis.classes import (
 from factories.analysis.extraction import (
     ITSELF,
     SOMETIMES,
+    Callee,
     EventKind,
     Meeting,
     MeetingHow,
@@ -747,11 +748,21 @@ def _hand_returned(calls: _CallIndex, meeting: Meeting, bare: dict[tuple, Handed
     call = calls.call_at(meeting.location.line, callee.text)
     if call is None:
         return
-    bare[key] = HandedCall(
+    shape = calls.with_stated(meeting.shape or CallShape.of(call), call)
+    bare[key] = _handed_call(meeting, callee, shape, call, calls)
+
+
+def _handed_call(
+    meeting: Meeting, callee: Callee, shape: CallShape, call: ast.Call, calls: _CallIndex
+) -> HandedCall:
+    """The call a meeting makes, with nothing handed yet (``HandedCall.passed``): what the
+    test states around it (patches, ``pytest.raises``, asserts on its result) and what it
+    knows of the object the callee runs on."""
+    return HandedCall(
         meeting.location,
         callee.dotted,
         (),
-        calls.with_stated(meeting.shape or CallShape.of(call), call),
+        shape,
         calls.module,
         meeting.test,
         meeting.expect_raise,
@@ -1039,26 +1050,8 @@ def _hand(
         shape = calls.with_stated(
             CallShape.of(call) if bound_mock else meeting.shape or CallShape.of(call), call
         )
-        known = HandedCall(
-            meeting.location,
-            callee.dotted,
-            (),
-            _with_self(shape) if bound_mock else shape,
-            calls.module,
-            meeting.test,
-            meeting.expect_raise,
-            raise_owned=meeting.raise_owned,
-            raise_tested=meeting.raise_tested,
-            patched=meeting.patched,
-            returns=calls.asserted(call),
-            instance=callee.instance,
-            instance_fields=callee.instance_fields,
-            instance_values=callee.instance_values,
-            built_values=callee.built_values,
-            overrides=callee.overrides,
-            arms=meeting.arms,
-            unnamed_patch=meeting.unnamed_patch,
-            text=callee.text,
+        known = _handed_call(
+            meeting, callee, _with_self(shape) if bound_mock else shape, call, calls
         )
     if fresh and meeting.test is None:
         known = attrs.evolve(known, unsettled=True)

@@ -276,19 +276,24 @@ class MeetingMaker:
         helper = self.scope.local_def(expr.func) if isinstance(expr.func, ast.Name) else None
         if helper is None:
             return ()
-        if self.scope.module.functions.get(helper.name) is helper:
-            self.scope.ensure_indexed(helper)
-        returns = [
-            node
-            for node in self.scope.nodes(helper)
-            if isinstance(node, ast.Return) and self.scope.enclosing_scope(node) is helper
-        ]
+        returns = self._returns_of(helper)
         if len(returns) != 1 or not isinstance(returns[0].value, ast.Call):
             return ()
         built = returns[0].value
         if not self._constructor(built):
             return ()
         return self._arguments(built, self._left_at_default(helper, expr))
+
+    def _returns_of(self, helper: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
+        """The ``return`` statements of a helper of the module, not of functions nested in it
+        (indexed on first use: a top-level helper's nodes are walked lazily)."""
+        if self.scope.module.functions.get(helper.name) is helper:
+            self.scope.ensure_indexed(helper)
+        return [
+            node
+            for node in self.scope.nodes(helper)
+            if isinstance(node, ast.Return) and self.scope.enclosing_scope(node) is helper
+        ]
 
     def _constructor(self, call: ast.Call) -> bool:
         """Whether ``call`` calls a name the imports settle (a class, which the audit checks)
@@ -454,13 +459,7 @@ class MeetingMaker:
         helper = self.scope.local_def(func) if isinstance(func, ast.Name) else None
         if helper is None or depth >= MAX_FUNCTION_HOPS:
             return None
-        if self.scope.module.functions.get(helper.name) is helper:
-            self.scope.ensure_indexed(helper)
-        returns = [
-            node
-            for node in self.scope.nodes(helper)
-            if isinstance(node, ast.Return) and self.scope.enclosing_scope(node) is helper
-        ]
+        returns = self._returns_of(helper)
         found = [
             self._built(ret.value, ret, depth + 1) if ret.value is not None else None
             for ret in returns

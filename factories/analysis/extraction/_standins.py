@@ -583,20 +583,7 @@ class StandInExtractor:
             patch = self._returned_by(node)
             if patch is None:
                 continue
-            call, target = patch
-            meeting = self.meet.attribute(call, None, call, route.cases)
-            callee = Callee(ast.unparse(call.func), target)
-            found.meetings.append(
-                attrs.evolve(
-                    meeting,
-                    how=MeetingHow.RETURNED,
-                    owner=None,
-                    owner_kind=None,
-                    owner_class=None,
-                    callee=callee,
-                    count=count,
-                )
-            )
+            found.meetings.append(self._patch_meeting(patch, count, route))
 
     def _container_returned(self, scope: ast.AST, found: _Found, route: _Route) -> None:
         """The stand-in is an item of the container a helper of the module returns (``return
@@ -1006,6 +993,21 @@ class StandInExtractor:
         if owner is not None:
             self._returned_itself((call, f"{owner}.{field}"), ITSELF, found, route, True)
 
+    def _patch_meeting(self, patch: tuple[ast.Call, str], count: int, route: _Route) -> Meeting:
+        """The ``RETURNED`` meeting at the patch ``patch`` (the patching call, the dotted name
+        of the function it replaces): the stand-in, or ``count`` items of a container holding
+        it, is what calling that function gives vLLM code."""
+        call, target = patch
+        return attrs.evolve(
+            self.meet.attribute(call, None, call, route.cases),
+            how=MeetingHow.RETURNED,
+            owner=None,
+            owner_kind=None,
+            owner_class=None,
+            callee=Callee(ast.unparse(call.func), target),
+            count=count,
+        )
+
     def _returned_itself(
         self,
         patch: tuple[ast.Call, str],
@@ -1028,19 +1030,8 @@ class StandInExtractor:
         if not installed and field is None:
             found.loose.add(())
         call, target = patch
-        meeting = self.meet.attribute(call, None, call, route.cases)
         found.meetings.append(
-            attrs.evolve(
-                meeting,
-                how=MeetingHow.RETURNED,
-                owner=None,
-                owner_kind=None,
-                owner_class=None,
-                callee=Callee(ast.unparse(call.func), target),
-                count=count,
-                installed=installed,
-                field=field,
-            )
+            attrs.evolve(self._patch_meeting(patch, count, route), installed=installed, field=field)
         )
         where = self.scope.enclosing_scope(call)
         if not isinstance(where, FUNCTION_DEFS):
