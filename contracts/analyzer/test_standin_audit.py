@@ -1446,6 +1446,11 @@ class ExpertLoader:
 def layer_kinds_on(config):
     layers = get_layers(config)
     return any(layer.kind == 1 for layer in layers.values() if layer.on)
+
+
+def pair_of(x):
+    first, rest = x.pair
+    return rest.append, x.pair[1].append, first.prompt_len
 """
 
 
@@ -6067,6 +6072,26 @@ CASES = [
             s = object.__new__(Pending)
             s.pair = (SimpleNamespace(prompt_len=1), [0])
             s.pair_read()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-tuple-display-on-a-namespace-field-is-read-by-position-the-list-beside-the-namespace-not-it",
+        """
+        from vllm.mod import pair_of
+
+        def test_x():
+            pair_of(SimpleNamespace(pair=(SimpleNamespace(n=1), [0])))
+        """,
+        frozenset({(ERROR, "x.pair[0].prompt_len")}),
+    ),
+    Case(
+        "a-tuple-display-on-a-namespace-field-whose-namespace-holds-the-field-read-by-position",
+        """
+        from vllm.mod import pair_of
+
+        def test_x():
+            pair_of(SimpleNamespace(pair=(SimpleNamespace(prompt_len=1), [0])))
         """,
         frozenset(),
     ),

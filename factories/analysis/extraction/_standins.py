@@ -67,7 +67,7 @@ from factories.analysis.extraction._syntax import (
     is_parameter,
 )
 from factories.analysis.extraction._syntax import str_literal as _str
-from factories.analysis.readset._chains import ELEMENT
+from factories.analysis.readset._chains import ELEMENT, slot_link
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import (
     EnumMember,
@@ -255,6 +255,14 @@ class StandInExtractor:
         fields and, where it stands for one run, for later sets too."""
         variant = route.variant
         bindings = variant.bindings if created or variant.exact else NO_BINDINGS
+        slots = self._slots(value, route)
+        if slots is not None:  # ``pair=(ns, [0])``: the field holds a tuple read by position
+            return StandInField(
+                name,
+                self.scope.loc(where),
+                children=(slots,),
+                test=self._caller_set(where) if route.returned else None,
+            )
         children = tuple(self._children(value, route))
         known = _stated(self.reader.value_of(value, bindings), value, children)
         if not known and not children:
@@ -271,6 +279,38 @@ class StandInExtractor:
             test=self._caller_set(where) if route.returned else None,
             items=bool(children) and self._display(value),
         )
+
+    def _slots(self, value: ast.expr, route: _Route) -> StandIn | None:
+        """A field set to a tuple display (or a local bound to one) with a stand-in among its
+        items and an item that builds none (``pair=(ns, [0])``): a holder of its items by
+        position (``slot_link``), as a stub's field set so is (``_item_set``), since code
+        reaches each item by its position (``x.pair[1].append``, ``ns, blocks = x.pair``)
+        and an element of it may be the other item, which the stand-in is not.  Where every
+        item builds one (or one is starred), any element is one of them (``_children``)."""
+        if isinstance(value, ast.Name):
+            bound = self.reader.resolve_local(value, NO_BINDINGS)
+            value = bound if isinstance(bound, ast.expr) else value
+        if not (
+            route.fields
+            and isinstance(value, ast.Tuple)
+            and not any(isinstance(e, ast.Starred) for e in value.elts)
+            and any(self._builds(e) for e in value.elts)
+            and not all(self._builds(e) for e in value.elts)
+        ):
+            return None
+        fields = []
+        for i, elt in enumerate(value.elts):
+            children = tuple(self._children(elt, route))
+            if children:
+                fields.append(
+                    StandInField(
+                        slot_link(i),
+                        self.scope.loc(elt),
+                        children=children,
+                        items=self._display(elt),
+                    )
+                )
+        return StandIn(StandInKind.HOLDER, self.scope.loc(value), fields=tuple(fields))
 
     def _display(self, value: ast.expr) -> bool:
         """Whether ``value`` is (or is a local bound to) a list, tuple, set or dict display:
