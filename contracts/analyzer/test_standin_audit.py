@@ -6095,6 +6095,74 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-field-of-a-namespace-a-helper-returns-stored-under-a-key-lacks-the-field-read-as-item-0",
+        """
+        from vllm.mod import Pending
+
+        def _out():
+            return SimpleNamespace(request=SimpleNamespace(n=1))
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            s.reqs["r"] = (_out().request, [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset({(ERROR, "self.reqs[][0].prompt_len")}),
+    ),
+    Case(
+        "a-field-of-a-returned-namespace-bound-to-a-local-stored-under-a-key-lacks-the-field",
+        """
+        from vllm.mod import Pending
+
+        def _out():
+            return SimpleNamespace(request=SimpleNamespace(n=1))
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            out = _out()
+            s.reqs["r"] = (out.request, [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset({(ERROR, "self.reqs[][0].prompt_len")}),
+    ),
+    Case(
+        "a-field-of-a-returned-namespace-stored-under-a-key-holds-the-field-read-as-item-0",
+        """
+        from vllm.mod import Pending
+
+        def _out():
+            return SimpleNamespace(request=SimpleNamespace(prompt_len=1))
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            s.reqs["r"] = (_out().request, [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-of-a-returned-namespace-handed-on-before-it-is-stored-may-hold-another-object",
+        """
+        from vllm.mod import Pending
+        from vllm.other import fill
+
+        def _out():
+            return SimpleNamespace(request=SimpleNamespace(n=1))
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            out = _out()
+            fill(out)
+            s.reqs["r"] = (out.request, [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
+    ),
 ]
 
 
