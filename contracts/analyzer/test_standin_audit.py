@@ -1518,6 +1518,11 @@ def keep_with(make_kernel):
 def keep_through(cfg):
     return make_kernel(cfg).experts.keep
 
+
+
+def pair_of(x):
+    first, rest = x.pair
+    return rest.append, x.pair[1].append, first.prompt_len
 """
 
 
@@ -6379,6 +6384,94 @@ CASES = [
             keep_through(None)
         """,
         frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-tuple-display-on-a-namespace-field-is-read-by-position-the-list-beside-the-namespace-not-it",
+        """
+        from vllm.mod import pair_of
+
+        def test_x():
+            pair_of(SimpleNamespace(pair=(SimpleNamespace(n=1), [0])))
+        """,
+        frozenset({(ERROR, "x.pair[0].prompt_len")}),
+    ),
+    Case(
+        "a-tuple-display-on-a-namespace-field-whose-namespace-holds-the-field-read-by-position",
+        """
+        from vllm.mod import pair_of
+
+        def test_x():
+            pair_of(SimpleNamespace(pair=(SimpleNamespace(prompt_len=1), [0])))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-of-a-namespace-a-helper-returns-stored-under-a-key-lacks-the-field-read-as-item-0",
+        """
+        from vllm.mod import Pending
+
+        def _out():
+            return SimpleNamespace(request=SimpleNamespace(n=1))
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            s.reqs["r"] = (_out().request, [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset({(ERROR, "self.reqs[][0].prompt_len")}),
+    ),
+    Case(
+        "a-field-of-a-returned-namespace-bound-to-a-local-stored-under-a-key-lacks-the-field",
+        """
+        from vllm.mod import Pending
+
+        def _out():
+            return SimpleNamespace(request=SimpleNamespace(n=1))
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            out = _out()
+            s.reqs["r"] = (out.request, [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset({(ERROR, "self.reqs[][0].prompt_len")}),
+    ),
+    Case(
+        "a-field-of-a-returned-namespace-stored-under-a-key-holds-the-field-read-as-item-0",
+        """
+        from vllm.mod import Pending
+
+        def _out():
+            return SimpleNamespace(request=SimpleNamespace(prompt_len=1))
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            s.reqs["r"] = (_out().request, [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-of-a-returned-namespace-handed-on-before-it-is-stored-may-hold-another-object",
+        """
+        from vllm.mod import Pending
+        from vllm.other import fill
+
+        def _out():
+            return SimpleNamespace(request=SimpleNamespace(n=1))
+
+        def test_x():
+            s = object.__new__(Pending)
+            s.reqs = {}
+            out = _out()
+            fill(out)
+            s.reqs["r"] = (out.request, [0])
+            s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
     ),
 ]
 

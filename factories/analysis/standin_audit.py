@@ -1358,6 +1358,7 @@ def _as_function(
         _handed_context(index, handed, roots),
         returns=handed.returns,
         whole=whole_chains(roots, {}, table, handed.event),
+        tuples=tuple_chains(roots, {}),
     )
     report = analyzer.analyze_function(
         function,
@@ -1711,6 +1712,7 @@ def _constructed(
         real_self=True,
         replaced=context.replaced | overridden,
         whole=whole_chains(roots, {}, table, attrs.evolve(handed.event, name="__init__")),
+        tuples=tuple_chains(roots, {}),
     )
     report = analyzer.analyze(
         cls,
@@ -1837,6 +1839,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
         real_self=True,
         returns=handed.returns,
         whole=whole_chains(roots, nested, table, handed.event),
+        tuples=tuple_chains(roots, nested),
     )
     # The namespaces the test set on the object, as it built them (``stated_obj``): their
     # stated fields decide the method's branches (``self.manager.needs_capture()`` of a
@@ -2103,17 +2106,20 @@ def tuple_chains(
 ) -> frozenset[str]:
     """``CallContext.tuples``: the chains at which the call's namespaces, or the containers
     the test set on the stub's fields, hold a tuple the test wrote out (a holder of items by
-    position, ``slot_link``): ``self.pair``, ``self.reqs.[]``."""
+    position, ``slot_link``): ``self.pair``, ``self.reqs.[]``, and a namespace's field set to
+    a tuple display (``x.pair`` of ``SimpleNamespace(pair=(ns, [0]))``)."""
     starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
     starts += [(standin, ("self", field)) for field, standin in nested.items()]
     out: set[str] = set()
     while starts:
         standin, walked = starts.pop()
-        if standin.kind is not StandInKind.HOLDER:
+        if standin.kind not in AUDITED_KINDS and standin.kind is not StandInKind.HOLDER:
             continue
-        if any(f.name[:1] == "[" and f.name != ELEMENT for f in standin.fields):
+        if standin.kind is StandInKind.HOLDER and any(
+            f.name[:1] == "[" and f.name != ELEMENT for f in standin.fields
+        ):
             out.add(".".join(walked))
-        starts.extend((c, (*walked, f.name)) for f in standin.fields for c in f.children)
+        starts.extend((c, _held_at(walked, f)) for f in standin.fields for c in f.children)
     return frozenset(out)
 
 

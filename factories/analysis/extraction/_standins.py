@@ -68,7 +68,7 @@ from factories.analysis.extraction._syntax import (
     is_parameter,
 )
 from factories.analysis.extraction._syntax import str_literal as _str
-from factories.analysis.readset._chains import ELEMENT
+from factories.analysis.readset._chains import ELEMENT, slot_link
 from factories.analysis.source_tree import ModuleInfo
 from factories.analysis.values import (
     EnumMember,
@@ -256,6 +256,14 @@ class StandInExtractor:
         fields and, where it stands for one run, for later sets too."""
         variant = route.variant
         bindings = variant.bindings if created or variant.exact else NO_BINDINGS
+        slots = self._slots(value, route)
+        if slots is not None:  # ``pair=(ns, [0])``: the field holds a tuple read by position
+            return StandInField(
+                name,
+                self.scope.loc(where),
+                children=(slots,),
+                test=self._caller_set(where) if route.returned else None,
+            )
         children = tuple(self._children(value, route))
         known = _stated(self.reader.value_of(value, bindings), value, children)
         if not known and not children:
@@ -272,6 +280,38 @@ class StandInExtractor:
             test=self._caller_set(where) if route.returned else None,
             items=bool(children) and self._display(value),
         )
+
+    def _slots(self, value: ast.expr, route: _Route) -> StandIn | None:
+        """A field set to a tuple display (or a local bound to one) with a stand-in among its
+        items and an item that builds none (``pair=(ns, [0])``): a holder of its items by
+        position (``slot_link``), as a stub's field set so is (``_item_set``), since code
+        reaches each item by its position (``x.pair[1].append``, ``ns, blocks = x.pair``)
+        and an element of it may be the other item, which the stand-in is not.  Where every
+        item builds one (or one is starred), any element is one of them (``_children``)."""
+        if isinstance(value, ast.Name):
+            bound = self.reader.resolve_local(value, NO_BINDINGS)
+            value = bound if isinstance(bound, ast.expr) else value
+        if not (
+            route.fields
+            and isinstance(value, ast.Tuple)
+            and not any(isinstance(e, ast.Starred) for e in value.elts)
+            and any(self._builds(e) for e in value.elts)
+            and not all(self._builds(e) for e in value.elts)
+        ):
+            return None
+        fields = []
+        for i, elt in enumerate(value.elts):
+            children = tuple(self._children(elt, route))
+            if children:
+                fields.append(
+                    StandInField(
+                        slot_link(i),
+                        self.scope.loc(elt),
+                        children=children,
+                        items=self._display(elt),
+                    )
+                )
+        return StandIn(StandInKind.HOLDER, self.scope.loc(value), fields=tuple(fields))
 
     def _display(self, value: ast.expr) -> bool:
         """Whether ``value`` is (or is a local bound to) a list, tuple, set or dict display:
@@ -464,6 +504,9 @@ class StandInExtractor:
             if not self._parametrized(value, found, route):
                 found.loose.add(())
                 self._keyed(value, found, route)
+        elif isinstance(parent, ast.Attribute) and route.fields:
+            found.loose.add(())  # ``make().request``: where the object goes is not followed,
+            self._field_stored(parent, found, route)  # where its field's value may be
         elif not isinstance(parent, ast.Expr):
             found.loose.add(())  # anywhere else: where it goes is not followed
 
@@ -1064,6 +1107,50 @@ class StandInExtractor:
         meeting = self._handed_to_code(top, route)
         if meeting is not None:
             found.through.append((tuple(path), meeting))
+        else:
+            self._field_stored(attr, found, route)
+
+    def _field_stored(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
+        """``stub.reqs["r"] = (out.request, blocks)``, ``... = make().request``: a field's
+        value stored under a key of a stub's container (``_keyed``): a meeting of the
+        stand-in that field holds, where it holds one (``_met_through``)."""
+        path: list[str] = [attr.attr]
+        top: ast.expr = attr
+        parent = self.scope.parents.get(attr)
+        while isinstance(parent, ast.Attribute) and parent.value is top:
+            path.append(parent.attr)
+            top, parent = parent, self.scope.parents.get(parent)
+        if not (isinstance(attr.ctx, ast.Load) and self._only_read_through(attr.value)):
+            return
+        meeting = self._keyed_meeting(top, route)
+        if meeting is not None:
+            found.through.append((tuple(path), meeting))
+
+    def _only_read_through(self, owner: ast.expr) -> bool:
+        """Whether the object ``owner`` names still holds, wherever it is read, the field
+        values it was built with: a call's result read at once (``make().request``), or a
+        local of a function that binds it once and only ever reads fields of it
+        (``out.request``), never handing it on (``fill(out)``, ``out.update()``) nor setting
+        a field of it (``out.request = other``), which may change what the field holds."""
+        if isinstance(owner, ast.Call):
+            return True
+        scope = self.scope.enclosing_scope(owner)
+        if not isinstance(owner, ast.Name) or not isinstance(scope, FUNCTION_DEFS):
+            return False
+        binds = 0
+        for node in self.scope.nodes(scope):
+            if not (isinstance(node, ast.Name) and node.id == owner.id):
+                continue
+            if not isinstance(node.ctx, ast.Load):
+                binds += 1
+                continue
+            parent = self.scope.parents.get(node)
+            if not (isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Load)):
+                return False
+            user = self.scope.parents.get(parent)
+            if isinstance(user, ast.Call) and user.func is parent:
+                return False  # ``out.update(...)``: a method of it may change it
+        return binds == 1
 
     def _handed_to_code(self, arg: ast.expr, route: _Route) -> Meeting | None:
         """The meeting of ``arg`` where it is an argument (``f(arg)``, ``f(x=arg)``) of code
@@ -1247,6 +1334,13 @@ class StandInExtractor:
         the value stored under ``key`` in the container ``owner.field`` holds, met on
         ``owner`` (``Meeting.keyed``).  Only on a stub's field: where ``owner`` is another
         object, where that goes is not followed."""
+        meeting = self._keyed_meeting(value, route)
+        if meeting is not None:
+            found.meetings.append(meeting)
+
+    def _keyed_meeting(self, value: ast.expr, route: _Route) -> Meeting | None:
+        """The meeting ``_keyed`` finds for ``value`` (the stand-in, or a chain of fields
+        that reaches one, ``make().request``), or None."""
         parent = self.scope.parents.get(value)
         slot = None
         if isinstance(parent, ast.Tuple) and not any(
@@ -1262,15 +1356,16 @@ class StandInExtractor:
             and not isinstance(parent.targets[0].slice, ast.Slice)
             and isinstance(parent.targets[0].value, ast.Attribute)
         ):
-            return
+            return None
         target = parent.targets[0].value
         meeting = self.meet.attribute(target.value, target.attr, parent, route.cases)
         if meeting.owner_kind is None and self._parameter(target.value):
             # ``def _add(scheduler): scheduler.reqs["r"] = ...``: the set is the stub's
             # wherever a stub's events pass this statement (``StubStandIns`` is keyed by it).
             meeting = attrs.evolve(meeting, owner_kind=StandInKind.OBJECT_NEW)
-        if meeting.owner_kind is StandInKind.OBJECT_NEW:
-            found.meetings.append(attrs.evolve(meeting, item=True, keyed=True, slot=slot))
+        if meeting.owner_kind is not StandInKind.OBJECT_NEW:
+            return None
+        return attrs.evolve(meeting, item=True, keyed=True, slot=slot)
 
     def _parameter(self, owner: ast.expr) -> bool:
         """Whether ``owner`` is a parameter of the function it is read in that the function
