@@ -1523,6 +1523,19 @@ def keep_through(cfg):
 def pair_of(x):
     first, rest = x.pair
     return rest.append, x.pair[1].append, first.prompt_len
+
+
+class RoleGate:
+    def build(self, out):
+        if self.role == "consumer":
+            return None
+        return out.width
+
+    def tracked(self, out):
+        held = self.trackers.get(out.rid)
+        if held is None:
+            return None
+        return out.width
 """
 
 
@@ -6470,6 +6483,96 @@ CASES = [
             fill(out)
             s.reqs["r"] = (out.request, [0])
             s.first(SimpleNamespace(ids=["r"]))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-stub-field-set-from-a-helper-parameter-the-call-leaves-at-its-literal-default-decides-a-branch",
+        """
+        from vllm.mod import RoleGate
+
+        def make(*, role="producer"):
+            g = object.__new__(RoleGate)
+            g.role = role
+            return g
+
+        def test_x():
+            g = make()
+            g.build(SimpleNamespace(height=1))
+        """,
+        frozenset({(ERROR, "out.width")}),
+    ),
+    Case(
+        "a-stub-field-set-from-a-helper-parameter-whose-literal-default-takes-the-early-return",
+        """
+        from vllm.mod import RoleGate
+
+        def make(*, role="consumer"):
+            g = object.__new__(RoleGate)
+            g.role = role
+            return g
+
+        def test_x():
+            g = make()
+            g.build(SimpleNamespace(height=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-stub-field-set-from-a-helper-parameter-the-call-passes-is-not-its-default",
+        """
+        from vllm.mod import RoleGate
+
+        def make(*, role="consumer"):
+            g = object.__new__(RoleGate)
+            g.role = role
+            return g
+
+        def test_x(role):
+            g = make(role=role)
+            g.build(SimpleNamespace(height=1))
+        """,
+        frozenset({(NOTE, "out.width")}),
+    ),
+    Case(
+        "a-stub-field-set-from-a-helper-parameter-the-helper-rebinds-is-not-its-default",
+        """
+        from vllm.mod import RoleGate
+
+        def make(*, role="consumer"):
+            role = role.strip()
+            g = object.__new__(RoleGate)
+            g.role = role
+            return g
+
+        def test_x():
+            g = make()
+            g.build(SimpleNamespace(height=1))
+        """,
+        frozenset({(NOTE, "out.width")}),
+    ),
+    Case(
+        "an-empty-dict-on-a-stub-field-the-test-then-stores-into-is-no-longer-surely-empty",
+        """
+        from vllm.mod import RoleGate
+
+        def test_x():
+            g = object.__new__(RoleGate)
+            g.trackers = {}
+            g.trackers["r"] = object()
+            g.tracked(SimpleNamespace(rid="r"))
+        """,
+        frozenset({(NOTE, "out.width")}),
+    ),
+    Case(
+        "an-empty-dict-on-a-stub-field-the-test-never-loads-again-stays-empty",
+        """
+        from vllm.mod import RoleGate
+
+        def test_x():
+            g = object.__new__(RoleGate)
+            g.trackers = {}
+            g.tracked(SimpleNamespace(rid="r"))
         """,
         frozenset(),
     ),

@@ -30,6 +30,7 @@ from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.readset import CallContext, MethodReport, ReadSetAnalyzer
 from factories.analysis.report import FieldUsage, at_call, did_you_mean
 from factories.analysis.source_tree import SourceTree
+from factories.analysis.values import Obj
 
 if TYPE_CHECKING:  # annotations; the stand-in audit loads only for ``--standins`` runs
     from factories.analysis.extraction import StandIn
@@ -336,8 +337,11 @@ class ClassAuditor:
             nested.pop(name, None)
             keyed.discard(name)
         fresh.discard(name)
-        if item is not None:
-            constants.pop(name, None)  # no longer the empty display it was set to
+        if item is not None or _mutable_display(constants.get(name)):
+            # No longer the display it was set to: a stand-in stored in it, or any load of a
+            # dict, list or set the test built, which may fill it (``stub.reqs["r"] = x``,
+            # ``stub.reqs.update(...)``): ``stub.reqs.get("r")`` is no longer surely None.
+            constants.pop(name, None)
             stated.pop(name, None)
 
     def replaced_methods(
@@ -492,3 +496,9 @@ def _calling_scope(stub: Stub) -> tuple:
     if stub.scope_module is not None:
         return stub.scope_module, {}
     return stub.module, stub.local_imports
+
+
+def _mutable_display(value: object) -> bool:
+    """Whether ``value`` (a stub field's known value) is a dict, list or set the test built,
+    whose contents a load of the field may change."""
+    return isinstance(value, Obj) and value.kind in ("dict", "list", "set")

@@ -22,6 +22,7 @@ from factories.analysis.extraction._syntax import (
     FUNCTION_DEFS,
     is_attr_of,
     is_name_in,
+    literal_defaults,
     str_literal,
 )
 from factories.analysis.values import (
@@ -92,6 +93,26 @@ class Track:
             dynamic_class=self.dynamic_class,
             caller_class=self.caller_class or cont.caller_class,
         )
+
+    def settled(self, func: ast.AST, passed: set[str] | None) -> Track:
+        """This track as it goes on past one call of ``func``, the helper it leaves by a
+        ``return``: each set of a parameter of ``func`` left at its literal default
+        (``StubEvent.pending_default``) states that default where the call does not pass
+        the parameter (``passed``; None: unknown, so nothing is stated)."""
+        line = getattr(func, "lineno", None)
+        events = [
+            e
+            if e.pending_default is None or e.pending_default[0] != line
+            else attrs.evolve(
+                e,
+                pending_default=None,
+                stated=(e.pending_default[2],)
+                if passed is not None and e.pending_default[1] not in passed and not e.stated
+                else e.stated,
+            )
+            for e in self.events
+        ]
+        return attrs.evolve(self, events=events)
 
     def absorb(self, sub: Track) -> None:
         """Take in what a helper the stub was passed to did to it."""
@@ -212,6 +233,9 @@ class EventRecorder:
                             value=literal[0] if literal else None,
                             has_value=bool(literal) and sub is target,
                             stated=self._stated(node.value, bindings) if sub is target else (),
+                            pending_default=self._pending_default(node, bindings)
+                            if sub is target and not literal
+                            else None,
                         )
                     )
             if isinstance(target, ast.Name):
@@ -219,6 +243,21 @@ class EventRecorder:
                     names.add(target.id)  # alias
                 elif target.id in names:
                     names.discard(target.id)  # rebound to something else
+
+    def _pending_default(
+        self, node: ast.Assign, bindings: Bindings
+    ) -> tuple[int, str, object] | None:
+        """``StubEvent.pending_default`` of ``stub.f = p``: ``p`` a parameter of the function
+        the set lies in (no parametrize case or caller bound for it) with a literal default
+        that function never rebinds."""
+        value = node.value
+        func = self.scope.enclosing_scope(node)
+        if not isinstance(value, ast.Name) or not isinstance(func, FUNCTION_DEFS):
+            return None
+        if bindings.binds(func):
+            return None
+        default = literal_defaults(func, self.scope.nodes(func)).get(value.id)
+        return None if default is None else (func.lineno, value.id, default[0])
 
     def _stated(self, value: ast.expr, bindings: Bindings) -> tuple[object] | tuple[()]:
         """``StubEvent.stated``: an array the test builds, of any size (never ``None``), and

@@ -90,7 +90,12 @@ def _with_track(base: Stub, track: Track) -> Stub:
     return attrs.evolve(
         base,
         class_ref=track.caller_class or base.class_ref,
-        events=tuple(track.events),
+        # A set still pending its caller's default (a helper never followed into a call of
+        # it) states nothing.
+        events=tuple(
+            e if e.pending_default is None else attrs.evolve(e, pending_default=None)
+            for e in track.events
+        ),
         escapes=track.escapes,
         opaque=track.opaque,
         patched=tuple(sorted(set(track.patched))),

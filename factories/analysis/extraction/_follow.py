@@ -18,7 +18,7 @@ from factories.analysis.extraction._cases import Bindings, CaseReader
 from factories.analysis.extraction._events import EventRecorder, Track
 from factories.analysis.extraction._model import Stub
 from factories.analysis.extraction._scope import ModuleScope
-from factories.analysis.extraction._syntax import FUNCTION_DEFS
+from factories.analysis.extraction._syntax import FUNCTION_DEFS, passed_parameters
 
 # How many function boundaries (a helper the stub is passed to, a caller it is returned to,
 # a fixture's user) one stub is followed across.
@@ -264,7 +264,7 @@ class Follower:
             and route.export is not None
             and self.scope.parents.get(scope) is self.scope.module.tree
         ):
-            self.exports.append((scope.name, route.export, track.copy()))
+            self.exports.append((scope.name, route.export, track.settled(scope, None)))
         out: list[Track] = []
         if position is None and _is_fixture(scope):
             out.extend(self.follow_fixture(scope, track, depth, route))
@@ -278,7 +278,7 @@ class Follower:
             for cont in continuations:
                 if track.dynamic_class and named_class is not None:
                     cont.caller_class = NamedClass(named_class)
-                out.append(track.then(cont))
+                out.append(track.settled(scope, passed_parameters(scope, call)).then(cont))
         return out
 
 

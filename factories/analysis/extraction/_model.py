@@ -69,6 +69,11 @@ class StubEvent:
     # ``(Obj(),)`` for an array the test builds (``values.built_array``), a callable that
     # knows what its call gives (``values.returning``).
     stated: tuple[object] | tuple[()] = ()
+    # A set to a parameter of the helper it lies in that has a literal default the helper
+    # never rebinds: ``(def line, parameter, default)``, until the helper's return is
+    # followed into one call of it (``Track.settled``), which makes the default ``stated``
+    # where that call leaves the parameter out.  Always None on an extracted stub.
+    pending_default: tuple[int, str, object] | None = None
 
 
 @attrs.frozen

@@ -30,6 +30,8 @@ from factories.analysis.extraction._syntax import (
     callee,
     is_attr_of,
     is_name_in,
+    literal_defaults,
+    passed_parameters,
     str_literal,
 )
 from factories.analysis.values import EnumMember, Obj, built_array, returning, truthy
@@ -310,28 +312,14 @@ class MeetingMaker:
         its literal default where the call leaves it out and the body never rebinds it, else
         unknown (``()``: the caller's value, which this does not follow)."""
         args = helper.args
-        positional = [*args.posonlyargs, *args.args]
-        every = [*positional, *args.kwonlyargs]
+        every = [*args.posonlyargs, *args.args, *args.kwonlyargs]
         env: dict[str, tuple[object] | tuple[()]] = {p.arg: () for p in every}
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(
-            k.arg is None for k in call.keywords
-        ):
+        passed = passed_parameters(helper, call)
+        if passed is None:
             return env
-        passed = {p.arg for p in positional[: len(call.args)]} | {k.arg for k in call.keywords}
-        defaults: dict[str, ast.expr | None] = dict(
-            zip([p.arg for p in positional[len(positional) - len(args.defaults) :]], args.defaults)
-        )
-        defaults.update(zip([p.arg for p in args.kwonlyargs], args.kw_defaults))
-        rebound = {
-            node.id
-            for node in self.scope.nodes(helper)
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
-        }
-        for name, default in defaults.items():
-            if name in passed or name in rebound or not isinstance(default, ast.Constant):
-                continue
-            if isinstance(default.value, (bool, int, float, str, type(None))):
-                env[name] = (default.value,)
+        for name, default in literal_defaults(helper, self.scope.nodes(helper)).items():
+            if name not in passed:
+                env[name] = default
         return env
 
     def _arguments(

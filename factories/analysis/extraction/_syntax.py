@@ -36,3 +36,44 @@ def str_literal(node: ast.AST | None) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     return None
+
+
+def literal_defaults(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]
+) -> dict[str, tuple[object]]:
+    """Each parameter of ``func`` with a plain literal default (a bool, number, string or
+    None) that no node of its body (``nodes``: nested defs included) rebinds: what the
+    parameter holds throughout the body on a call that leaves it out."""
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    defaults: dict[str, ast.expr | None] = dict(
+        zip([p.arg for p in positional[len(positional) - len(args.defaults) :]], args.defaults)
+    )
+    defaults.update(zip([p.arg for p in args.kwonlyargs], args.kw_defaults))
+    rebound = {
+        node.id
+        for node in nodes
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)
+    }
+    return {
+        name: (default.value,)
+        for name, default in defaults.items()
+        if name not in rebound
+        and isinstance(default, ast.Constant)
+        and isinstance(default.value, (bool, int, float, str, type(None)))
+    }
+
+
+def passed_parameters(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call
+) -> set[str] | None:
+    """The parameters of ``func`` that ``call`` passes a value to; None where unpacking
+    (``*a``, ``**m``) makes that unknown."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return None
+    positional = [*func.args.posonlyargs, *func.args.args]
+    return {p.arg for p in positional[: len(call.args)]} | {
+        k.arg for k in call.keywords if k.arg is not None
+    }
