@@ -833,13 +833,9 @@ def _in_force(tree: ast.Module, patch_line: int, call_line: int) -> bool:
     both) on an earlier line holds to the end of the test; a patch that a ``with`` statement
     enters holds in that statement's body only.  A patch in a branch or a loop may not run."""
     func = None
-    for node in ast.walk(tree):
-        if (
-            isinstance(node, FUNCTION_DEFS)
-            and node.lineno <= patch_line <= (node.end_lineno or 0)
-            and (func is None or node.lineno > func.lineno)
-        ):
-            func = node
+    for stmt in _statements_at(tree, patch_line):
+        if isinstance(stmt, FUNCTION_DEFS):
+            func = stmt  # the innermost function holding the patch
     if func is None or not func.lineno <= call_line <= (func.end_lineno or 0):
         return False
     body: list[ast.stmt] = func.body
@@ -861,6 +857,34 @@ def _in_force(tree: ast.Module, patch_line: int, call_line: int) -> bool:
         if not stmt.body[0].lineno <= call_line <= (stmt.end_lineno or 0):
             return False
         body = stmt.body
+
+
+def _statements_at(tree: ast.Module, line: int) -> Iterator[ast.stmt]:
+    """The statements whose text holds ``line``, outermost first (each inside the one
+    before): what a question about "the statement (or function) at this line" needs, without
+    walking the rest of the module, which such questions asked per meeting used to do."""
+    body: list[ast.stmt] = tree.body
+    while body:
+        stmt = next((s for s in body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+        if stmt is None:
+            return
+        yield stmt
+        body = [
+            inner
+            for name in ("body", "orelse", "finalbody", "handlers", "cases")
+            for part in _statement_parts(getattr(stmt, name, None) or [])
+            for inner in part
+        ]
+
+
+def _statement_parts(items: list) -> Iterator[list[ast.stmt]]:
+    """The statement lists of a statement's block field: the block itself, or the bodies of
+    its ``except`` handlers and ``match`` cases."""
+    for item in items:
+        if isinstance(item, ast.stmt):
+            yield [item]
+        else:
+            yield item.body
 
 
 def _top_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -3308,10 +3332,9 @@ def _inert_lambda_set(tree: ast.Module, line: int) -> str | None:
     """The field ``x.name = types.MethodType(lambda ...: body, x)`` sets, where that
     statement spans ``line`` and the lambda's body only names values (``_INERT``); None
     otherwise."""
-    for node in ast.walk(tree):
+    for node in _statements_at(tree, line):
         if not (
             isinstance(node, ast.Assign)
-            and node.lineno <= line <= (node.end_lineno or node.lineno)
             and len(node.targets) == 1
             and isinstance(node.targets[0], ast.Attribute)
             and isinstance(node.value, ast.Call)
