@@ -1094,19 +1094,25 @@ class StandInExtractor:
                 attrs.evolve(later, replaced=target, count=count, installed=installed, field=field)
             )
 
-    def _field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
-        """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``: a field's value handed to code the test's
-        imports name (not a helper of the module, which would follow it as the stand-in):
-        a meeting of the stand-in that field holds, where it holds one (``_met_through``)."""
+    def _field_path(self, attr: ast.Attribute) -> tuple[tuple[str, ...], ast.expr]:
+        """The fields ``ns.cfg.sub`` names below the stand-in (``("cfg", "sub")``) and the
+        outermost attribute node of that chain, from its first link ``attr``."""
         path: list[str] = [attr.attr]
         top: ast.expr = attr
         parent = self.scope.parents.get(attr)
         while isinstance(parent, ast.Attribute) and parent.value is top:
             path.append(parent.attr)
             top, parent = parent, self.scope.parents.get(parent)
+        return tuple(path), top
+
+    def _field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
+        """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``: a field's value handed to code the test's
+        imports name (not a helper of the module, which would follow it as the stand-in):
+        a meeting of the stand-in that field holds, where it holds one (``_met_through``)."""
+        path, top = self._field_path(attr)
         meeting = self._handed_to_code(top, route)
         if meeting is not None:
-            found.through.append((tuple(path), meeting))
+            found.through.append((path, meeting))
         else:
             self._field_stored(attr, found, route)
 
@@ -1114,17 +1120,12 @@ class StandInExtractor:
         """``stub.reqs["r"] = (out.request, blocks)``, ``... = make().request``: a field's
         value stored under a key of a stub's container (``_keyed``): a meeting of the
         stand-in that field holds, where it holds one (``_met_through``)."""
-        path: list[str] = [attr.attr]
-        top: ast.expr = attr
-        parent = self.scope.parents.get(attr)
-        while isinstance(parent, ast.Attribute) and parent.value is top:
-            path.append(parent.attr)
-            top, parent = parent, self.scope.parents.get(parent)
+        path, top = self._field_path(attr)
         if not (isinstance(attr.ctx, ast.Load) and self._only_read_through(attr.value)):
             return
         meeting = self._keyed_meeting(top, route)
         if meeting is not None:
-            found.through.append((tuple(path), meeting))
+            found.through.append((path, meeting))
 
     def _only_read_through(self, owner: ast.expr) -> bool:
         """Whether the object ``owner`` names still holds, wherever it is read, the field
