@@ -1409,7 +1409,7 @@ def returned_roots(index, handed: HandedCall) -> dict[str, tuple[StandIn, ...]]:
             root = f"{dotted.rpartition('.')[2]}()"
             out[root] = (*out.get(root, ()), *(s for s in found if s not in out.get(root, ())))
     for dotted, found in handed.installed:
-        if _global_key(index, handed.module, dotted) is not None:
+        if _global_key(index, dotted) is not None:
             out[installed_root(dotted.rpartition(".")[2])] = found
     for dotted, field, found in handed.replaced_sets:
         if _method_key(index, handed.module, dotted) is not None:
@@ -1424,7 +1424,7 @@ def _method_key(index, module: ModuleInfo, dotted: str) -> tuple[str, str] | Non
     return next(iter(methods), None)
 
 
-def _global_key(index, module: ModuleInfo, dotted: str) -> tuple[str, str] | None:
+def _global_key(index, dotted: str) -> tuple[str, str] | None:
     """``(module, name)`` of ``mod.name`` where ``mod`` (dotted as the test's imports spell
     it out) is a module of the tree (``CallContext.installed``)."""
     owner, _, name = dotted.rpartition(".")
@@ -1453,9 +1453,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         if (key := _returned_key(index, handed.module, dotted)) is not None
     )
     installed = frozenset(
-        glob
-        for dotted, _ in handed.installed
-        if (glob := _global_key(index, handed.module, dotted)) is not None
+        glob for dotted, _ in handed.installed if (glob := _global_key(index, dotted)) is not None
     )
     replaced_sets = frozenset(
         (*method, field, replaced_set_root(method[1], field))

@@ -182,7 +182,7 @@ class StatementHandlers:
                 if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
                     return
                 target = target.elts[1]
-            element = self.element_of(iterated.func.value, state, keyed=True)
+            element = self.element_of(iterated.func.value, state)
         else:
             element = self.element_of(iterated, state)
         if isinstance(target, ast.Name) and element is not None:
@@ -190,13 +190,10 @@ class StatementHandlers:
         elif element is not None:
             self.unpacked(target, element)
 
-    def element_of(
-        self, iterated: ast.expr, state: frozenset[str], keyed: bool = False
-    ) -> str | None:
+    def element_of(self, iterated: ast.expr, state: frozenset[str]) -> str | None:
         """The chain an item of ``iterated`` stands for, where it is a chain on a stand-in
-        (``self.layers``) or a name holding one (a parameter handed a list of them).
-        ``keyed``: a value of the container (``.items()``, ``.values()``), which is an
-        element as an item is."""
+        (``self.layers``) or a name holding one (a parameter handed a list of them); a value
+        of a keyed container (``.items()``, ``.values()``) is such an element too."""
         if not isinstance(iterated, (ast.Attribute, ast.Name)):
             return None
         chain = self.chain_of(iterated, state)
@@ -226,16 +223,24 @@ class StatementHandlers:
             return None
         return (target.id, *held) if isinstance(target, ast.Name) else None
 
-    def returned_container(self, value: ast.expr | None) -> tuple[str, int] | None:
-        """The root and item count of the container a call of a replaced function returns
-        (``CallContext.returned``), where ``value`` is such a call."""
+    def _patchable_callee(self, value: ast.AST | None) -> str | None:
+        """The text of the function ``value`` calls (``f``, ``mod.f``), where the test
+        replaced functions with ones returning stand-ins (``CallContext.returned``) and the
+        call names its function plainly; None otherwise."""
         if not (
             self.context.returned
             and isinstance(value, ast.Call)
             and isinstance(value.func, (ast.Name, ast.Attribute))
         ):
             return None
-        text = ast.unparse(value.func)
+        return ast.unparse(value.func)
+
+    def returned_container(self, value: ast.expr | None) -> tuple[str, int] | None:
+        """The root and item count of the container a call of a replaced function returns
+        (``CallContext.returned``), where ``value`` is such a call."""
+        text = self._patchable_callee(value)
+        if text is None:
+            return None
         keys = {f"{self.module.name}.{text}"} if "." not in text else set()
         try:
             target = self.index.resolve(self.module, text, self.local_imports)
@@ -254,14 +259,10 @@ class StatementHandlers:
         this module binds the function (``f()`` of the module the test patched, ``mod.f()``
         of a module it imports), not through where the function is defined, since a
         ``monkeypatch.setattr(mod, "f", ...)`` replaces only ``mod``'s name."""
-        if not (
-            self.context.returned
-            and isinstance(value, ast.Call)
-            and isinstance(value.func, (ast.Name, ast.Attribute))
-        ):
+        text = self._patchable_callee(value)
+        if text is None:
             return None
-        text = ast.unparse(value.func)
-        if isinstance(value.func, ast.Name):
+        if "." not in text:
             if text in self.params or text in self.locals or text in self.local_imports:  # type: ignore[attr-defined]
                 return None  # a name the function binds itself, not the module's replaced one
             key = f"{self.module.name}.{text}"
