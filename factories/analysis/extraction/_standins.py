@@ -800,7 +800,8 @@ class StandInExtractor:
                 return 0  # handed somewhere, rebound, or called as a method
         counts = []
         for each in calls:
-            arg = _argument_for(each, func, name.id)
+            binding = call_binding(func, each)
+            arg = binding.get(name.id) if binding is not None else None
             counts.append(self._count(arg, depth + 1) if arg is not None else 0)
         return min(counts)
 
@@ -2024,33 +2025,6 @@ def _set_through(
     out = list(fields)
     out[at] = attrs.evolve(fields[at], children=(attrs.evolve(child, fields=tuple(inner)),))
     return out
-
-
-def _argument_for(
-    call: ast.Call, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str
-) -> ast.expr | None:
-    """The expression ``call`` binds to ``func``'s parameter ``name``: its positional or
-    keyword argument, else the parameter's default; None where an unpacked argument
-    (``*args``, ``**kwargs``) may give it."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(
-        kw.arg is None for kw in call.keywords
-    ):
-        return None
-    args = func.args
-    positional = [*args.posonlyargs, *args.args]
-    for i, param in enumerate(positional):
-        if param.arg == name:
-            if i < len(call.args):
-                return call.args[i]
-            break
-    for kw in call.keywords:
-        if kw.arg == name:
-            return kw.value
-    defaults = [
-        *zip(positional[len(positional) - len(args.defaults) :], args.defaults),
-        *zip(args.kwonlyargs, args.kw_defaults),
-    ]
-    return next((d for p, d in defaults if p.arg == name), None)
 
 
 def _last_of_or(parent: ast.AST | None, node: ast.expr) -> bool:
