@@ -27,7 +27,7 @@ import ast
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from factories.analysis._walk import link_parents, statements
+from factories.analysis._walk import child_nodes, link_parents, statements
 from factories.analysis.values import Truth, test_value
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -288,6 +288,10 @@ class _Effects(NamedTuple):
         binds: set[str] = set()
         todo: list[ast.AST] = [stmt]
         for node in todo:
+            if isinstance(node, ast.Name):  # most nodes: no generator for them
+                if not isinstance(node.ctx, ast.Load):
+                    binds.add(node.id)
+                continue
             if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
                 leaves = True
                 break
@@ -301,5 +305,5 @@ class _Effects(NamedTuple):
                 break
             if isinstance(node, _FUNCTIONS) and node is not stmt:
                 continue
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(child_nodes(node))
         return cls(states, leaves, frozenset(binds))

@@ -2652,6 +2652,17 @@ def _obj_of(standin: StandIn) -> Obj:
     return Obj(tuple((name, value) for name, value, has in known if has), truthy=True)
 
 
+@attrs.frozen
+class _FieldCallShapes:
+    """One function of a test module and, in its walk's order, the nodes a search for a
+    bound method's later call looks at: ``name = f(...)``, ``name = other``, ``name.f(...)``."""
+
+    function: ast.FunctionDef | ast.AsyncFunctionDef
+    built: list[ast.Assign]
+    aliased: list[ast.Assign]
+    field_calls: list[ast.Call]
+
+
 class _CallIndex:
     """The calls of one test module around the lines a stand-in table asks about: the call
     at a meeting's line, what the test asserts it returns, a method bound there.  Each
@@ -2673,6 +2684,7 @@ class _CallIndex:
         self._states: dict[ast.AST, tuple[object]] = {}
         self._texts: dict[ast.AST, str] = {}
         self._at: dict[tuple[int, str], ast.Call | None] = {}
+        self._shapes: list[_FieldCallShapes] | None = None
         self.names = TestNames(module.tree)
 
     def _text(self, node: ast.AST) -> str:
@@ -3070,42 +3082,69 @@ class _CallIndex:
             for d in builder.decorator_list
         )
         found: list[ast.Call] = []
-        for function in walk_all(tree.body):
-            if not isinstance(function, FUNCTION_DEFS) or function is builder:
+        for shapes in self._field_call_shapes():
+            function, built, aliased = shapes.function, shapes.built, shapes.aliased
+            if function is builder:
                 continue
             holders = {
-                (node.targets[0].id, node.end_lineno or node.lineno)
-                for node in walk(function)
-                if isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Name)
-                and node.value.func.id == builder.name
+                (node.targets[0].id, node.end_lineno or node.lineno)  # type: ignore[attr-defined]
+                for node in built
+                if node.value.func.id == builder.name  # type: ignore[attr-defined]
             }
             if fixture and builder.name in {a.arg for a in function.args.args}:
                 holders.add((builder.name, 0))
             holders |= {
-                (node.targets[0].id, node.end_lineno or node.lineno)
-                for node in walk(function)
-                if isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Name)
-                and any(node.value.id == name and node.lineno > after for name, after in holders)
+                (node.targets[0].id, node.end_lineno or node.lineno)  # type: ignore[attr-defined]
+                for node in aliased
+                if any(
+                    node.value.id == name and node.lineno > after  # type: ignore[attr-defined]
+                    for name, after in holders
+                )
             }
             found.extend(
                 node
-                for node in walk(function)
-                if isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in wanted
-                and isinstance(node.func.value, ast.Name)
+                for node in shapes.field_calls
+                if node.func.attr in wanted  # type: ignore[attr-defined]
                 and any(
-                    node.func.value.id == name and node.lineno > after for name, after in holders
+                    node.func.value.id == name and node.lineno > after  # type: ignore[attr-defined]
+                    for name, after in holders
                 )
             )
         return min(found, key=lambda n: (n.lineno, n.col_offset), default=None)
+
+    def _field_call_shapes(self) -> list[_FieldCallShapes]:
+        """Each function of the module (in ``ast.walk`` order) with, in its walk's order, its
+        ``name = f(...)`` and ``name = other`` assignments and its ``name.f(...)`` calls: what
+        ``_returned_field_call`` looks for, gathered in one walk of the module instead of three
+        walks of every function per bound method asked about."""
+        if self._shapes is None:
+            self._shapes = []
+            for function in walk_all(self.module.tree.body):
+                if not isinstance(function, FUNCTION_DEFS):
+                    continue
+                built: list[ast.Assign] = []
+                aliased: list[ast.Assign] = []
+                field_calls: list[ast.Call] = []
+                for node in walk(function):
+                    if (
+                        isinstance(node, ast.Assign)
+                        and len(node.targets) == 1
+                        and isinstance(node.targets[0], ast.Name)
+                    ):
+                        if isinstance(node.value, ast.Call) and isinstance(
+                            node.value.func, ast.Name
+                        ):
+                            built.append(node)
+                        elif isinstance(node.value, ast.Name):
+                            aliased.append(node)
+                    elif (
+                        isinstance(node, ast.Call)
+                        and isinstance(node.func, ast.Attribute)
+                        and isinstance(node.func.value, ast.Name)
+                    ):
+                        field_calls.append(node)
+                self._shapes.append(_FieldCallShapes(function, built, aliased, field_calls))
+        return self._shapes
 
     def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The innermost ``def`` around ``node`` (a node ``binding_at`` found)."""

@@ -68,6 +68,10 @@ class MeetingMaker:
         self.reader = reader
         self.recorder = recorder
         self.sites = sites
+        # Per function of the module, asked once though each of its calls asks again: the
+        # patches it makes as written (``_scope_patches``) and whether one names no target.
+        self._patches_of: dict[ast.AST, tuple[list[tuple[str, bool]], list[str]]] = {}
+        self._unnamed_in: dict[ast.AST, bool] = {}
 
     def self_shape(self, call: ast.Call, arg: ast.expr) -> tuple[SelfShape | None, ast.expr]:
         """The spelling by which ``call`` makes ``arg`` ``self``, and the method it names."""
@@ -520,19 +524,28 @@ class MeetingMaker:
         found: dict[str, bool] = {}
         for scope in scopes:
             if isinstance(scope, FUNCTION_DEFS):
-                for target, raises in self.recorder.class_patches(scope, set(), NO_BINDINGS):
+                written, by_value = self._scope_patches(scope)
+                for target, raises in written:
                     # Through the test's imports (a function's own too): ``utils.helper``
                     # imported inside the test is ``vllm.x.utils.helper``.
                     head, _, rest = target.partition(".")
                     if head in imports and rest:
                         target = f"{imports[head].dotted}.{rest}"
                     found[target] = found.get(target, False) or raises
-                for target in self._named_by_value(scope):
+                for target in by_value:
                     head, _, rest = target.partition(".")
                     if head in imports and rest:
                         target = f"{imports[head].dotted}.{rest}"
                     found.setdefault(target, False)
         return tuple(sorted(found.items()))
+
+    def _scope_patches(self, scope: ast.AST) -> tuple[list[tuple[str, bool]], list[str]]:
+        """The patches function ``scope`` makes, as written (with whether each raises), and
+        those its parametrize cases name (``_named_by_value``): once per function."""
+        if scope not in self._patches_of:
+            written = list(self.recorder.class_patches(scope, set(), NO_BINDINGS))
+            self._patches_of[scope] = (written, self._named_by_value(scope))
+        return self._patches_of[scope]
 
     def _unnamed_patch(self, call: ast.Call) -> bool:
         """Whether the function making ``call`` or its test (decorators too), or a method of
@@ -543,18 +556,24 @@ class MeetingMaker:
         be it (``Meeting.unnamed_patch``)."""
         scopes = [self.scope.enclosing_scope(call), self._test_function(call)]
         scopes += [m for s in scopes if s is not None for m in self._own_methods_called(s)]
-        for scope in {id(s): s for s in scopes}.values():
-            if not isinstance(scope, FUNCTION_DEFS):
-                continue
+        return any(
+            self._patches_unnamed(scope)
+            for scope in {id(s): s for s in scopes}.values()
+            if isinstance(scope, FUNCTION_DEFS)
+        )
+
+    def _patches_unnamed(self, scope: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether function ``scope`` (its decorators too) makes a patch of a target whose
+        name is not written out and that its cases do not all settle: once per function."""
+        if scope not in self._unnamed_in:
             decorators = [sub for deco in scope.decorator_list for sub in walk(deco)]
-            for node in decorators + list(self.scope.nodes(scope)):
-                if (
-                    isinstance(node, ast.Call)
-                    and _names_no_target(node)
-                    and self._case_targets(node, scope) is None
-                ):
-                    return True
-        return False
+            self._unnamed_in[scope] = any(
+                isinstance(node, ast.Call)
+                and _names_no_target(node)
+                and self._case_targets(node, scope) is None
+                for node in decorators + list(self.scope.nodes(scope))
+            )
+        return self._unnamed_in[scope]
 
     def _own_methods_called(self, scope: ast.AST) -> list[ast.AST]:
         """The methods of a test class that ``scope`` (one of its methods) calls on

@@ -158,6 +158,10 @@ class _Found:
 #: ``Meeting.via`` of ``f(x.coord)`` while ``_ctor_held`` follows ``x``: the stand-in itself.
 _HELD = "<held>"
 
+#: The nodes ``_follow_names`` acts on besides a load of a followed name: what may store
+#: on the object, drop a field of it, rebind the name, or hand the object on.
+_FOLLOWED_NODES = (ast.Assign, ast.Delete, ast.AugAssign, ast.AnnAssign, ast.Call)
+
 
 class StandInExtractor:
     """Extracts the stand-ins of one parsed test module; each top-level stand-in once, nested
@@ -825,11 +829,16 @@ class StandInExtractor:
         inside = {id(sub) for sub in walk(start)}
         names = set(names)
         for node in self.scope.nodes_after(scope, start_key):
+            if isinstance(node, ast.Name):
+                if node.id not in names or not isinstance(node.ctx, ast.Load):
+                    continue
+            elif not isinstance(node, _FOLLOWED_NODES):
+                continue  # asked first: most nodes are neither, and _never_run climbs
             if getattr(node, "lineno", 0) <= end_line and id(node) in inside:
                 continue
             if self._never_run(node, names, scope):
                 continue
-            if isinstance(node, ast.Name) and node.id in names and isinstance(node.ctx, ast.Load):
+            if isinstance(node, ast.Name):
                 self._name_use(node, scope, found, route)
             elif isinstance(node, ast.Assign):
                 self._assignment(node, names, found, route)
