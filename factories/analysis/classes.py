@@ -14,6 +14,7 @@ import enum
 
 import attrs
 
+from factories.analysis._walk import walk
 from factories.analysis.binding import literal_value
 from factories.analysis.class_refs import (
     ClassRef,
@@ -123,6 +124,55 @@ def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return names
 
 
+@attrs.frozen
+class ClassStores:
+    """What the text of one class statement (its methods and nested defs too) writes through
+    attributes, read in one walk: whether a field keeps the value a constructor stored
+    (``standin_audit``), and whether a method's literal return is what an instance answers
+    (``Decisions.literal_return``), are both questions about these stores.
+
+    ``fields``: each attribute name -> how many stores or deletes name it (``x.name = ...``,
+    ``del x.name``); ``inner``: the names whose own attributes are stored (``x.name.y =
+    ...``); ``dict_read``: it reads some ``__dict__`` (``vars`` by another name);
+    ``setattr_names``/``setattr_unnamed``: the literal names ``setattr``/``__setattr__`` is
+    called with, and whether one is not a literal; ``getattribute``: it defines
+    ``__getattribute__``."""
+
+    fields: dict[str, int]
+    inner: frozenset[str]
+    dict_read: bool
+    setattr_names: frozenset[object]
+    setattr_unnamed: bool
+    getattribute: bool
+
+    @classmethod
+    def of(cls, node: ast.ClassDef) -> ClassStores:
+        fields: dict[str, int] = {}
+        inner: set[str] = set()
+        names: set[object] = set()
+        dict_read = unnamed = getattribute = False
+        for sub in walk(node):
+            if isinstance(sub, ast.Attribute):
+                if not isinstance(sub.ctx, ast.Load):
+                    fields[sub.attr] = fields.get(sub.attr, 0) + 1
+                    if isinstance(sub.value, ast.Attribute):
+                        inner.add(sub.value.attr)
+                elif sub.attr == "__dict__":
+                    dict_read = True
+            elif isinstance(sub, ast.Call) and len(sub.args) > 1:
+                func = sub.func
+                fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+                if fname in ("setattr", "__setattr__"):
+                    named = sub.args[1]
+                    if isinstance(named, ast.Constant):
+                        names.add(named.value)
+                    else:
+                        unnamed = True
+            elif isinstance(sub, ast.FunctionDef) and sub.name == "__getattribute__":
+                getattribute = True
+        return cls(fields, frozenset(inner), dict_read, frozenset(names), unnamed, getattribute)
+
+
 def _members_of(cls: ClassInfo) -> dict[str, Member]:
     members: dict[str, Member] = {}
     for node in cls.node.body:
@@ -165,6 +215,7 @@ class ClassIndex:
         self._mro: dict[str, tuple[list[ClassInfo], list[str]]] = {}
         self._members: dict[str, dict[str, Member]] = {}
         self._literals: dict[str, dict[str, object]] = {}
+        self._stores: dict[str, ClassStores] = {}
 
     # -- name resolution -------------------------------------------------------------------
 
@@ -420,6 +471,13 @@ class ClassIndex:
                 merged.update(_members_of(klass))
             self._members[cls.qualname] = merged
         return self._members[cls.qualname]
+
+    def stores(self, cls: ClassInfo) -> ClassStores:
+        """What the class statement of ``cls`` writes through attributes (``ClassStores``),
+        read once per class."""
+        if cls.qualname not in self._stores:
+            self._stores[cls.qualname] = ClassStores.of(cls.node)
+        return self._stores[cls.qualname]
 
     def lookup(self, cls: ClassInfo, name: str, after: ClassInfo | None = None) -> Member | None:
         """The member ``name`` as ``getattr`` on an instance of ``cls`` would find it.

@@ -444,7 +444,7 @@ def _init_stores(index: ClassIndex | None, dotted: str, param: str) -> bool:
     cls = _in_tree(index, dotted)
     if not isinstance(cls, ClassInfo):
         return False
-    return _plain_store(index, cls, param) and _unwritten(cls, param)
+    return _plain_store(index, cls, param) and _unwritten(index, cls, param)
 
 
 def _plain_store(index: ClassIndex, cls: ClassInfo, param: str) -> bool:
@@ -481,17 +481,9 @@ def _plain_store(index: ClassIndex, cls: ClassInfo, param: str) -> bool:
     return stored
 
 
-def _unwritten(cls: ClassInfo, field: str) -> bool:
+def _unwritten(index: ClassIndex, cls: ClassInfo, field: str) -> bool:
     """No method of ``cls`` sets (or deletes) an attribute of ``self.<field>``."""
-    for node in walk(cls.node):
-        if (
-            isinstance(node, ast.Attribute)
-            and not isinstance(node.ctx, ast.Load)
-            and isinstance(node.value, ast.Attribute)
-            and node.value.attr == field
-        ):
-            return False
-    return True
+    return field not in index.stores(cls).inner
 
 
 def _is_self_field(node: ast.AST, me: str, field: str) -> bool:
@@ -597,22 +589,12 @@ def _stored_once(index: ClassIndex, cls: ClassInfo, field: str) -> bool:
     write out, or through ``__dict__``: the field keeps what ``__init__`` put there."""
     stores = 0
     for klass in index.mro(cls)[0]:
-        for node in walk(klass.node):
-            if (
-                isinstance(node, ast.Attribute)
-                and node.attr == field
-                and not isinstance(node.ctx, ast.Load)
-            ):
-                stores += 1
-            elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
-                return False
-            elif isinstance(node, ast.Call) and len(node.args) > 1:
-                func = node.func
-                fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if fname in ("setattr", "__setattr__"):
-                    named = node.args[1]
-                    if not isinstance(named, ast.Constant) or named.value == field:
-                        return False
+        written = index.stores(klass)
+        if written.dict_read or (field != "__dict__" and written.fields.get("__dict__")):
+            return False
+        if written.setattr_unnamed or field in written.setattr_names:
+            return False
+        stores += written.fields.get(field, 0)
     return stores == 1
 
 

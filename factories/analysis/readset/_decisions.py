@@ -157,15 +157,9 @@ class Decisions:
         if external:
             return ()
         for klass in chain:
-            for node in ast.walk(klass.node):
-                if isinstance(node, ast.FunctionDef) and node.name == "__getattribute__":
-                    return ()
-                if (
-                    isinstance(node, ast.Attribute)
-                    and node.attr == func.attr
-                    and not isinstance(node.ctx, ast.Load)
-                ):
-                    return ()
+            written = self.index.stores(klass)  # type: ignore[attr-defined]
+            if written.getattribute or written.fields.get(func.attr):
+                return ()
         member = self.index.lookup(cls, func.attr)  # type: ignore[attr-defined]
         if member is None or not isinstance(member.node, ast.FunctionDef):
             return ()
