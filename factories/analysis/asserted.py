@@ -87,7 +87,7 @@ class TestNames:
                             found.setdefault(name, []).append(rebinding)
                     todo.extend(node.decorator_list if not isinstance(node, ast.Lambda) else ())
                     continue
-                todo.extend(ast.iter_child_nodes(node))
+                todo.extend(child_nodes(node))
             if isinstance(scope, _FUNCTIONS):
                 args = scope.args
                 for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):

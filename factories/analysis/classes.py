@@ -194,7 +194,7 @@ def _members_of(cls: ClassInfo) -> dict[str, Member]:
             members[node.name] = Member(node.name, kind, cls, node)
         elif isinstance(node, ast.Assign):
             for target in node.targets:
-                for sub in ast.walk(target):
+                for sub in walk(target):
                     if isinstance(sub, ast.Name):
                         members[sub.id] = Member(sub.id, MemberKind.ATTRIBUTE, cls, node)
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
@@ -402,7 +402,7 @@ class ClassIndex:
             and isinstance(node.ctx, ast.Store)
             and isinstance(node.value, ast.Attribute)
             and node.value.attr == attr
-            for node in ast.walk(member.node)
+            for node in walk(member.node)
         )
 
     def _registered_class(self, home: ModuleInfo, args: list[ast.expr]) -> ClassInfo | None:

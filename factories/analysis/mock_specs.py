@@ -27,6 +27,7 @@ from unittest import mock
 
 import attrs
 
+from factories.analysis._walk import child_nodes, walk
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import ClassIndex, ClassInfo, External, FunctionRef
 from factories.analysis.extraction import StandIn, StandInKind
@@ -196,7 +197,7 @@ def _wraps_dataclass(index: ClassIndex, function: FunctionRef) -> bool | None:
     it, ``setattr``) or calls no dataclass decorator."""
     calls = 0
     slots = False
-    for node in ast.walk(_implementation(function)):
+    for node in walk(_implementation(function)):
         if isinstance(node, ast.Call):
             name = ast.unparse(node.func)
             if name in ("setattr", "type"):
@@ -208,7 +209,7 @@ def _wraps_dataclass(index: ClassIndex, function: FunctionRef) -> bool | None:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                for sub in ast.walk(target):
+                for sub in walk(target):
                     if isinstance(sub, ast.Attribute) and not _dunder(sub.attr):
                         return None
     if not calls:
@@ -275,13 +276,11 @@ def _class_names(body: list[ast.stmt]) -> set[str] | None:
                 names.add(stmt.target.id)
         elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.For, ast.AsyncFor)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            names.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+            names.update(n.id for t in targets for n in walk(t) if isinstance(n, ast.Name))
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
             for item in stmt.items:
                 if item.optional_vars is not None:
-                    names.update(
-                        n.id for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name)
-                    )
+                    names.update(n.id for n in walk(item.optional_vars) if isinstance(n, ast.Name))
         for field in ("body", "orelse", "finalbody", "handlers"):
             inner = getattr(stmt, field, None)
             if isinstance(inner, list) and inner and not isinstance(stmt, ast.AnnAssign):
@@ -312,15 +311,13 @@ def _expressions(node: ast.AST):
     """The nodes of a statement's own expressions: not a nested body's statements, nor a
     ``def``'s, lambda's or class's inside."""
     pending = [
-        child
-        for child in ast.iter_child_nodes(node)
-        if not isinstance(child, (ast.stmt, ast.excepthandler))
+        child for child in child_nodes(node) if not isinstance(child, (ast.stmt, ast.excepthandler))
     ]
     while pending:
         sub = pending.pop()
         yield sub
         if not isinstance(sub, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)):
-            pending.extend(ast.iter_child_nodes(sub))
+            pending.extend(child_nodes(sub))
 
 
 def _slots(body: list[ast.stmt]) -> set[str] | None:
@@ -354,7 +351,7 @@ def _set_from_module(klass: ClassInfo) -> set[str] | None:
     for stmt in klass.module.tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if (
                 isinstance(node, ast.Attribute)
                 and isinstance(node.ctx, ast.Store)
@@ -418,7 +415,7 @@ def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef):
     while pending:
         node = pending.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if not isinstance(
                 child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
             ):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import attrs
 
-from factories.analysis._walk import statements
+from factories.analysis._walk import statements, walk
 from factories.errors import SourceError
 
 
@@ -142,7 +142,7 @@ class ModuleInfo:
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
-                    for sub in ast.walk(target):
+                    for sub in walk(target):
                         if isinstance(sub, ast.Name):
                             info.assigned.add(sub.id)
         info.imports = collect_imports(tree.body, name, is_package)

@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
 
-from factories.analysis._walk import link_parents, walk, walk_all
+from factories.analysis._walk import child_nodes, link_parents, walk, walk_all
 from factories.analysis.asserted import TestNames, assert_states, result_asserts, stated
 from factories.analysis.baseline import is_suppressed, suppressed_kinds
 from factories.analysis.binding import CallShape, ParamKind, Signature, literal_value
@@ -795,7 +795,7 @@ def _patched_first(tree: ast.Module, patch_line: int, call_line: int) -> bool:
         return _runs_before(maker, helper.name, call_line)
     calls = [
         node
-        for node in ast.walk(tree)
+        for node in walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
         and node.func.id == maker.name
@@ -1795,7 +1795,7 @@ def _class_bindings(node: ast.ClassDef) -> dict[str, list[ast.expr | None]]:
             if stmt.value is not None:
                 bound.setdefault(stmt.target.id, []).append(stmt.value)
             continue
-        for sub in ast.iter_child_nodes(stmt):
+        for sub in child_nodes(stmt):
             if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
                 bound.setdefault(sub.id, []).append(None)
             elif isinstance(sub, (ast.stmt, ast.expr, ast.excepthandler, ast.alias)):
@@ -1951,12 +1951,12 @@ def _returned_class(index, dotted: str) -> ClassInfo | None:
 def _own_nodes(function: ast.AST) -> Iterable[ast.AST]:
     """The nodes of ``function``'s body outside the functions, lambdas and classes nested
     in it (their ``return`` is theirs)."""
-    pending = list(ast.iter_child_nodes(function))
+    pending = list(child_nodes(function))
     while pending:
         node = pending.pop()
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(node))
+            pending.extend(child_nodes(node))
 
 
 def _callee_class(index, dotted: str) -> ClassInfo | None:
@@ -3364,7 +3364,7 @@ def _inert_lambda_set(tree: ast.Module, line: int) -> str | None:
         func = node.value.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         body = node.value.args[0].body
-        if name == "MethodType" and all(isinstance(n, _INERT) for n in ast.walk(body)):
+        if name == "MethodType" and all(isinstance(n, _INERT) for n in walk(body)):
             return node.targets[0].attr
     return None
 

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis._walk import walk
 from factories.analysis.extraction import Stub
 from factories.analysis.source_tree import ModuleInfo, SourceTree, shallow_statements
 from factories.errors import SourceError
@@ -84,7 +85,7 @@ def _mentions(text: bytes, words: Iterable[str]) -> bool:
 def _words(node: ast.AST) -> set[str]:
     """Identifiers a statement part spells: names, attribute names, dotted strings' parts."""
     out: set[str] = set()
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Name):
             out.add(sub.id)
         elif isinstance(sub, ast.Attribute):
@@ -117,9 +118,7 @@ def _edges(module: ModuleInfo) -> list[tuple[frozenset[str], str, bool]]:
             words = frozenset(_words(stmt.value))
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
-                out.extend(
-                    (words, n.id, False) for n in ast.walk(target) if isinstance(n, ast.Name)
-                )
+                out.extend((words, n.id, False) for n in walk(target) if isinstance(n, ast.Name))
     return out
 
 

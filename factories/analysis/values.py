@@ -30,6 +30,8 @@ from collections.abc import Callable
 
 import attrs
 
+from factories.analysis._walk import walk
+
 # Constructors whose instances are truthy and keep their keyword arguments as attributes.
 _NAMESPACES = frozenset(
     {
@@ -269,7 +271,7 @@ def _lambda_returns(
     args = node.args
     own = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)}
     own |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
-    if any(isinstance(n, ast.Name) and n.id in own for n in ast.walk(node.body)):
+    if any(isinstance(n, ast.Name) and n.id in own for n in walk(node.body)):
         return ()
     return test_value(node.body, resolve, depth + 1)
 

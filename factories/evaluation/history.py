@@ -50,6 +50,7 @@ from pathlib import Path
 
 import attrs
 
+from factories.analysis._walk import child_nodes, walk
 from factories.analysis.audit import StubAuditor
 from factories.analysis.extraction import is_object_new, str_literal
 from factories.analysis.findings import Finding, FindingKind, Severity
@@ -131,7 +132,7 @@ class _Module:
         self._walk(tree, "")
 
     def _walk(self, node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             self.parents[child] = node
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 name = f"{prefix}{child.name}"
@@ -157,7 +158,7 @@ class _Module:
     def nodes(self, scope: ast.AST) -> list[ast.AST]:
         """Nodes of ``scope`` in source order (nested functions included: closures)."""
         if id(scope) not in self._sorted:
-            found = [n for n in ast.walk(scope) if hasattr(n, "lineno") and n is not scope]
+            found = [n for n in walk(scope) if hasattr(n, "lineno") and n is not scope]
             found.sort(key=lambda n: (n.lineno, n.col_offset))
             self._sorted[id(scope)] = found
         return self._sorted[id(scope)]
@@ -224,7 +225,7 @@ class _Follower:
     def _assign(self, node: ast.Assign, names: set[str], uses: _Uses) -> None:
         value = ast.unparse(node.value)
         for target in node.targets:
-            for sub in ast.walk(target):
+            for sub in walk(target):
                 if self._is_attr_of(sub, names) and isinstance(sub.ctx, ast.Store):  # type: ignore
                     uses.set(sub.attr, node.lineno)  # type: ignore[attr-defined]
             if isinstance(target, (ast.Name, ast.Attribute)):
@@ -301,7 +302,7 @@ class _Follower:
                 if fixture and fixture in params and func is not scope:
                     if self.follow(func, {fixture}, func.lineno, uses, depth + 1):
                         self.users(func, uses, depth + 1)
-        for node in ast.walk(self.m.tree):
+        for node in walk(self.m.tree):
             if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == scope.name):
                 continue
             parent = self.m.parents.get(node)
@@ -356,7 +357,7 @@ def file_sites(path: Path, rel: str) -> list[StubSite]:
         return []
     module = _Module(tree)
     follower = _Follower(module)
-    calls = [n for n in ast.walk(tree) if is_object_new(n)]
+    calls = [n for n in walk(tree) if is_object_new(n)]
     calls.sort(key=lambda n: (n.lineno, n.col_offset))
     ordinals: dict[tuple, int] = defaultdict(int)
     out = []

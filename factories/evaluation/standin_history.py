@@ -63,6 +63,7 @@ from pathlib import Path
 import attrs
 
 from factories.analysis import extraction
+from factories.analysis._walk import child_nodes, walk
 from factories.analysis.audit import StubAuditor
 from factories.analysis.extraction import MeetingHow, StandIn, str_literal
 from factories.analysis.findings import Finding, FindingKind, Severity
@@ -150,7 +151,7 @@ class _Module:
         self._nodes: dict[ast.AST, list[ast.AST]] = {}
 
     def _walk(self, node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             self.parents[child] = node
             if isinstance(child, ast.Call):
                 self._calls.append(child)
@@ -180,7 +181,7 @@ class _Module:
                 body = [stmt for stmt in scope.body if not isinstance(stmt, _SCOPES)]
             else:
                 body = []
-            found = [n for stmt in body for n in ast.walk(stmt) if hasattr(n, "lineno")]
+            found = [n for stmt in body for n in walk(stmt) if hasattr(n, "lineno")]
             found.sort(key=lambda n: (n.lineno, n.col_offset))
             self._nodes[scope] = found
         return self._nodes[scope]
@@ -270,7 +271,7 @@ def _later_sets(module: _Module, scope: ast.AST, call: ast.Call, names: set[str]
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                for sub in ast.walk(target):
+                for sub in walk(target):
                     if isinstance(sub, ast.Attribute) and ast.unparse(sub.value) in names:
                         out.setdefault(sub.attr, node.lineno)
             rebound = {ast.unparse(t) for t in targets}

@@ -51,6 +51,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from factories.analysis._walk import walk
 from factories.testing import namespace_tracker
 
 NEW_NAME = "__judge_stub_new__"
@@ -105,7 +106,7 @@ class _NamespaceCallRewriter(ast.NodeTransformer):
         self.count = 0
         self.names: dict[str, str] = {}  # ``NS`` -> kind
         self.modules: dict[str, str] = {}  # ``t`` -> ``types``
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.ImportFrom) and not node.level:
                 for alias in node.names:
                     kind = self.KINDS.get((node.module or "", alias.name))

@@ -11,7 +11,7 @@ import ast
 
 import attrs
 
-from factories.analysis._walk import statements
+from factories.analysis._walk import statements, walk
 from factories.analysis.class_refs import (
     ClassRef,
     LocalClass,
@@ -128,7 +128,7 @@ class ClassChooser:
             found.append((binding, ref))
         # Cases that leave the class as it is are followed as usual (one stub); a class named
         # by a parameter a case binds is that case's, each case its own stub.
-        used = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        used = {n.id for n in walk(arg) if isinstance(n, ast.Name)}
         by_case = any(used & set(case.values) for case in cases or [])
         if not by_case and len({ref for _, ref in found}) == 1:
             return [ClassChoice(found[0][1], bound)]
@@ -138,7 +138,7 @@ class ClassChooser:
         """Where a test's parametrize decorators multiply into too many cases to follow one by
         one, the cases of the one decorator that lists the parameters ``arg`` uses (their
         pytest ids then are not known: the other decorators' parts are missing)."""
-        used = {n.id for n in ast.walk(arg) if isinstance(n, ast.Name)}
+        used = {n.id for n in walk(arg) if isinstance(n, ast.Name)}
         for deco in getattr(func, "decorator_list", []):
             if not (
                 isinstance(deco, ast.Call) and getattr(deco.func, "attr", None) == "parametrize"
@@ -164,7 +164,7 @@ class ClassChooser:
             return any(
                 self._computed_here(n)
                 for arg in expr.args
-                for n in ast.walk(arg)
+                for n in walk(arg)
                 if isinstance(n, ast.Name)
             )
         if not isinstance(expr, ast.Name):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from factories.analysis._walk import statements
+from factories.analysis._walk import child_nodes, statements, walk
 from factories.analysis.class_refs import ClassRef
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._scope import ModuleScope
@@ -140,7 +140,7 @@ def _free_names(node: ast.AST, bound: frozenset[str] = frozenset()) -> Iterator[
         inner = bound
         for i, gen in enumerate(node.generators):
             yield from _free_names(gen.iter, bound if i == 0 else inner)
-            inner = inner | {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+            inner = inner | {n.id for n in walk(gen.target) if isinstance(n, ast.Name)}
             for test in gen.ifs:
                 yield from _free_names(test, inner)
         parts = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
@@ -151,5 +151,5 @@ def _free_names(node: ast.AST, bound: frozenset[str] = frozenset()) -> Iterator[
         if node.id not in bound:
             yield node
         return
-    for child in ast.iter_child_nodes(node):
+    for child in child_nodes(node):
         yield from _free_names(child, bound)

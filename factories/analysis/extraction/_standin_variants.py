@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import attrs
 
+from factories.analysis._walk import child_nodes, walk
 from factories.analysis.extraction._cases import (
     NO_BINDINGS,
     Bindings,
@@ -277,7 +278,7 @@ class VariantFinder:
             for d in getattr(func, "decorator_list", [])
             if isinstance(d, ast.Call) and getattr(d.func, "attr", None) == "parametrize"
         ]
-        used = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
+        used = {n.id for n in walk(call) if isinstance(n, ast.Name)}
         lists = [parametrize_values(d) for d in decorators]
         lists = [values for values in lists if values and used & set(values[0].values)]
         if not lists:
@@ -383,7 +384,7 @@ class VariantFinder:
                 out.append(target)  # type: ignore[arg-type]
                 continue
             if isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword, ast.IfExp)):
-                pending.extend(ast.iter_child_nodes(node))
+                pending.extend(child_nodes(node))
             elif isinstance(node, ast.Call):
                 pending.extend(node.args)
                 pending.extend(node.keywords)

@@ -15,7 +15,7 @@ import ast
 
 import attrs
 
-from factories.analysis._walk import statements, walk
+from factories.analysis._walk import child_nodes, statements, walk
 from factories.analysis.extraction._cases import (
     NO_BINDINGS,
     Bindings,
@@ -366,7 +366,7 @@ class StandInExtractor:
                     if self._builds(side):
                         out.extend(self._children(side, alternative))
             elif isinstance(node, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.keyword)):
-                pending.extend((child, in_call) for child in ast.iter_child_nodes(node))
+                pending.extend((child, in_call) for child in child_nodes(node))
             elif isinstance(node, _COMPREHENSIONS):
                 pending.append((node.elt, in_call))  # ``[Ns(i) for i in ...]``: its items
             elif (comprehension := _collected(node)) is not None:
@@ -1900,13 +1900,13 @@ def _written_through(scope: ast.AST, name: str) -> bool:
     more than their creations say."""
     looped = {
         node.target.id
-        for node in ast.walk(scope)
+        for node in walk(scope)
         if isinstance(node, (ast.For, ast.comprehension))
         and isinstance(node.iter, ast.Name)
         and node.iter.id == name
         and isinstance(node.target, ast.Name)
     }
-    for node in ast.walk(scope):
+    for node in walk(scope):
         target: ast.AST | None = None
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
             target = node.value
@@ -1926,7 +1926,7 @@ def _global_written(tree: ast.Module, name: str, creation: ast.stmt) -> bool:
     hands it first to code that may set one (``setattr``, ``monkeypatch.setattr``,
     ``patch.object``, ``vars``, ``__dict__``): then what the object holds on a test's run
     depends on which ran before."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Global) and name in node.names:
             return True
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):

@@ -15,6 +15,7 @@ import ast
 
 import attrs
 
+from factories.analysis._walk import child_nodes, walk
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._handovers import plain_function, plainly_built
 from factories.analysis.readset._model import (
@@ -657,9 +658,7 @@ class ChainHandlers:
 
     def awaited(self, call: ast.Call) -> bool:
         """Whether the walked function awaits ``call`` where it makes it (``await f(x)``)."""
-        return any(
-            isinstance(node, ast.Await) and node.value is call for node in ast.walk(self.func)
-        )
+        return any(isinstance(node, ast.Await) and node.value is call for node in walk(self.func))
 
     def patched(self, defined: str, text: str = "") -> bool:
         """Whether the test replaced that function or class (its body is not what runs):
@@ -687,7 +686,7 @@ def scope_bindings(scope: ast.AST) -> dict[str, tuple[Binding, ...]]:
     anywhere counts as a binding that is not plain."""
     found: dict[str, list[Binding]] = {}
     module = isinstance(scope, ast.Module)
-    nodes = _outside_defs(scope) if module else list(ast.walk(scope))
+    nodes = _outside_defs(scope) if module else list(walk(scope))
     whole: set[int] = set()
     for node in nodes:
         if isinstance(node, ast.Assign):
@@ -699,7 +698,7 @@ def scope_bindings(scope: ast.AST) -> dict[str, tuple[Binding, ...]]:
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             whole.add(id(node.target))
             found.setdefault(node.target.id, []).append(Binding(True, node.value))
-    others = (n for stmt in nodes for n in ast.walk(stmt)) if module else iter(nodes)
+    others = (n for stmt in nodes for n in walk(stmt)) if module else iter(nodes)
     for node in others:
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             if id(node) not in whole:
@@ -708,7 +707,7 @@ def scope_bindings(scope: ast.AST) -> dict[str, tuple[Binding, ...]]:
             for alias in node.names:
                 name = (alias.asname or alias.name).partition(".")[0]
                 found.setdefault(name, []).append(Binding(False))
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, ast.Global):
             for name in node.names:
                 found.setdefault(name, []).append(Binding(False))
@@ -729,7 +728,7 @@ def _outside_defs(scope: ast.AST) -> list[ast.AST]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         out.append(node)
-        todo.extend(n for n in ast.iter_child_nodes(node) if isinstance(n, ast.stmt))
+        todo.extend(n for n in child_nodes(node) if isinstance(n, ast.stmt))
         for handler in getattr(node, "handlers", ()):
             todo.extend(handler.body)
     return out

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 
+from factories.analysis._walk import walk
 from factories.analysis.classes import ClassIndex, ClassInfo
 from factories.analysis.source_tree import ModuleInfo
 from factories.errors import SourceError
@@ -85,7 +86,7 @@ def declares(index: ClassIndex, cls: ClassInfo, name: str) -> bool:
                     and sub.attr == name
                     and isinstance(sub.value, ast.Name)
                     and sub.value.id == self_name
-                    for sub in ast.walk(node)
+                    for sub in walk(node)
                 ):
                     return True
     return False

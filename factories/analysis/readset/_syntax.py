@@ -98,8 +98,8 @@ def paired(target: ast.Tuple | ast.List, value: ast.expr | None) -> list[ast.exp
         return unknown
     if any(isinstance(e, ast.Starred) for e in (*target.elts, *value.elts)):
         return unknown
-    bound = {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
-    if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(value)):
+    bound = {n.id for n in walk(target) if isinstance(n, ast.Name)}
+    if any(isinstance(n, ast.Name) and n.id in bound for n in walk(value)):
         return unknown
     return list(value.elts)
 

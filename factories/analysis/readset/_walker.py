@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from factories.analysis._walk import child_nodes, walk
 from factories.analysis.classes import ClassInfo, Member
 from factories.analysis.findings import Location
 from factories.analysis.readset._calls import CallHandlers
@@ -46,13 +47,13 @@ _PLAIN = (bool, int, float, str, bytes, type(None))
 
 def statements_and_exprs(func: ast.AST) -> Iterator[ast.AST]:
     """The nodes of ``func``'s own body, not those of functions or classes it defines."""
-    todo = list(ast.iter_child_nodes(func))
+    todo = list(child_nodes(func))
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         yield node
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
 
 
 def rebinds(body: Sequence[ast.stmt], name: str) -> bool:
@@ -60,7 +61,7 @@ def rebinds(body: Sequence[ast.stmt], name: str) -> bool:
     return any(
         isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
         for stmt in body
-        for node in ast.walk(stmt)
+        for node in walk(stmt)
     )
 
 
