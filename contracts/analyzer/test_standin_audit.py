@@ -1536,6 +1536,19 @@ class RoleGate:
         if held is None:
             return None
         return out.width
+
+
+def found_fn(runner, n):
+    if n:
+        return None
+    return runner.size + runner.fresh
+
+
+class Planner:
+    def plan(self, n):
+        if n:
+            return None
+        return self.runner.prefix
 """
 
 
@@ -6575,6 +6588,50 @@ CASES = [
             g.tracked(SimpleNamespace(rid="r"))
         """,
         frozenset(),
+    ),
+    Case(
+        "handed-an-early-none-the-test-asserts-not-none-in-an-and-is-not-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            found = mod.found_fn(SimpleNamespace(size=1), n)
+            assert found is not None and found > 1
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-an-early-none-the-test-asserts-none-may-be-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            assert mod.found_fn(SimpleNamespace(size=1), n) is None
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "a-stub-s-call-the-test-asserts-not-none-rules-out-its-early-none",
+        """
+        from vllm.mod import Planner
+        def test_x(n):
+            p = object.__new__(Planner)
+            p.runner = SimpleNamespace(size=1)
+            step = p.plan(n)
+            assert step is not None
+        """,
+        frozenset({(ERROR, "self.runner.prefix")}),
+    ),
+    Case(
+        "a-stub-s-call-under-pytest-raises-keeps-its-early-none-open",
+        """
+        import pytest
+        from vllm.mod import Planner
+        def test_x(n):
+            p = object.__new__(Planner)
+            p.runner = SimpleNamespace(size=1)
+            with pytest.raises(ValueError):
+                assert p.plan(n) is not None
+        """,
+        frozenset({(NOTE, "self.runner.prefix")}),
     ),
 ]
 

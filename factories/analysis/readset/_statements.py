@@ -22,7 +22,7 @@ from factories.analysis.readset._model import (
     unaliased,
 )
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
-from factories.analysis.values import Obj, Truth, compare, enum_member, truthy
+from factories.analysis.values import NotNone, Obj, Truth, compare, enum_member, truthy
 from factories.errors import SourceError
 
 
@@ -82,7 +82,8 @@ class StatementHandlers:
     def ruled_out_return(self, node: ast.If) -> bool | None:
         """The verdict the test's assertion on the analysed call's result gives an ``if`` one
         arm of which is only ``return K`` (``CallContext.returns``): that arm does not run
-        where ``K`` is known and is not the value the test asserts.  Only the analysed call's
+        where ``K`` is known and is not the value the test asserts (``None`` where it asserts
+        only that the result is not ``None``).  Only the analysed call's
         own ``return`` is its result (not a method it calls)."""
         if not (self.entry and self.context.returns):
             return None
@@ -94,6 +95,8 @@ class StatementHandlers:
                     continue
                 if isinstance(expected, Truth):
                     ruled_out = truthy(known[0]) is (not expected.value)
+                elif isinstance(expected, NotNone):
+                    ruled_out = known[0] is None
                 else:
                     ruled_out = compare(ast.Eq(), known[0], expected) is False
                 if ruled_out:
