@@ -1549,6 +1549,17 @@ class Planner:
         if n:
             return None
         return self.runner.prefix
+
+
+def collect_layers(layers):
+    return [layer.records.key for layer in layers]
+
+
+def drain_layers(layers):
+    if not layers:
+        raise ValueError("no layers")
+    layers.clear()
+    return [layer.records.key for layer in layers]
 """
 
 
@@ -5267,7 +5278,7 @@ CASES = [
                 layers.append(layer)
             commit_layers(layers)
         """,
-        frozenset({(NOTE, "layers[].records")}),
+        frozenset({(ERROR, "layers[].records")}),
     ),
     Case(
         "namespaces-appended-to-a-list-handed-on-hold-the-field-a-comprehension-reads",
@@ -6632,6 +6643,32 @@ CASES = [
                 assert p.plan(n) is not None
         """,
         frozenset({(NOTE, "self.runner.prefix")}),
+    ),
+    Case(
+        "a-list-of-namespaces-with-no-guard-on-it-may-be-empty-for-a-comprehension",
+        """
+        from vllm.mod import collect_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layers.append(SimpleNamespace(kv=i))
+            collect_layers(layers)
+        """,
+        frozenset({(NOTE, "layers[].records")}),
+    ),
+    Case(
+        "a-list-past-a-not-empty-guard-that-the-code-then-empties-may-be-empty",
+        """
+        from vllm.mod import drain_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layers.append(SimpleNamespace(kv=i))
+            drain_layers(layers)
+        """,
+        frozenset({(NOTE, "layers[].records")}),
     ),
 ]
 
