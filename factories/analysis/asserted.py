@@ -13,7 +13,8 @@ assert a result through the local it was bound to (``n = split(...)`` then ``ass
   assignment, a branch, a parameter, a nested scope) leaves it unknown.
 - ``stated``: a plain value (``int``, ``str``, ``bool``, ``None``) of a test expression:
   ``values.test_value`` with integer arithmetic (``+ - * // %``, unary minus) over such values.
-- ``assert_states``: what one ``assert`` states an expression is.
+- ``assert_states``: what one ``assert`` states an expression is (each operand of an
+  asserted ``and`` too, and ``x is not None``: ``values.NotNone``).
 - ``result_asserts``: the ``assert``s on the local a call's result is bound to, that run
   whenever the binding does (later statements of the same block, with no ``return``,
   ``break``, ``continue`` or rebinding of the local before them).
