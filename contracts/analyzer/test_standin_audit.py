@@ -1536,6 +1536,30 @@ class RoleGate:
         if held is None:
             return None
         return out.width
+
+
+def found_fn(runner, n):
+    if n:
+        return None
+    return runner.size + runner.fresh
+
+
+class Planner:
+    def plan(self, n):
+        if n:
+            return None
+        return self.runner.prefix
+
+
+def collect_layers(layers):
+    return [layer.records.key for layer in layers]
+
+
+def drain_layers(layers):
+    if not layers:
+        raise ValueError("no layers")
+    layers.clear()
+    return [layer.records.key for layer in layers]
 """
 
 
@@ -5254,7 +5278,7 @@ CASES = [
                 layers.append(layer)
             commit_layers(layers)
         """,
-        frozenset({(NOTE, "layers[].records")}),
+        frozenset({(ERROR, "layers[].records")}),
     ),
     Case(
         "namespaces-appended-to-a-list-handed-on-hold-the-field-a-comprehension-reads",
@@ -6575,6 +6599,76 @@ CASES = [
             g.tracked(SimpleNamespace(rid="r"))
         """,
         frozenset(),
+    ),
+    Case(
+        "handed-an-early-none-the-test-asserts-not-none-in-an-and-is-not-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            found = mod.found_fn(SimpleNamespace(size=1), n)
+            assert found is not None and found > 1
+        """,
+        frozenset({(ERROR, "runner.fresh")}),
+    ),
+    Case(
+        "handed-an-early-none-the-test-asserts-none-may-be-its-path",
+        """
+        import vllm.mod as mod
+        def test_x(n):
+            assert mod.found_fn(SimpleNamespace(size=1), n) is None
+        """,
+        frozenset({(NOTE, "runner.fresh")}),
+    ),
+    Case(
+        "a-stub-s-call-the-test-asserts-not-none-rules-out-its-early-none",
+        """
+        from vllm.mod import Planner
+        def test_x(n):
+            p = object.__new__(Planner)
+            p.runner = SimpleNamespace(size=1)
+            step = p.plan(n)
+            assert step is not None
+        """,
+        frozenset({(ERROR, "self.runner.prefix")}),
+    ),
+    Case(
+        "a-stub-s-call-under-pytest-raises-keeps-its-early-none-open",
+        """
+        import pytest
+        from vllm.mod import Planner
+        def test_x(n):
+            p = object.__new__(Planner)
+            p.runner = SimpleNamespace(size=1)
+            with pytest.raises(ValueError):
+                assert p.plan(n) is not None
+        """,
+        frozenset({(NOTE, "self.runner.prefix")}),
+    ),
+    Case(
+        "a-list-of-namespaces-with-no-guard-on-it-may-be-empty-for-a-comprehension",
+        """
+        from vllm.mod import collect_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layers.append(SimpleNamespace(kv=i))
+            collect_layers(layers)
+        """,
+        frozenset({(NOTE, "layers[].records")}),
+    ),
+    Case(
+        "a-list-past-a-not-empty-guard-that-the-code-then-empties-may-be-empty",
+        """
+        from vllm.mod import drain_layers
+
+        def test_x():
+            layers = []
+            for i in range(2):
+                layers.append(SimpleNamespace(kv=i))
+            drain_layers(layers)
+        """,
+        frozenset({(NOTE, "layers[].records")}),
     ),
 ]
 

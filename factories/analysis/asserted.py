@@ -13,7 +13,8 @@ assert a result through the local it was bound to (``n = split(...)`` then ``ass
   assignment, a branch, a parameter, a nested scope) leaves it unknown.
 - ``stated``: a plain value (``int``, ``str``, ``bool``, ``None``) of a test expression:
   ``values.test_value`` with integer arithmetic (``+ - * // %``, unary minus) over such values.
-- ``assert_states``: what one ``assert`` states an expression is.
+- ``assert_states``: what one ``assert`` states an expression is (each operand of an
+  asserted ``and`` too, and ``x is not None``: ``values.NotNone``).
 - ``result_asserts``: the ``assert``s on the local a call's result is bound to, that run
   whenever the binding does (later statements of the same block, with no ``return``,
   ``break``, ``continue`` or rebinding of the local before them).
@@ -28,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from factories.analysis._walk import child_nodes, link_parents, statements
-from factories.analysis.values import Truth, test_value
+from factories.analysis.values import NotNone, Truth, test_value
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 _SCOPES = (*_FUNCTIONS, ast.ClassDef)
@@ -190,16 +191,36 @@ def _arithmetic(op: ast.operator, a: int, b: int) -> tuple[int] | tuple[()]:
 
 def assert_states(node: ast.Assert, names: TestNames) -> Iterable[tuple[ast.AST, tuple[object]]]:
     """``(expression, (value,))`` for what one ``assert`` states an expression is: itself
-    true, ``not`` it false, one side of ``==``/``is`` the plain value the other side states
+    true, ``not`` it false, each operand of an ``and`` what it states alone, the left side of
+    ``is not None`` not ``None``, one side of ``==``/``is`` the plain value the other side states
     (a literal, or ``stated`` arithmetic over names bound once), and the name a
     comprehension iterates true where ``==`` holds it to a display with items
     (``assert {k.ratio for k in keys} == {32}``: ``keys`` has items, so the call that gave
     it did not return an empty one)."""
-    test = node.test
+    yield from _expression_states(node.test, names)
+
+
+def _expression_states(test: ast.expr, names: TestNames) -> Iterable[tuple[ast.AST, tuple[object]]]:
+    """``assert_states`` of an asserted expression: an ``and`` passes only where each
+    operand is true, so each operand states what it would state asserted alone (``assert
+    step is not None and step.width == 4``), and ``x is not None`` states ``x`` is not
+    ``None`` (``NotNone``)."""
     yield test, (Truth(True),)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        for operand in test.values:
+            yield from _expression_states(operand, names)
+        return
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         yield test.operand, (Truth(False),)
     if not isinstance(test, ast.Compare):
+        return
+    if (
+        len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    ):
+        yield test.left, (NotNone(),)
         return
     if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
         return

@@ -217,7 +217,7 @@ class ClassAuditor:
                 detached=event.detached,
                 stated_locals=namespace_self,
                 bare_self=namespace_self,
-                returns=event.returns,
+                returns=standins.asserted(event) if standins is not None else event.returns,
             )
             roots: dict[str, tuple[StandIn, ...]] = {}
             held: frozenset[str] = frozenset()

@@ -159,6 +159,10 @@ class StubStandIns:
     # display the statement itself writes (``stub.reqs = {}``): a new container nothing else
     # holds, which then holds only what is stored through the field.
     emptied: frozenset[tuple[Location, str]] = frozenset()
+    # The calls of each test module the table was built from, by its path: what the test
+    # asserts a stub's method call returns (``asserted``).  An index of the module's text,
+    # not part of what the table holds: tables built from the same text are equal.
+    calls: Mapping[str, _CallIndex] = attrs.field(factory=dict, eq=False)
 
     def joined(self, other: StubStandIns) -> StubStandIns:
         """These and ``other``'s, as one test file's stubs meet them: a stub a shared
@@ -173,7 +177,19 @@ class StubStandIns:
             {**other.reach, **self.reach},
             {**other.stored, **self.stored},
             self.emptied | other.emptied,
+            {**other.calls, **self.calls},
         )
+
+    def asserted(self, event: StubEvent) -> tuple[object] | tuple[()]:
+        """What the test asserts the stub's method call ``event`` returns (``CallContext.returns``:
+        ``step = stub.plan(x); assert step is not None``), where the replay itself states
+        nothing: the call of that method alone on its line, outside ``pytest.raises``."""
+        if event.returns:
+            return event.returns
+        calls = self.calls.get(event.location.path)
+        if calls is None:
+            return ()
+        return calls.asserted(calls.method_call_at(event.location.line, event.name))
 
     def set_by(self, event: StubEvent) -> StandIn | None:
         return self.sets.get((event.location, event.name))
@@ -377,6 +393,7 @@ class StandInTable:
                 specs,
                 stored=stored,
                 emptied=_emptied(module) if stored else frozenset(),
+                calls={str(module.path): calls},
             ),
             tuple(selves),
             calls_made,
@@ -2712,6 +2729,19 @@ class _CallIndex:
                 (node for node in self._spanning(line) if self._text(node.func) == text), None
             )
         return self._at[key]
+
+    def method_call_at(self, line: int, name: str) -> ast.Call | None:
+        """The one call of a method ``name`` (``x.name(...)``) that starts on ``line``; None
+        where the line starts none or several (which of them a stub's call is, is not
+        known)."""
+        found = [
+            node
+            for node in self._spanning(line)
+            if node.lineno == line
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == name
+        ]
+        return found[0] if len(found) == 1 else None
 
     def with_stated(self, shape: CallShape, call: ast.Call) -> CallShape:
         """``shape`` with the arguments of ``call`` it does not know that the test's text

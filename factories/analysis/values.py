@@ -123,6 +123,13 @@ class Truth:
 
 
 @attrs.frozen
+class NotNone:
+    """A value of which the test states only that it is not ``None`` (``assert x is not
+    None``): an arm that only returns ``None`` is not the run the assertion passed on, while
+    a falsy value other than ``None`` may still be what it got."""
+
+
+@attrs.frozen
 class EnumMember:
     """``Class.MEMBER`` as the source spells it (the last two parts of the dotted name)."""
 

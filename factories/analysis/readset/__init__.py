@@ -22,12 +22,14 @@ block that alone reads fields the test set is one it prepared (``provisioned``),
 condition that reads a field the stub lacks is a guard written after the test (``both_arms``).
 Reads record the undecided blocks they sit in for the first.  Where the test asserts the
 call's result (``CallContext.returns``), an arm that only returns another known value is not
-its path.  Where the stand-in audit asks (``CallContext.stated_locals``), what the test states
-decides more: locals bound to such conditions, a stated literal's membership in the code's
-own display of literals (``backend not in ("ray", "mp")``), ``isinstance`` of objects the test
-built, loops over items the test states (their body runs), and a read past an undecided
-``if`` whose arms that may leave all make it before they may (``if cache: n = md.n; ...
-return``, then ``md.n``) is on every path (``Walker.uncover``); a method taking only
+its path (``return None`` where it asserts the result ``is not None``).  Where the stand-in
+audit asks (``CallContext.stated_locals``), what the test states decides more: locals bound to
+such conditions, a stated literal's membership in the code's own display of literals
+(``backend not in ("ray", "mp")``), ``isinstance`` of objects the test built, loops over items
+the test states (their body runs), a list of stand-ins past ``if not layers: raise`` (it holds
+an item: ``Statements.narrow_filled``), and a read past an undecided ``if`` whose arms that
+may leave all make it before they may (``if cache: n = md.n; ... return``, then ``md.n``) is
+on every path (``Walker.uncover``); a method taking only
 ``*args``/``**kwargs`` that hands them on unchanged (``super().__init__(*args, **kwargs)``)
 binds its callee to the test's call, stated values included (``CALL_SHAPE``).
 

@@ -8,6 +8,7 @@ import ast
 import builtins
 
 from factories.analysis.classes import ClassInfo, FunctionRef, MemberKind
+from factories.analysis.readset._chains import ELEMENT
 from factories.analysis.readset._syntax import getattr_probe, literal_name, sized
 from factories.analysis.values import (
     EnumMember,
@@ -390,6 +391,8 @@ class Decisions:
             return None
         known = self.known(node)
         length = length_of(known[0]) if known else ()
+        if not length and known and _filled_holder(known[0]):
+            return 1  # at least one (``Statements.narrow_filled``)
         return length[0] if length else None
 
     def type_verdict(self, call: ast.Call) -> bool | None:
@@ -512,3 +515,9 @@ class Decisions:
                 return frozenset().union(*(p[0] for p in parts)), frozenset()
             return frozenset(), frozenset().union(*(p[1] for p in parts))
         return _NO_GUARDS
+
+
+def _filled_holder(value: object) -> bool:
+    """A list or tuple of stand-ins the test built (an object whose element, ``ELEMENT``,
+    the audit knows) that the code has shown true: it holds an item."""
+    return isinstance(value, Obj) and value.truthy is True and bool(value.field(ELEMENT))

@@ -10,7 +10,7 @@ import ast
 
 import attrs
 
-from factories.analysis._walk import child_nodes, walk
+from factories.analysis._walk import child_nodes, walk, walk_all
 from factories.analysis.classes import FunctionRef, MemberKind, ModuleRef
 from factories.analysis.readset._chains import ELEMENT, slot_link
 from factories.analysis.readset._model import (
@@ -22,7 +22,7 @@ from factories.analysis.readset._model import (
     unaliased,
 )
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
-from factories.analysis.values import Obj, Truth, compare, enum_member, truthy
+from factories.analysis.values import NotNone, Obj, Truth, compare, enum_member, truthy
 from factories.errors import SourceError
 
 
@@ -77,12 +77,46 @@ class StatementHandlers:
         new_guard = self.placed(before)
         if new_guard and self.context.stated_locals:
             self.rec.unprepared.extend(self.analyzer.blocks.arms(node.body, node.orelse))
-        return self.both_arms(node.body, when_true, node.orelse, when_false, new_guard)
+        out = self.both_arms(node.body, when_true, node.orelse, when_false, new_guard)
+        if out is not None and self.context.stated_locals:
+            self.narrow_filled(node)
+        return out
+
+    def narrow_filled(self, node: ast.If) -> None:
+        """``if not layers: raise ValueError(...)``: past it, the parameter ``layers`` is
+        true, and where it holds the items of a list or tuple the test built (an object
+        whose element, ``ELEMENT``, is a stand-in: the audit builds such a holder only for
+        a display or a list the test grew with ``append``), true means it has an item, so a
+        comprehension over it surely runs its first (``Decisions.iterations``).  Only where
+        the ``if`` has no ``else``, its body surely leaves (ends in ``raise`` or ``return``,
+        no ``break``/``continue``), and the function never binds the name again nor uses it
+        but to test, size, index or iterate it (nothing it calls can empty it)."""
+        test = node.test
+        if node.orelse or not (
+            isinstance(test, ast.UnaryOp)
+            and isinstance(test.op, ast.Not)
+            and isinstance(test.operand, ast.Name)
+        ):
+            return
+        name = test.operand.id
+        value = self.name_consts.get(name)
+        if not (
+            isinstance(value, Obj)
+            and value.truthy is None
+            and value.field(ELEMENT)
+            and name in self.params
+            and isinstance(node.body[-1], (ast.Raise, ast.Return))
+            and not any(isinstance(n, (ast.Break, ast.Continue)) for n in walk_all(node.body))
+            and _only_inspected(self.func, name)
+        ):
+            return
+        self.name_consts[name] = attrs.evolve(value, truthy=True)
 
     def ruled_out_return(self, node: ast.If) -> bool | None:
         """The verdict the test's assertion on the analysed call's result gives an ``if`` one
         arm of which is only ``return K`` (``CallContext.returns``): that arm does not run
-        where ``K`` is known and is not the value the test asserts.  Only the analysed call's
+        where ``K`` is known and is not the value the test asserts (``None`` where it asserts
+        only that the result is not ``None``).  Only the analysed call's
         own ``return`` is its result (not a method it calls)."""
         if not (self.entry and self.context.returns):
             return None
@@ -94,6 +128,8 @@ class StatementHandlers:
                     continue
                 if isinstance(expected, Truth):
                     ruled_out = truthy(known[0]) is (not expected.value)
+                elif isinstance(expected, NotNone):
+                    ruled_out = known[0] is None
                 else:
                     ruled_out = compare(ast.Eq(), known[0], expected) is False
                 if ruled_out:
@@ -645,3 +681,34 @@ def _bound_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
     names |= {n.name for n in walk(func) if isinstance(n, ast.ExceptHandler) and n.name}
     return names
+
+
+def _only_inspected(func: ast.AST, name: str) -> bool:
+    """Whether ``func`` uses ``name`` only to test, size, index or iterate it (``not name``,
+    ``len(name)``, ``name[i]``, ``for x in name``, a comprehension over it), never binding,
+    deleting or handing it on, nor calling a method on it."""
+    for parent in walk(func):
+        for child in child_nodes(parent):
+            if isinstance(child, (ast.Global, ast.Nonlocal)) and name in child.names:
+                return False
+            if isinstance(child, ast.arg) and child.arg == name and parent is not func.args:
+                return False  # a nested function's or lambda's own parameter of that name
+            if not (isinstance(child, ast.Name) and child.id == name):
+                continue
+            if not isinstance(child.ctx, ast.Load):
+                return False
+            inspected = (
+                (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not))
+                or (isinstance(parent, (ast.If, ast.While)) and parent.test is child)
+                or (isinstance(parent, ast.Subscript) and parent.value is child)
+                or (isinstance(parent, (ast.For, ast.comprehension)) and parent.iter is child)
+                or (
+                    isinstance(parent, ast.Call)
+                    and isinstance(parent.func, ast.Name)
+                    and parent.func.id == "len"
+                    and parent.args == [child]
+                )
+            )
+            if not inspected:
+                return False
+    return True
