@@ -1536,6 +1536,16 @@ class RoleGate:
         if held is None:
             return None
         return out.width
+
+
+class RoleConnector:
+    def __init__(self, vllm_config):
+        role = vllm_config.transfer.role
+        self.role = role
+        self.idle = self.role == "consumer"
+        if self.idle:
+            return
+        self.width = vllm_config.width
 """
 
 
@@ -6575,6 +6585,75 @@ CASES = [
             g.tracked(SimpleNamespace(rid="r"))
         """,
         frozenset(),
+    ),
+    Case(
+        "a-test-class-s-object-holds-the-argument-its-init-stores-plainly",
+        """
+        from vllm.mod import RoleConnector
+
+        class _FakeTransfer:
+            def __init__(self, *, role="both", extra=None):
+                self.role = role
+                self.extra = extra or {}
+
+        def make_config(role="both", size=1):
+            return SimpleNamespace(transfer=_FakeTransfer(role=role), size=size)
+
+        def test_x():
+            RoleConnector(make_config())
+
+        def test_y():
+            RoleConnector(make_config(size=2))
+        """,
+        frozenset({(ERROR, "vllm_config.width")}),
+    ),
+    Case(
+        "a-test-class-s-object-whose-field-the-module-stores-again-is-not-known",
+        """
+        from vllm.mod import RoleConnector
+
+        class _FakeTransfer:
+            def __init__(self, *, role="both"):
+                self.role = role
+
+        def make_config(role="both", size=1):
+            return SimpleNamespace(transfer=_FakeTransfer(role=role), size=size)
+
+        def test_x():
+            cfg = make_config()
+            cfg.transfer.role = "consumer"
+            RoleConnector(cfg)
+
+        def test_y():
+            RoleConnector(make_config(size=2))
+        """,
+        frozenset({(NOTE, "vllm_config.width")}),
+    ),
+    Case(
+        "a-test-class-with-a-base-or-a-store-past-a-return-holds-no-known-field",
+        """
+        from vllm.mod import RoleConnector
+
+        class _Base:
+            pass
+
+        class _Derived(_Base):
+            def __init__(self, role="both"):
+                self.role = role
+
+        class _Early:
+            def __init__(self, role="both", skip=False):
+                if skip:
+                    return
+                self.role = role
+
+        def test_x():
+            RoleConnector(SimpleNamespace(transfer=_Derived()))
+
+        def test_y():
+            RoleConnector(SimpleNamespace(transfer=_Early()))
+        """,
+        frozenset({(NOTE, "vllm_config.width")}),
     ),
 ]
 

@@ -58,7 +58,9 @@ from factories.analysis.extraction._standin_variants import (
     Variant,
     VariantFinder,
     never_none,
+    plain_object,
     stated,
+    stored_names,
 )
 from factories.analysis.extraction._syntax import (
     FUNCTION_DEFS,
@@ -176,6 +178,14 @@ class StandInExtractor:
         self.meet = MeetingMaker(self.scope, self.reader, recorder, self.sites)
         self.variants = VariantFinder(self.scope, self.reader, self.sites)
         self._as_child: set[int] = set()
+        self._stored: dict[str, dict[str, int]] = {}
+
+    def _stored_names(self, cls: str) -> dict[str, int]:
+        """``stored_names`` of the module for objects of ``cls``, made on first use
+        (``plain_object``)."""
+        if cls not in self._stored:
+            self._stored[cls] = stored_names(self.module.tree, cls)
+        return self._stored[cls]
 
     def standins(self) -> list[StandIn]:
         """Each top-level creation's stand-in, or one per ``Variant`` where its runs state
@@ -266,6 +276,13 @@ class StandInExtractor:
             )
         children = tuple(self._children(value, route))
         known = _stated(self.reader.value_of(value, bindings), value, children)
+        if not known and not children:
+            known = plain_object(
+                value,
+                self.module.tree,
+                lambda arg: self.reader.value_of(arg, bindings),
+                self._stored_names,
+            )
         if not known and not children:
             resolve = self.reader.resolver(bindings)
             known = returning(value, resolve) or never_none(
