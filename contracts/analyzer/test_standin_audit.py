@@ -1546,6 +1546,18 @@ class RoleConnector:
         if self.idle:
             return
         self.width = vllm_config.width
+
+
+class TailReq:
+    def __init__(self, tail=False):
+        self.tail = tail
+
+
+def tail_puts(coord, req):
+    size = coord.size
+    if not req.tail:
+        return []
+    return coord.lookahead + size
 """
 
 
@@ -6654,6 +6666,51 @@ CASES = [
             RoleConnector(SimpleNamespace(transfer=_Early()))
         """,
         frozenset({(NOTE, "vllm_config.width")}),
+    ),
+    Case(
+        "a-helper-s-call-is-judged-with-what-the-test-s-call-of-the-helper-passes",
+        """
+        from vllm.mod import TailReq, tail_puts
+
+        def _resolve(coord, req):
+            return tail_puts(coord, req)
+
+        def test_x():
+            coord = SimpleNamespace(size=1)
+            _resolve(coord, TailReq(tail=True))
+        """,
+        frozenset({(ERROR, "coord.lookahead")}),
+    ),
+    Case(
+        "a-helper-s-call-does-not-take-a-field-the-helper-stores-on-the-argument",
+        """
+        from vllm.mod import TailReq, tail_puts
+
+        def _resolve(coord, req, tail):
+            req.tail = tail
+            return tail_puts(coord, req)
+
+        def test_x(tail):
+            coord = SimpleNamespace(size=1)
+            _resolve(coord, TailReq(tail=True), tail)
+        """,
+        frozenset({(NOTE, "coord.lookahead")}),
+    ),
+    Case(
+        "a-helper-s-call-under-the-test-s-pytest-raises-keeps-what-the-helper-states",
+        """
+        import pytest
+        from vllm.mod import TailReq, tail_puts
+
+        def _resolve(coord, req):
+            return tail_puts(coord, req)
+
+        def test_x():
+            coord = SimpleNamespace(size=1)
+            with pytest.raises(ValueError):
+                _resolve(coord, TailReq(tail=True))
+        """,
+        frozenset({(NOTE, "coord.lookahead")}),
     ),
 ]
 

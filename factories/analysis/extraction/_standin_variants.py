@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from factories.analysis._walk import walk
+from factories.analysis._walk import link_parents, walk
 from factories.analysis.binding import literal_value
 from factories.analysis.extraction._cases import (
     NO_BINDINGS,
@@ -154,7 +154,7 @@ def _bound_targets(stmt: ast.stmt) -> list[str]:
         if isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor))
         else []
     )
-    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return [n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)]
 
 
 def _plain_stores(init: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
@@ -190,35 +190,45 @@ def stored_names(module: ast.Module, cls: str) -> dict[str, int]:
     ``x.name = ...`` (and ``del``, augmented assignment), ``setattr(x, "name", ...)``,
     ``monkeypatch.setattr(x, "name", ...)``; a ``setattr`` whose name is not a literal
     counts against every name (then nothing is counted).  Not a store on a local bound once
-    in its function to an object built there (``fresh``): another object than any built
-    elsewhere (``worker = object.__new__(W); worker.kv_role = ...``, ``cfg = _Other()``)."""
+    in its function to an object built there (``_fresh_locals``): another object than any
+    built elsewhere (``worker = object.__new__(W); worker.kv_role = ...``, ``cfg =
+    _Other()``)."""
     counts: dict[str, int] = {}
     builders = _FRESH | _own_classes(module) | {cls}
+    fresh: dict[int, frozenset[str]] = {}
+    parents: dict[ast.AST, ast.AST] = {}
+    nodes = link_parents(module, parents)
 
-    def visit(node: ast.AST, fresh: frozenset[str]) -> None:
-        if isinstance(node, (*FUNCTION_DEFS, ast.Lambda)):
-            fresh = _fresh_locals(node, builders)
+    def built_here(node: ast.AST, name: ast.expr | None) -> bool:
+        if not isinstance(name, ast.Name):
+            return False
+        scope = parents.get(node)
+        while scope is not None and not isinstance(scope, (*FUNCTION_DEFS, ast.Lambda)):
+            scope = parents.get(scope)
+        if scope is None:
+            return False
+        if id(scope) not in fresh:
+            fresh[id(scope)] = _fresh_locals(scope, builders)
+        return name.id in fresh[id(scope)]
+
+    for node in nodes:
         if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            if not (isinstance(node.value, ast.Name) and node.value.id in fresh):
+            if not built_here(node, node.value):
                 counts[node.attr] = counts.get(node.attr, 0) + 1
         elif isinstance(node, ast.Call) and _callee_name(node.func) in ("setattr", "delattr"):
             first = node.args[0] if node.args else None
-            if isinstance(first, ast.Name) and first.id in fresh:
-                pass
-            elif isinstance(first, ast.Constant) and isinstance(first.value, str):
+            if built_here(node, first):
+                continue
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 # ``monkeypatch.setattr("pkg.mod.name", value)``
                 name = first.value.rpartition(".")[2]
                 counts[name] = counts.get(name, 0) + 1
-            else:
-                for arg in node.args[1:2] or [None]:
-                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                        counts[arg.value] = counts.get(arg.value, 0) + 1
-                    else:
-                        counts["*"] = counts.get("*", 0) + 1
-        for child in ast.iter_child_nodes(node):
-            visit(child, fresh)
-
-    visit(module, frozenset())
+                continue
+            for arg in node.args[1:2] or [None]:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    counts[arg.value] = counts.get(arg.value, 0) + 1
+                else:
+                    counts["*"] = counts.get("*", 0) + 1
     return {} if counts.get("*") else counts
 
 
