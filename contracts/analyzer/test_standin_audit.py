@@ -1558,6 +1558,15 @@ def tail_puts(coord, req):
     if not req.tail:
         return []
     return coord.lookahead + size
+
+
+class TailHolder:
+    def __init__(self, req=None):
+        self.req = req
+
+
+def held_tail_puts(coord, holder):
+    return tail_puts(coord, holder.req)
 """
 
 
@@ -6709,6 +6718,35 @@ CASES = [
             coord = SimpleNamespace(size=1)
             with pytest.raises(ValueError):
                 _resolve(coord, TailReq(tail=True))
+        """,
+        frozenset({(NOTE, "coord.lookahead")}),
+    ),
+    Case(
+        "a-helper-s-call-states-an-object-held-by-an-argument-the-test-built",
+        """
+        from vllm.mod import TailHolder, TailReq, held_tail_puts
+
+        def _resolve(coord, holder):
+            return held_tail_puts(coord, holder)
+
+        def test_x():
+            coord = SimpleNamespace(size=1)
+            _resolve(coord, TailHolder(req=TailReq(tail=True)))
+        """,
+        frozenset({(ERROR, "coord.lookahead")}),
+    ),
+    Case(
+        "a-helper-s-call-does-not-take-an-object-the-helper-changes-through-an-argument",
+        """
+        from vllm.mod import TailHolder, TailReq, held_tail_puts
+
+        def _resolve(coord, holder, tail):
+            holder.req.tail = tail
+            return held_tail_puts(coord, holder)
+
+        def test_x(tail):
+            coord = SimpleNamespace(size=1)
+            _resolve(coord, TailHolder(req=TailReq(tail=True)), tail)
         """,
         frozenset({(NOTE, "coord.lookahead")}),
     ),

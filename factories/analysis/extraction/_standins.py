@@ -2123,15 +2123,16 @@ def _last_of_or(parent: ast.AST | None, node: ast.expr) -> bool:
 
 def _fields_stored(func: ast.AST) -> dict[str, frozenset[str]]:
     """The fields ``func`` stores on each of its names (``req.puts = ...``, ``del
-    req.puts``, ``setattr(req, "puts", ...)``; ``"*"`` for a name not written out)."""
+    req.puts``, ``setattr(req, "puts", ...)``; ``req.sub.x = ...`` changes ``sub``; ``"*"``
+    for a name not written out)."""
     out: dict[str, set[str]] = {}
     for node in walk(func):
-        if (
-            isinstance(node, ast.Attribute)
-            and not isinstance(node.ctx, ast.Load)
-            and isinstance(node.value, ast.Name)
-        ):
-            out.setdefault(node.value.id, set()).add(node.attr)
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            first = node  # ``req.sub.x = ...`` changes what ``req.sub`` holds
+            while isinstance(first.value, ast.Attribute):
+                first = first.value
+            if isinstance(first.value, ast.Name):
+                out.setdefault(first.value.id, set()).add(first.attr)
         elif (
             isinstance(node, ast.Call)
             and getattr(node.func, "id", getattr(node.func, "attr", "")) in ("setattr", "delattr")
