@@ -1560,6 +1560,37 @@ def drain_layers(layers):
         raise ValueError("no layers")
     layers.clear()
     return [layer.records.key for layer in layers]
+
+
+class RoleConnector:
+    def __init__(self, vllm_config):
+        role = vllm_config.transfer.role
+        self.role = role
+        self.idle = self.role == "consumer"
+        if self.idle:
+            return
+        self.width = vllm_config.width
+
+
+class TailReq:
+    def __init__(self, tail=False):
+        self.tail = tail
+
+
+def tail_puts(coord, req):
+    size = coord.size
+    if not req.tail:
+        return []
+    return coord.lookahead + size
+
+
+class TailHolder:
+    def __init__(self, req=None):
+        self.req = req
+
+
+def held_tail_puts(coord, holder):
+    return tail_puts(coord, holder.req)
 """
 
 
@@ -6669,6 +6700,149 @@ CASES = [
             drain_layers(layers)
         """,
         frozenset({(NOTE, "layers[].records")}),
+    ),
+    Case(
+        "a-test-class-s-object-holds-the-argument-its-init-stores-plainly",
+        """
+        from vllm.mod import RoleConnector
+
+        class _FakeTransfer:
+            def __init__(self, *, role="both", extra=None):
+                self.role = role
+                self.extra = extra or {}
+
+        def make_config(role="both", size=1):
+            return SimpleNamespace(transfer=_FakeTransfer(role=role), size=size)
+
+        def test_x():
+            RoleConnector(make_config())
+
+        def test_y():
+            RoleConnector(make_config(size=2))
+        """,
+        frozenset({(ERROR, "vllm_config.width")}),
+    ),
+    Case(
+        "a-test-class-s-object-whose-field-the-module-stores-again-is-not-known",
+        """
+        from vllm.mod import RoleConnector
+
+        class _FakeTransfer:
+            def __init__(self, *, role="both"):
+                self.role = role
+
+        def make_config(role="both", size=1):
+            return SimpleNamespace(transfer=_FakeTransfer(role=role), size=size)
+
+        def test_x():
+            cfg = make_config()
+            cfg.transfer.role = "consumer"
+            RoleConnector(cfg)
+
+        def test_y():
+            RoleConnector(make_config(size=2))
+        """,
+        frozenset({(NOTE, "vllm_config.width")}),
+    ),
+    Case(
+        "a-test-class-with-a-base-or-a-store-past-a-return-holds-no-known-field",
+        """
+        from vllm.mod import RoleConnector
+
+        class _Base:
+            pass
+
+        class _Derived(_Base):
+            def __init__(self, role="both"):
+                self.role = role
+
+        class _Early:
+            def __init__(self, role="both", skip=False):
+                if skip:
+                    return
+                self.role = role
+
+        def test_x():
+            RoleConnector(SimpleNamespace(transfer=_Derived()))
+
+        def test_y():
+            RoleConnector(SimpleNamespace(transfer=_Early()))
+        """,
+        frozenset({(NOTE, "vllm_config.width")}),
+    ),
+    Case(
+        "a-helper-s-call-is-judged-with-what-the-test-s-call-of-the-helper-passes",
+        """
+        from vllm.mod import TailReq, tail_puts
+
+        def _resolve(coord, req):
+            return tail_puts(coord, req)
+
+        def test_x():
+            coord = SimpleNamespace(size=1)
+            _resolve(coord, TailReq(tail=True))
+        """,
+        frozenset({(ERROR, "coord.lookahead")}),
+    ),
+    Case(
+        "a-helper-s-call-does-not-take-a-field-the-helper-stores-on-the-argument",
+        """
+        from vllm.mod import TailReq, tail_puts
+
+        def _resolve(coord, req, tail):
+            req.tail = tail
+            return tail_puts(coord, req)
+
+        def test_x(tail):
+            coord = SimpleNamespace(size=1)
+            _resolve(coord, TailReq(tail=True), tail)
+        """,
+        frozenset({(NOTE, "coord.lookahead")}),
+    ),
+    Case(
+        "a-helper-s-call-under-the-test-s-pytest-raises-keeps-what-the-helper-states",
+        """
+        import pytest
+        from vllm.mod import TailReq, tail_puts
+
+        def _resolve(coord, req):
+            return tail_puts(coord, req)
+
+        def test_x():
+            coord = SimpleNamespace(size=1)
+            with pytest.raises(ValueError):
+                _resolve(coord, TailReq(tail=True))
+        """,
+        frozenset({(NOTE, "coord.lookahead")}),
+    ),
+    Case(
+        "a-helper-s-call-states-an-object-held-by-an-argument-the-test-built",
+        """
+        from vllm.mod import TailHolder, TailReq, held_tail_puts
+
+        def _resolve(coord, holder):
+            return held_tail_puts(coord, holder)
+
+        def test_x():
+            coord = SimpleNamespace(size=1)
+            _resolve(coord, TailHolder(req=TailReq(tail=True)))
+        """,
+        frozenset({(ERROR, "coord.lookahead")}),
+    ),
+    Case(
+        "a-helper-s-call-does-not-take-an-object-the-helper-changes-through-an-argument",
+        """
+        from vllm.mod import TailHolder, TailReq, held_tail_puts
+
+        def _resolve(coord, holder, tail):
+            holder.req.tail = tail
+            return held_tail_puts(coord, holder)
+
+        def test_x(tail):
+            coord = SimpleNamespace(size=1)
+            _resolve(coord, TailHolder(req=TailReq(tail=True)), tail)
+        """,
+        frozenset({(NOTE, "coord.lookahead")}),
     ),
 ]
 

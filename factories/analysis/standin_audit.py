@@ -44,6 +44,7 @@ parametrize case (``_site_runs``, ``CaseNames``) is an assertion on that case's 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import attrs
@@ -810,20 +811,25 @@ def _patched_first(tree: ast.Module, patch_line: int, call_line: int) -> bool:
         return False
     if maker.name.startswith("test"):
         return _runs_before(maker, helper.name, call_line)
-    calls = [
-        node
-        for node in walk(tree)
-        if isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Name)
-        and node.func.id == maker.name
-    ]
-    for node in calls:
-        test = _top_function(tree, node.lineno)
+    calls = _lines_calling(tree, maker.name)
+    for line in calls:
+        test = _top_function(tree, line)
         if test is None or not test.name.startswith("test"):
             return False
-        if not _runs_before(test, helper.name, node.lineno):
+        if not _runs_before(test, helper.name, line):
             return False
     return bool(calls)
+
+
+@functools.lru_cache(maxsize=16)
+def _lines_calling(tree: ast.Module, name: str) -> tuple[int, ...]:
+    """The line of each call of ``name`` by name in ``tree``, walked once per module and
+    name (``_patched_first`` asks it for each pair of a patch and a call it judges)."""
+    return tuple(
+        node.lineno
+        for node in walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+    )
 
 
 def _in_force(tree: ast.Module, patch_line: int, call_line: int) -> bool:

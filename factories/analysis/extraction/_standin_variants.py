@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 
-from factories.analysis._walk import child_nodes, walk
+from factories.analysis._walk import child_nodes, link_parents, walk
+from factories.analysis.binding import literal_value
 from factories.analysis.extraction._cases import (
     NO_BINDINGS,
     Bindings,
@@ -28,7 +29,7 @@ from factories.analysis.extraction._cases import (
     ParamCase,
     parametrize_values,
 )
-from factories.analysis.extraction._class_choice import positional_binding
+from factories.analysis.extraction._class_choice import call_binding, positional_binding
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import StandInSites
 from factories.analysis.extraction._standin_model import StandInKind
@@ -69,6 +70,224 @@ def never_none(
     if (known and isinstance(known[0], Obj)) or built_object(value, resolve):
         return (Obj(),)
     return ()
+
+
+def plain_object(
+    value: ast.expr | None,
+    module: ast.Module,
+    value_of: Callable[[ast.expr], tuple[object] | tuple[()]],
+    stored: Callable[[str], Mapping[str, int]],
+) -> tuple[object] | tuple[()]:
+    """``(Obj,)`` of an object the test builds with a plain class of its own module
+    (``_FakeKVTransferConfig(kv_role=kv_role)``), with the fields its ``__init__`` surely
+    stores from its parameters (``self.kv_role = kv_role``), each the plain literal the call
+    passes for it or its literal default (``value_of``: what the test states of an argument
+    of the call): the class's own text says what the object holds when the test hands it
+    on.  A class with no bases, decorators or attribute hooks (``__setattr__``,
+    ``__getattr__``, ``__slots__``): its objects are plain and true unless it defines
+    ``__bool__`` or ``__len__``.  A field only where nothing else in the module may change
+    it: one store of that name in the whole module (an attribute store, a ``setattr`` or
+    ``monkeypatch.setattr`` of a literal name), none in the class body, and the store on
+    ``__init__``'s straight line before any ``return`` (``stored``: the module's counts,
+    ``stored_names``, made once per module and class).  ``()`` for anything else."""
+    if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+        return ()
+    cls = _module_class(module, value.func.id)
+    if cls is None:
+        return ()
+    init = [n for n in cls.body if isinstance(n, FUNCTION_DEFS) and n.name == "__init__"]
+    if len(init) != 1 or not init[0].args.args:
+        return ()
+    stores = _plain_stores(init[0])
+    if not stores:
+        return ()
+    # ``self`` takes a place of its own: the call's arguments bind the parameters after it.
+    args = [ast.Constant(None), *value.args]
+    call = ast.Call(func=value.func, args=args, keywords=value.keywords)
+    bound = call_binding(init[0], call)
+    if bound is None:
+        return ()
+    passed = {id(a) for a in value.args} | {id(k.value) for k in value.keywords}
+    counts = stored(cls.name)
+    own = {t for stmt in cls.body for t in _bound_targets(stmt)}
+    fields = []
+    for attr, param in stores.items():
+        if counts.get(attr, 0) != 1 or attr in own or param not in bound:
+            continue
+        expr = bound[param]
+        known = value_of(expr) if id(expr) in passed else literal_value(expr)
+        if known and isinstance(known[0], _LITERALS):
+            fields.append((attr, known[0]))
+    names = {n.name for n in cls.body if isinstance(n, FUNCTION_DEFS)}
+    truth = None if names & {"__bool__", "__len__"} else True
+    return (Obj(tuple(fields), truthy=truth),) if fields else ()
+
+
+#: Names whose definition in a class body makes its objects' attributes other than stored.
+_ATTRIBUTE_HOOKS = frozenset({"__setattr__", "__getattr__", "__getattribute__", "__slots__"})
+
+
+def _module_class(module: ast.Module, name: str) -> ast.ClassDef | None:
+    """The plain class ``name`` binds at the module's top level, where that is its one
+    binding there: no bases, keywords, decorators or attribute hooks."""
+    bound = [stmt for stmt in module.body if name in _bound_targets(stmt)]
+    if len(bound) != 1 or not isinstance(bound[0], ast.ClassDef):
+        return None
+    cls = bound[0]
+    if cls.bases or cls.keywords or cls.decorator_list:
+        return None
+    if any(_ATTRIBUTE_HOOKS & set(_bound_targets(stmt)) for stmt in cls.body):
+        return None
+    return cls
+
+
+def _bound_targets(stmt: ast.stmt) -> list[str]:
+    """The names a statement of a module or class body binds at that level."""
+    if isinstance(stmt, (*FUNCTION_DEFS, ast.ClassDef)):
+        return [stmt.name]
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).partition(".")[0] for a in stmt.names]
+    targets = (
+        stmt.targets
+        if isinstance(stmt, ast.Assign)
+        else [stmt.target]
+        if isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor))
+        else []
+    )
+    return [n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)]
+
+
+def _plain_stores(init: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """``attr -> parameter`` of each ``self.attr = parameter`` on ``__init__``'s straight
+    line (its top-level statements before the first that holds a ``return``), of a
+    parameter ``__init__`` never rebinds."""
+    args = init.args
+    self_name = args.args[0].arg
+    params = {a.arg for a in (*args.posonlyargs, *args.args[1:], *args.kwonlyargs)}
+    rebound = {
+        n.id for n in walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
+    out: dict[str, str] = {}
+    for stmt in init.body:
+        if any(isinstance(n, ast.Return) for n in walk(stmt)):
+            break
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+            continue
+        target, source = stmt.targets[0], stmt.value
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == self_name
+            and isinstance(source, ast.Name)
+            and source.id in params - rebound
+        ):
+            out[target.attr] = source.id
+    return out
+
+
+def stored_names(module: ast.Module, cls: str) -> dict[str, int]:
+    """How often the module may store each attribute name on an object of class ``cls``:
+    ``x.name = ...`` (and ``del``, augmented assignment), ``setattr(x, "name", ...)``,
+    ``monkeypatch.setattr(x, "name", ...)``; a ``setattr`` whose name is not a literal
+    counts against every name (then nothing is counted).  Not a store on a local bound once
+    in its function to an object built there (``_fresh_locals``): another object than any
+    built elsewhere (``worker = object.__new__(W); worker.kv_role = ...``, ``cfg =
+    _Other()``)."""
+    counts: dict[str, int] = {}
+    builders = _FRESH | _own_classes(module) | {cls}
+    fresh: dict[int, frozenset[str]] = {}
+    parents: dict[ast.AST, ast.AST] = {}
+    nodes = link_parents(module, parents)
+
+    def built_here(node: ast.AST, name: ast.expr | None) -> bool:
+        if not isinstance(name, ast.Name):
+            return False
+        scope = parents.get(node)
+        while scope is not None and not isinstance(scope, (*FUNCTION_DEFS, ast.Lambda)):
+            scope = parents.get(scope)
+        if scope is None:
+            return False
+        if id(scope) not in fresh:
+            fresh[id(scope)] = _fresh_locals(scope, builders)
+        return name.id in fresh[id(scope)]
+
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            if not built_here(node, node.value):
+                counts[node.attr] = counts.get(node.attr, 0) + 1
+        elif isinstance(node, ast.Call) and _callee_name(node.func) in ("setattr", "delattr"):
+            first = node.args[0] if node.args else None
+            if built_here(node, first):
+                continue
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                # ``monkeypatch.setattr("pkg.mod.name", value)``
+                name = first.value.rpartition(".")[2]
+                counts[name] = counts.get(name, 0) + 1
+                continue
+            for arg in node.args[1:2] or [None]:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    counts[arg.value] = counts.get(arg.value, 0) + 1
+                else:
+                    counts["*"] = counts.get("*", 0) + 1
+    return {} if counts.get("*") else counts
+
+
+def _own_classes(module: ast.Module) -> frozenset[str]:
+    """The classes the module binds once at its top level, none defining ``__new__``: a
+    call of one builds a new object of it."""
+    classes = [stmt for stmt in module.body if isinstance(stmt, ast.ClassDef)]
+    return frozenset(
+        cls.name
+        for cls in classes
+        if sum(cls.name in _bound_targets(stmt) for stmt in module.body) == 1
+        and "__new__" not in {t for stmt in cls.body for t in _bound_targets(stmt)}
+    )
+
+
+#: Calls that build a new object whatever their arguments: ``object.__new__(C)``,
+#: namespaces, mocks, modules.
+_FRESH = frozenset(
+    {
+        "__new__",
+        "SimpleNamespace",
+        "Mock",
+        "MagicMock",
+        "NonCallableMock",
+        "NonCallableMagicMock",
+        "ModuleType",
+    }
+)
+
+
+def _fresh_locals(func: ast.AST, builders: frozenset[str]) -> frozenset[str]:
+    """The names ``func`` (nested defs included) binds once, by a plain assignment of an
+    object built there: a call of one of ``builders`` (``_FRESH``, the module's own
+    classes)."""
+    values: dict[str, list[ast.expr | None]] = {}
+    for node in walk(func):
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            values.setdefault(node.id, []).append(None)
+        elif isinstance(node, ast.arg):
+            values.setdefault(node.arg, []).append(None)
+    for node in walk(func):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            bound = values[node.targets[0].id]
+            bound[bound.index(None)] = node.value
+    return frozenset(
+        name
+        for name, bound in values.items()
+        if len(bound) == 1
+        and isinstance(bound[0], ast.Call)
+        and _callee_name(bound[0].func) in builders
+    )
+
+
+def _callee_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
 
 
 @attrs.frozen

@@ -12,10 +12,12 @@ questions about calls, ``_follow``'s parameter binding and fixture rules) are us
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 
 import attrs
 
 from factories.analysis._walk import child_nodes, statements, walk
+from factories.analysis.binding import CallShape
 from factories.analysis.extraction._cases import (
     NO_BINDINGS,
     Bindings,
@@ -58,7 +60,9 @@ from factories.analysis.extraction._standin_variants import (
     Variant,
     VariantFinder,
     never_none,
+    plain_object,
     stated,
+    stored_names,
 )
 from factories.analysis.extraction._syntax import (
     FUNCTION_DEFS,
@@ -180,6 +184,15 @@ class StandInExtractor:
         self.meet = MeetingMaker(self.scope, self.reader, recorder, self.sites)
         self.variants = VariantFinder(self.scope, self.reader, self.sites)
         self._as_child: set[int] = set()
+        self._stored: dict[str, dict[str, int]] = {}
+        self._func_stores: dict[int, tuple[frozenset[str], Mapping[str, frozenset[str]]]] = {}
+
+    def _stored_names(self, cls: str) -> dict[str, int]:
+        """``stored_names`` of the module for objects of ``cls``, made on first use
+        (``plain_object``)."""
+        if cls not in self._stored:
+            self._stored[cls] = stored_names(self.module.tree, cls)
+        return self._stored[cls]
 
     def standins(self) -> list[StandIn]:
         """Each top-level creation's stand-in, or one per ``Variant`` where its runs state
@@ -270,6 +283,13 @@ class StandInExtractor:
             )
         children = tuple(self._children(value, route))
         known = _stated(self.reader.value_of(value, bindings), value, children)
+        if not known and not children:
+            known = plain_object(
+                value,
+                self.module.tree,
+                lambda arg: self.reader.value_of(arg, bindings),
+                self._stored_names,
+            )
         if not known and not children:
             resolve = self.reader.resolver(bindings)
             known = returning(value, resolve) or never_none(
@@ -1181,7 +1201,8 @@ class StandInExtractor:
         fname = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
         if fname in _INSPECTING or fname in ("getattr", "hasattr", "delattr", "setattr"):
             return None
-        return self.meet.call(MeetingHow.ARGUMENT, call, arg, route.cases, func)
+        meeting = self.meet.call(MeetingHow.ARGUMENT, call, arg, route.cases, func)
+        return self._bound_in_helper(call, meeting, route)
 
     def _test_use(self, attr: ast.Attribute, found: _Found) -> None:
         """``ns.a.b`` in the test itself: a read of the chain (a store reads the links above
@@ -1699,9 +1720,72 @@ class StandInExtractor:
                 # The call as written (``builder_cls(cfg)``), running what ``named`` names.
                 callee = attrs.evolve(meeting.callee, text=ast.unparse(func))
                 meeting = attrs.evolve(meeting, callee=callee)
-            found.meetings.append(meeting)
+            found.meetings.append(self._bound_in_helper(call, meeting, route))
             if named is func and route.fields:
                 self._ctor_held(call, meeting, found, route)
+
+    def _bound_in_helper(self, call: ast.Call, meeting: Meeting, route: _Route) -> Meeting:
+        """A meeting in a same-module helper the stand-in was followed into from a test's
+        call of it (``_resolve(thread, req)`` in ``test_x``, ``def _resolve(thread, req):
+        f(thread.coord, req)``): the call's shape with what that test's call passes for the
+        helper's parameters (``req = ReqMeta(..., publish=True)``), which decides the
+        callee's branches as an argument written in the test does, and the test it runs in
+        (with the patches that test makes).  Only where that call is the test's own, outside
+        ``pytest.raises``, in a test patching nothing by a computed name, and binds every
+        argument plainly; of an argument the helper or the test stores fields on
+        (``req.puts = ...``), not those fields.  Unchanged where the binding states
+        nothing more of the arguments beside the stand-in (each test's call would be judged
+        again for nothing)."""
+        if not route.entered or meeting.test is not None or meeting.shape is None:
+            return meeting
+        entry = route.entered[-1][0]
+        helper = self.scope.enclosing_scope(call)
+        if not (
+            isinstance(helper, FUNCTION_DEFS)
+            and isinstance(entry.func, ast.Name)
+            and self.scope.local_def(entry.func) is helper
+            and isinstance(caller := self.scope.enclosing_scope(entry), FUNCTION_DEFS)
+            and caller.name.startswith("test")
+            and not self.meet.recorder.expects_raise(entry)
+            and not self.meet._unnamed_patch(entry)
+        ):
+            return meeting
+        binding = call_binding(helper, entry)
+        test = self.reader.test_of(entry, NO_BINDINGS)
+        if binding is None or test is None:
+            return meeting
+        # A parameter the helper rebinds (``if req is None: req = ...``) holds the call's
+        # value on some paths only.
+        rebound, stored = self._stores_of(helper)
+        binding = {p: v for p, v in binding.items() if p not in rebound}
+        bindings = NO_BINDINGS.with_case(helper, ParamCase(None, binding))
+        shape = self.meet.recorder.shape_of(call, bindings)
+        if shape.star_args:
+            return meeting
+        stored = dict(stored)
+        in_test = self._stores_of(caller)[1]
+        for param, expr in binding.items():  # ``req.f = ...`` in the test, then ``_resolve(req)``
+            if isinstance(expr, ast.Name) and expr.id in in_test:
+                stored[param] = stored.get(param, frozenset()) | in_test[expr.id]
+        shape = _unstored(shape, call, stored)
+        if _others(shape, meeting) == _others(meeting.shape, meeting):
+            return meeting  # nothing more stated beside the stand-in itself
+        patched = dict(meeting.patched)
+        for target, raises in self.meet._patches(entry):
+            patched[target] = patched.get(target, False) or raises
+        return attrs.evolve(meeting, shape=shape, test=test, patched=tuple(sorted(patched.items())))
+
+    def _stores_of(self, func: ast.AST) -> tuple[frozenset[str], Mapping[str, frozenset[str]]]:
+        """The names ``func`` binds and the fields it stores on each (``_fields_stored``),
+        walked once per function (``_bound_in_helper``)."""
+        if id(func) not in self._func_stores:
+            names = frozenset(
+                n.id
+                for n in walk(func)
+                if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+            )
+            self._func_stores[id(func)] = (names, _fields_stored(func))
+        return self._func_stores[id(func)]
 
     def _ctor_held(self, call: ast.Call, meeting: Meeting, found: _Found, route: _Route) -> None:
         """``x = Cls(..., coord=ns)`` (in the test, or in a helper that returns ``x`` to the
@@ -2043,4 +2127,63 @@ def _last_of_or(parent: ast.AST | None, node: ast.expr) -> bool:
         isinstance(parent, ast.BoolOp)
         and isinstance(parent.op, ast.Or)
         and parent.values[-1] is node
+    )
+
+
+def _fields_stored(func: ast.AST) -> dict[str, frozenset[str]]:
+    """The fields ``func`` stores on each of its names (``req.puts = ...``, ``del
+    req.puts``, ``setattr(req, "puts", ...)``; ``req.sub.x = ...`` changes ``sub``; ``"*"``
+    for a name not written out)."""
+    out: dict[str, set[str]] = {}
+    for node in walk(func):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            first = node  # ``req.sub.x = ...`` changes what ``req.sub`` holds
+            while isinstance(first.value, ast.Attribute):
+                first = first.value
+            if isinstance(first.value, ast.Name):
+                out.setdefault(first.value.id, set()).add(first.attr)
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", "")) in ("setattr", "delattr")
+            and node.args
+            and isinstance(node.args[0], ast.Name)
+        ):
+            name = _str(node.args[1]) if len(node.args) > 1 else None
+            out.setdefault(node.args[0].id, set()).add(name or "*")
+    return {name: frozenset(fields) for name, fields in out.items()}
+
+
+def _unstored(shape: CallShape, call: ast.Call, stored: Mapping[str, frozenset[str]]) -> CallShape:
+    """``shape`` of ``call`` without the fields its function stores on an argument's name
+    before the call may run (``_fields_stored``): what the test stated of them may not
+    hold any more (none of the object's fields where the name is not written out)."""
+
+    def strip(arg: ast.expr, known: tuple[object] | tuple[()]) -> tuple[object] | tuple[()]:
+        fields = stored.get(arg.id, frozenset()) if isinstance(arg, ast.Name) else frozenset()
+        if not fields or not known or not isinstance(known[0], Obj):
+            return known
+        if "*" in fields:
+            return ()
+        obj = known[0]
+        return (attrs.evolve(obj, fields=tuple(f for f in obj.fields if f[0] not in fields)),)
+
+    positional = tuple(
+        strip(arg, known) for arg, known in zip(call.args, shape.positional_literals, strict=True)
+    )
+    by_name = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    keywords = tuple(
+        (name, kept[0])
+        for name, value in shape.keyword_literals
+        if (kept := strip(by_name[name], (value,)))
+    )
+    return attrs.evolve(shape, positional_literals=positional, keyword_literals=keywords)
+
+
+def _others(shape: CallShape, meeting: Meeting) -> tuple[object, ...]:
+    """What ``shape`` states of the arguments other than the one ``meeting``'s stand-in
+    is (its own position or keyword): the stand-in's fields are judged as the test built
+    it anyway (``standin_audit.stated_shape``)."""
+    return (
+        tuple(v for i, v in enumerate(shape.positional_literals) if i != meeting.position),
+        tuple(kv for kv in shape.keyword_literals if kv[0] != meeting.keyword),
     )
