@@ -6576,6 +6576,32 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-field-of-a-helper-s-returned-namespace-handed-at-once-lacks-what-the-callee-reads",
+        """
+        from vllm.mod import spec_size
+
+        def _make():
+            return SimpleNamespace(cfg=SimpleNamespace(other=1), rank=0)
+
+        def test_x():
+            spec_size(_make().cfg)
+        """,
+        frozenset({(ERROR, "cfg.spec")}),
+    ),
+    Case(
+        "a-field-of-a-helper-s-returned-namespace-handed-at-once-holds-what-the-callee-reads",
+        """
+        from vllm.mod import spec_size
+
+        def _make():
+            return SimpleNamespace(cfg=SimpleNamespace(spec=SimpleNamespace(size=1)), rank=0)
+
+        def test_x():
+            spec_size(_make().cfg)
+        """,
+        frozenset(),
+    ),
 ]
 
 

@@ -506,7 +506,8 @@ class StandInExtractor:
                 self._keyed(value, found, route)
         elif isinstance(parent, ast.Attribute) and route.fields:
             found.loose.add(())  # ``make().request``: where the object goes is not followed,
-            self._field_stored(parent, found, route)  # where its field's value may be
+            self._field_handed(parent, found, route)  # where its field's value may be:
+            # handed to code (``f(make().cfg)``) or stored under a key
         elif not isinstance(parent, ast.Expr):
             found.loose.add(())  # anywhere else: where it goes is not followed
 
@@ -1107,9 +1108,10 @@ class StandInExtractor:
         return tuple(path), top
 
     def _field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
-        """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``: a field's value handed to code the test's
-        imports name (not a helper of the module, which would follow it as the stand-in):
-        a meeting of the stand-in that field holds, where it holds one (``_met_through``)."""
+        """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``, ``f(make().cfg)``: a field's value handed to
+        code the test's imports name (not a helper of the module, which would follow it as
+        the stand-in): a meeting of the stand-in that field holds, where it holds one
+        (``_met_through``).  Else, where it is stored under a key (``_field_stored``)."""
         path, top = self._field_path(attr)
         meeting = self._handed_to_code(top, route)
         if meeting is not None:
