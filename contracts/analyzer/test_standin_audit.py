@@ -6602,6 +6602,71 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-namespace-a-mock-bound-to-a-local-returns-once-patched-in-lacks-what-a-later-call-reads",
+        """
+        from unittest.mock import Mock
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            make = Mock(return_value=kernel)
+            monkeypatch.setattr(mod, "make_kernel", make)
+            method = Method(1)
+            method.load()
+            make.assert_called_once()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-namespace-a-mock-patched-in-returns-lacks-what-a-later-call-reads",
+        """
+        from unittest.mock import Mock
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", Mock(return_value=kernel))
+            method = Method(1)
+            method.load()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-mock-whose-return-value-the-test-then-replaces-no-longer-returns-the-namespace",
+        """
+        from unittest.mock import Mock
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            make = Mock(return_value=kernel)
+            make.return_value = object()
+            monkeypatch.setattr(mod, "make_kernel", make)
+            method = Method(1)
+            method.load()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-mock-with-a-side-effect-returns-what-the-side-effect-gives-not-the-namespace",
+        """
+        from unittest.mock import Mock
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            make = Mock(return_value=kernel, side_effect=lambda *_: None)
+            monkeypatch.setattr(mod, "make_kernel", make)
+            method = Method(1)
+            method.load()
+        """,
+        frozenset(),
+    ),
 ]
 
 
