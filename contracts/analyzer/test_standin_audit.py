@@ -1536,6 +1536,21 @@ class RoleGate:
         if held is None:
             return None
         return out.width
+
+class QuantGate:
+    def get_quant(self):
+        return make_quant()
+
+    def load(self):
+        self.quant = self.get_quant()
+        if self.quant is not None:
+            self.kernel = make_kernel(self.quant)
+            self.kernel.experts.keep(self.quant)
+
+
+def make_quant():
+    return None
+
 """
 
 
@@ -6666,6 +6681,68 @@ CASES = [
             method.load()
         """,
         frozenset(),
+    ),
+    Case(
+        "a-method-the-test-monkeypatches-on-the-object-to-return-a-bare-object-decides-its-not-none-branch",
+        """
+        import vllm.mod as mod
+        from vllm.mod import QuantGate
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            gate = QuantGate()
+            monkeypatch.setattr(gate, "get_quant", lambda: object())
+            gate.load()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-method-the-test-monkeypatches-on-the-object-to-return-none-skips-its-not-none-branch",
+        """
+        import vllm.mod as mod
+        from vllm.mod import QuantGate
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            gate = QuantGate()
+            monkeypatch.setattr(gate, "get_quant", lambda: None)
+            gate.load()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-the-test-monkeypatches-on-the-object-only-under-a-branch-leaves-the-branch-open",
+        """
+        import vllm.mod as mod
+        from vllm.mod import QuantGate
+
+        def test_x(monkeypatch, flag):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            gate = QuantGate()
+            if flag:
+                monkeypatch.setattr(gate, "get_quant", lambda: object())
+            gate.load()
+        """,
+        frozenset({(NOTE, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-method-the-test-monkeypatches-on-the-object-twice-leaves-the-branch-open",
+        """
+        import vllm.mod as mod
+        from vllm.mod import QuantGate
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            gate = QuantGate()
+            monkeypatch.setattr(gate, "get_quant", lambda: object())
+            monkeypatch.setattr(gate, "get_quant", lambda: None)
+            gate.load()
+        """,
+        frozenset({(NOTE, "make_kernel().experts.keep")}),
     ),
 ]
 

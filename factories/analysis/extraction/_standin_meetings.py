@@ -378,8 +378,9 @@ class MeetingMaker:
         it, where it states them (``x.f = None``, ``x.src = Mock()``, ``x.buf =
         torch.full(shape, -1)``: ``_stated``; ``x.check = AsyncMock(return_value=None)``:
         ``values.returning``): a field it sets once, by a plain assignment
-        on the function's straight line (no branch or loop around it), and by no other
-        means (``setattr``, ``monkeypatch.setattr``: those leave it unknown)."""
+        on the function's straight line (no branch or loop around it), or by the test's
+        ``monkeypatch.setattr(x, "f", value)`` there (``_monkeypatched``), and by no other
+        means (``setattr``, ``patch.object``: those leave it unknown)."""
         scope = self.scope.enclosing_scope(call)
         counts: dict[str, int] = {}
         values: dict[str, tuple[object] | tuple[()]] = {}
@@ -388,7 +389,17 @@ class MeetingMaker:
                 continue
             if isinstance(node, ast.Call) and node.args and is_name_in(node.args[0], {name.id}):
                 field = str_literal(node.args[1]) if len(node.args) > 1 else None
-                if field is not None:
+                if field is not None and _monkeypatched(node, scope):
+                    # ``monkeypatch.setattr(x, "f", value)``: ``x.f = value`` until the
+                    # test ends
+                    counts[field] = counts.get(field, 0) + 1
+                    plain = self._straight(self.scope.parents.get(node), scope)
+                    value = node.args[2] if plain else None
+                    resolve = self.reader.resolver(NO_BINDINGS)
+                    values[field] = returning(value, resolve) or _stated(
+                        self.reader.value_of(value, NO_BINDINGS), value
+                    )
+                elif field is not None:
                     counts[field] = counts.get(field, 0) + 2  # set some other way
             if not isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 continue
@@ -777,3 +788,24 @@ def _is_param_of(scope: ast.AST, name: str) -> bool:
     args = scope.args
     every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
     return any(a is not None and a.arg == name for a in every)
+
+
+def _monkeypatched(call: ast.Call, scope: ast.AST) -> bool:
+    """Whether ``call`` is ``monkeypatch.setattr(x, "f", value)`` as a statement of a test
+    function that takes pytest's ``monkeypatch`` fixture: it sets ``x.f`` to ``value`` from
+    there to the end of the test, as ``x.f = value`` does."""
+    func = call.func
+    args = (
+        [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+        else []
+    )
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "setattr"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "monkeypatch"
+        and any(a.arg == "monkeypatch" for a in args)
+        and len(call.args) == 3
+        and not call.keywords
+    )
