@@ -1551,6 +1551,32 @@ class QuantGate:
 def make_quant():
     return None
 
+
+class FreshBase:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.kernel = None
+
+    def setup(self):
+        if self.kernel is None:
+            self.kernel = make_kernel(self.cfg)
+            self.kernel.experts.keep(self.cfg)
+        return self.kernel.experts.run
+
+
+class FreshMethod(FreshBase):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+
+
+class FreshReset(FreshBase):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.reset()
+
+    def reset(self):
+        self.kernel = make_kernel(self.cfg)
+
 """
 
 
@@ -6741,6 +6767,64 @@ CASES = [
             monkeypatch.setattr(gate, "get_quant", lambda: object())
             monkeypatch.setattr(gate, "get_quant", lambda: None)
             gate.load()
+        """,
+        frozenset({(NOTE, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "the-first-call-on-a-fresh-object-sees-the-literal-its-constructor-chain-stored",
+        """
+        import vllm.mod as mod
+        from vllm.mod import FreshMethod
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = FreshMethod(1)
+            method.setup()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "the-first-call-in-a-loop-on-a-fresh-object-sees-the-literal-its-constructor-stored",
+        """
+        import vllm.mod as mod
+        from vllm.mod import FreshMethod
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = FreshMethod(1)
+            for _ in range(2):
+                method.setup()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-call-after-the-test-used-the-object-does-not-know-what-its-constructor-stored",
+        """
+        import vllm.mod as mod
+        from vllm.mod import FreshMethod
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = FreshMethod(1)
+            assert method.cfg == 1
+            method.setup()
+        """,
+        frozenset({(NOTE, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-constructor-that-calls-a-method-of-its-object-leaves-its-fields-unknown",
+        """
+        import vllm.mod as mod
+        from vllm.mod import FreshReset
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = FreshReset(1)
+            method.setup()
         """,
         frozenset({(NOTE, "make_kernel().experts.keep")}),
     ),

@@ -223,7 +223,53 @@ class MeetingMaker:
             instance_fields=fields,
             instance_values=values,
             built_values=self.built_values(func.value),
+            fresh=self.fresh(func.value, call),
         )
+
+    def fresh(self, expr: ast.expr, call: ast.Call) -> bool:
+        """Whether ``call`` (``x.m(...)``) is the first thing its function does with the
+        object the local ``x`` holds, past building it: ``x`` is bound once there, to a call
+        of its class (not ``Cls.__new__(Cls)``, which runs no constructor, nor a helper,
+        which may use the object before returning it), before ``call``;
+        and every use of ``x`` written before ``call`` sets a field of it (``x.f = value``,
+        ``monkeypatch.setattr(x, "f", value)``).  A read of it, a method call on it, handing
+        it to code (a lambda or def that names it included) may change what its fields hold.
+        In a loop, the first run of ``call`` is then the first use."""
+        if not isinstance(expr, ast.Name):
+            return False
+        scope = self.scope.enclosing_scope(call)
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        named = [n for n in self.scope.nodes(scope) if isinstance(n, ast.Name) and n.id == expr.id]
+        binds = [n for n in named if not isinstance(n.ctx, ast.Load)]
+        if len(binds) != 1:
+            return False
+        stmt = self.scope.parents.get(binds[0])
+        built = stmt.value if isinstance(stmt, ast.Assign) else None
+        if not (
+            isinstance(stmt, ast.Assign)
+            and stmt.targets == [binds[0]]
+            and isinstance(built, ast.Call)
+            and not (isinstance(built.func, ast.Attribute) and built.func.attr == "__new__")
+            and self._dotted_through_local(built.func, self.sites.imports(built)) is not None
+            and _position(stmt) < _position(call)
+        ):
+            return False  # not a call of the class itself (a helper may use the object)
+        for node in named:
+            if node is expr or node is binds[0] or _position(node) >= _position(call):
+                continue
+            parent = self.scope.parents.get(node)
+            if isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Store):
+                continue  # ``x.f = value``
+            if (
+                isinstance(parent, ast.Call)
+                and parent.args
+                and parent.args[0] is node
+                and _monkeypatched(parent, scope)
+            ):
+                continue
+            return False
+        return True
 
     def bound_out(
         self, call: ast.Call, holder: ast.Name, field: str | None, cases: tuple[str, ...]
@@ -809,3 +855,8 @@ def _monkeypatched(call: ast.Call, scope: ast.AST) -> bool:
         and len(call.args) == 3
         and not call.keywords
     )
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    """Where ``node`` starts in its file, to order two nodes of one function."""
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
