@@ -1591,6 +1591,47 @@ class TailHolder:
 
 def held_tail_puts(coord, holder):
     return tail_puts(coord, holder.req)
+
+class QuantGate:
+    def get_quant(self):
+        return make_quant()
+
+    def load(self):
+        self.quant = self.get_quant()
+        if self.quant is not None:
+            self.kernel = make_kernel(self.quant)
+            self.kernel.experts.keep(self.quant)
+
+
+def make_quant():
+    return None
+
+
+class FreshBase:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.kernel = None
+
+    def setup(self):
+        if self.kernel is None:
+            self.kernel = make_kernel(self.cfg)
+            self.kernel.experts.keep(self.cfg)
+        return self.kernel.experts.run
+
+
+class FreshMethod(FreshBase):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+
+
+class FreshReset(FreshBase):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+        self.reset()
+
+    def reset(self):
+        self.kernel = make_kernel(self.cfg)
+
 """
 
 
@@ -6843,6 +6884,217 @@ CASES = [
             _resolve(coord, TailHolder(req=TailReq(tail=True)), tail)
         """,
         frozenset({(NOTE, "coord.lookahead")}),
+    ),
+    Case(
+        "a-field-of-a-helper-s-returned-namespace-handed-at-once-lacks-what-the-callee-reads",
+        """
+        from vllm.mod import spec_size
+
+        def _make():
+            return SimpleNamespace(cfg=SimpleNamespace(other=1), rank=0)
+
+        def test_x():
+            spec_size(_make().cfg)
+        """,
+        frozenset({(ERROR, "cfg.spec")}),
+    ),
+    Case(
+        "a-field-of-a-helper-s-returned-namespace-handed-at-once-holds-what-the-callee-reads",
+        """
+        from vllm.mod import spec_size
+
+        def _make():
+            return SimpleNamespace(cfg=SimpleNamespace(spec=SimpleNamespace(size=1)), rank=0)
+
+        def test_x():
+            spec_size(_make().cfg)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-mock-bound-to-a-local-returns-once-patched-in-lacks-what-a-later-call-reads",
+        """
+        from unittest.mock import Mock
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            make = Mock(return_value=kernel)
+            monkeypatch.setattr(mod, "make_kernel", make)
+            method = Method(1)
+            method.load()
+            make.assert_called_once()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-namespace-a-mock-patched-in-returns-lacks-what-a-later-call-reads",
+        """
+        from unittest.mock import Mock
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", Mock(return_value=kernel))
+            method = Method(1)
+            method.load()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-mock-whose-return-value-the-test-then-replaces-no-longer-returns-the-namespace",
+        """
+        from unittest.mock import Mock
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            make = Mock(return_value=kernel)
+            make.return_value = object()
+            monkeypatch.setattr(mod, "make_kernel", make)
+            method = Method(1)
+            method.load()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-mock-with-a-side-effect-returns-what-the-side-effect-gives-not-the-namespace",
+        """
+        from unittest.mock import Mock
+        import vllm.mod as mod
+        from vllm.mod import Method
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            make = Mock(return_value=kernel, side_effect=lambda *_: None)
+            monkeypatch.setattr(mod, "make_kernel", make)
+            method = Method(1)
+            method.load()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-the-test-monkeypatches-on-the-object-to-return-a-bare-object-decides-its-not-none-branch",
+        """
+        import vllm.mod as mod
+        from vllm.mod import QuantGate
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            gate = QuantGate()
+            monkeypatch.setattr(gate, "get_quant", lambda: object())
+            gate.load()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-method-the-test-monkeypatches-on-the-object-to-return-none-skips-its-not-none-branch",
+        """
+        import vllm.mod as mod
+        from vllm.mod import QuantGate
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            gate = QuantGate()
+            monkeypatch.setattr(gate, "get_quant", lambda: None)
+            gate.load()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-the-test-monkeypatches-on-the-object-only-under-a-branch-leaves-the-branch-open",
+        """
+        import vllm.mod as mod
+        from vllm.mod import QuantGate
+
+        def test_x(monkeypatch, flag):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            gate = QuantGate()
+            if flag:
+                monkeypatch.setattr(gate, "get_quant", lambda: object())
+            gate.load()
+        """,
+        frozenset({(NOTE, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-method-the-test-monkeypatches-on-the-object-twice-leaves-the-branch-open",
+        """
+        import vllm.mod as mod
+        from vllm.mod import QuantGate
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            gate = QuantGate()
+            monkeypatch.setattr(gate, "get_quant", lambda: object())
+            monkeypatch.setattr(gate, "get_quant", lambda: None)
+            gate.load()
+        """,
+        frozenset({(NOTE, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "the-first-call-on-a-fresh-object-sees-the-literal-its-constructor-chain-stored",
+        """
+        import vllm.mod as mod
+        from vllm.mod import FreshMethod
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = FreshMethod(1)
+            method.setup()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "the-first-call-in-a-loop-on-a-fresh-object-sees-the-literal-its-constructor-stored",
+        """
+        import vllm.mod as mod
+        from vllm.mod import FreshMethod
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = FreshMethod(1)
+            for _ in range(2):
+                method.setup()
+        """,
+        frozenset({(ERROR, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-call-after-the-test-used-the-object-does-not-know-what-its-constructor-stored",
+        """
+        import vllm.mod as mod
+        from vllm.mod import FreshMethod
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = FreshMethod(1)
+            assert method.cfg == 1
+            method.setup()
+        """,
+        frozenset({(NOTE, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-constructor-that-calls-a-method-of-its-object-leaves-its-fields-unknown",
+        """
+        import vllm.mod as mod
+        from vllm.mod import FreshReset
+
+        def test_x(monkeypatch):
+            kernel = SimpleNamespace(experts=SimpleNamespace(run=1))
+            monkeypatch.setattr(mod, "make_kernel", lambda *_: kernel)
+            method = FreshReset(1)
+            method.setup()
+        """,
+        frozenset({(NOTE, "make_kernel().experts.keep")}),
     ),
 ]
 

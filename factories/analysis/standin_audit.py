@@ -274,6 +274,8 @@ class HandedCall:
     instance_values: tuple[tuple[str, object], ...] = attrs.field(default=(), eq=False)
     # ``Callee.built_values``: what the test states of the constructor call's arguments.
     built_values: tuple[tuple[int | str, object], ...] = attrs.field(default=(), eq=False)
+    # ``Callee.fresh``: the call is the first use of the object the test built.
+    fresh: bool = attrs.field(default=False, eq=False)
     # ``Callee.overrides``: the class built is the test's subclass of ``dotted``.
     overrides: tuple[str, ...] = ()
     # Holders of namespaces that are that real object, ``self`` of the method
@@ -601,6 +603,110 @@ def _stored_values(index: ClassIndex, cls: ClassInfo, handed: HandedCall) -> dic
     return out
 
 
+def _fresh_literals(index: ClassIndex, cls: ClassInfo, handed: HandedCall) -> dict[str, object]:
+    """The fields of a fresh object (``HandedCall.fresh``: the call is the first use of the
+    object the test built with ``Cls(...)``) that its constructor leaves holding a plain
+    literal: stored by a statement of the ``__init__`` the call runs
+    (``ClassIndex.constructor``), or of a base's that it reaches by a statement
+    ``super().__init__(...)``, with no later store of the field there
+    (``_constructor_literals``).  Not a field the test sets on the object, nor a name a
+    class of the MRO defines as a member (a property's setter may store anything).  Nothing
+    where the MRO leaves the tree or a class of it defines ``__setattr__``."""
+    if not handed.fresh:
+        return {}
+    if index.mro(cls)[1]:
+        return {}
+    members = index.members(cls)
+    if any(
+        name in members for name in ("__setattr__", "__getattr__", "__getattribute__", "__new__")
+    ):
+        return {}
+    member = index.constructor(cls)
+    found: dict[str, object] = {}
+    if member is None or not _constructor_literals(index, cls, member, found, 0):
+        return {}
+    return {
+        name: value
+        for name, value in found.items()
+        if name not in handed.instance_fields
+        and (name not in members or members[name].kind is MemberKind.ANNOTATION_ONLY)
+    }
+
+
+def _constructor_literals(
+    index: ClassIndex, cls: ClassInfo, member, found: dict[str, object], depth: int
+) -> bool:
+    """Add to ``found`` what ``member`` (an ``__init__`` building an object of ``cls``)
+    leaves in fields as plain literals, statement by statement (``self.f = None``,
+    ``self.f: T | None = None``; any other store of a field forgets it; ``super().__init__(...)``
+    follows the next ``__init__`` of the MRO).  False where the text may change fields it
+    does not name: ``self`` handed to code or a method of it called (``self.setup()``),
+    which are not followed, its ``__dict__``, an early ``return`` that may skip stores, or
+    a base ``__init__`` the tree does not show."""
+    node = member.node
+    args = node.args.posonlyargs + node.args.args
+    if not args or depth > 8:
+        return False
+    me = args[0].arg
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if any(isinstance(sub, ast.Return) for sub in _own_nodes(node)):
+        return False  # an early ``return`` may skip the stores after it
+    for stmt in body:
+        if _super_init(stmt):
+            base = index.lookup(cls, "__init__", after=member.owner)
+            if base is None:
+                continue  # ``object.__init__``
+            if base.kind is not MemberKind.METHOD or not isinstance(base.node, ast.FunctionDef):
+                return False
+            if not _constructor_literals(index, cls, base, found, depth + 1):
+                return False
+            continue
+        parents: dict[ast.AST, ast.AST] = {}
+        for sub in link_parents(stmt, parents):
+            if not (isinstance(sub, ast.Name) and sub.id == me):
+                continue
+            parent = parents.get(sub)
+            if not isinstance(parent, ast.Attribute) or parent.attr == "__dict__":
+                return False  # ``f(self)``, ``self.__dict__``: code that may set any field
+            user = parents.get(parent)
+            if isinstance(user, ast.Call) and user.func is parent:
+                return False  # ``self.setup()``
+            if not isinstance(parent.ctx, ast.Load):
+                found.pop(parent.attr, None)
+        target = (
+            stmt.targets[0]
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+            else stmt.target
+            if isinstance(stmt, ast.AnnAssign)
+            else None
+        )
+        literal = literal_value(stmt.value) if target is not None and stmt.value else ()
+        if (
+            literal
+            and isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == me
+        ):
+            found[target.attr] = literal[0]
+    return True
+
+
+def _super_init(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` is ``super().__init__(...)``."""
+    call = stmt.value if isinstance(stmt, ast.Expr) else None
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "__init__"
+        and isinstance(call.func.value, ast.Call)
+        and isinstance(call.func.value.func, ast.Name)
+        and call.func.value.func.id == "super"
+        and not call.func.value.args
+    )
+
+
 def _stored_once(index: ClassIndex, cls: ClassInfo, field: str) -> bool:
     """No class of ``cls``'s MRO stores (or deletes) an attribute ``field`` but once (the
     plain store of ``__init__``), nor sets attributes by ``setattr`` of a name it does not
@@ -774,6 +880,7 @@ def _handed_call(
         instance_fields=callee.instance_fields,
         instance_values=callee.instance_values,
         built_values=callee.built_values,
+        fresh=callee.fresh,
         overrides=callee.overrides,
         arms=meeting.arms,
         unnamed_patch=meeting.unnamed_patch,
@@ -1877,6 +1984,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
         name,
         initial=handed.instance_fields,
         constants={
+            **_fresh_literals(index, cls, handed),
             **_stored_values(index, cls, handed),
             **dict(handed.instance_values),
             **{name: obj for name, obj in stated.items() if obj is not None},

@@ -12,7 +12,8 @@ the other shapes tests use to select a path, each known only as far as the test'
   called; its ``length`` (``len(x)``, ``x.shape[0]``, ``x.size(0)``) is known for container
   displays and for arrays built from one or with a literal size (``torch.tensor([3, 5])``,
   ``torch.zeros(4, 8)``, ``np.arange(3)``), so ``if not idx.shape[0]: return`` is decided.
-  A lambda whose body the test states ``returns`` that value when called.
+  A lambda whose body the test states ``returns`` that value when called.  A bare
+  ``object()`` is true and not ``None``, nothing more.
   A method bound to the object holding it (``ns.f = types.MethodType(Cls.m, ns)``) is an
   ``Obj`` that names the method (``bound``).
 - ``EnumMember``: ``AttentionType.DECODER``, compared by its ``Class.MEMBER`` text, since the
@@ -247,6 +248,14 @@ def test_value(
             value = test_value(kw.value, resolve, depth + 1)
             if value:
                 fields.append((kw.arg, value[0]))
+        if (
+            isinstance(node.func, ast.Name)
+            and name == "object"
+            and resolve(node.func) is None
+            and not node.args
+            and not node.keywords
+        ):
+            return (Obj(truthy=True),)  # ``object()``: a bare object, true, never None
         if name in _NAMESPACES:
             kind = "SimpleNamespace" if name == "SimpleNamespace" else None
             return (Obj(tuple(fields), True, raises_when_called(node, resolve), kind=kind),)

@@ -227,7 +227,53 @@ class MeetingMaker:
             instance_fields=fields,
             instance_values=values,
             built_values=self.built_values(func.value),
+            fresh=self.fresh(func.value, call),
         )
+
+    def fresh(self, expr: ast.expr, call: ast.Call) -> bool:
+        """Whether ``call`` (``x.m(...)``) is the first thing its function does with the
+        object the local ``x`` holds, past building it: ``x`` is bound once there, to a call
+        of its class (not ``Cls.__new__(Cls)``, which runs no constructor, nor a helper,
+        which may use the object before returning it), before ``call``;
+        and every use of ``x`` written before ``call`` sets a field of it (``x.f = value``,
+        ``monkeypatch.setattr(x, "f", value)``).  A read of it, a method call on it, handing
+        it to code (a lambda or def that names it included) may change what its fields hold.
+        In a loop, the first run of ``call`` is then the first use."""
+        if not isinstance(expr, ast.Name):
+            return False
+        scope = self.scope.enclosing_scope(call)
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        named = [n for n in self.scope.nodes(scope) if isinstance(n, ast.Name) and n.id == expr.id]
+        binds = [n for n in named if not isinstance(n.ctx, ast.Load)]
+        if len(binds) != 1:
+            return False
+        stmt = self.scope.parents.get(binds[0])
+        built = stmt.value if isinstance(stmt, ast.Assign) else None
+        if not (
+            isinstance(stmt, ast.Assign)
+            and stmt.targets == [binds[0]]
+            and isinstance(built, ast.Call)
+            and not (isinstance(built.func, ast.Attribute) and built.func.attr == "__new__")
+            and self._dotted_through_local(built.func, self.sites.imports(built)) is not None
+            and _position(stmt) < _position(call)
+        ):
+            return False  # not a call of the class itself (a helper may use the object)
+        for node in named:
+            if node is expr or node is binds[0] or _position(node) >= _position(call):
+                continue
+            parent = self.scope.parents.get(node)
+            if isinstance(parent, ast.Attribute) and isinstance(parent.ctx, ast.Store):
+                continue  # ``x.f = value``
+            if (
+                isinstance(parent, ast.Call)
+                and parent.args
+                and parent.args[0] is node
+                and _monkeypatched(parent, scope)
+            ):
+                continue
+            return False
+        return True
 
     def bound_out(
         self, call: ast.Call, holder: ast.Name, field: str | None, cases: tuple[str, ...]
@@ -382,8 +428,9 @@ class MeetingMaker:
         it, where it states them (``x.f = None``, ``x.src = Mock()``, ``x.buf =
         torch.full(shape, -1)``: ``_stated``; ``x.check = AsyncMock(return_value=None)``:
         ``values.returning``): a field it sets once, by a plain assignment
-        on the function's straight line (no branch or loop around it), and by no other
-        means (``setattr``, ``monkeypatch.setattr``: those leave it unknown)."""
+        on the function's straight line (no branch or loop around it), or by the test's
+        ``monkeypatch.setattr(x, "f", value)`` there (``_monkeypatched``), and by no other
+        means (``setattr``, ``patch.object``: those leave it unknown)."""
         scope = self.scope.enclosing_scope(call)
         counts: dict[str, int] = {}
         values: dict[str, tuple[object] | tuple[()]] = {}
@@ -392,7 +439,17 @@ class MeetingMaker:
                 continue
             if isinstance(node, ast.Call) and node.args and is_name_in(node.args[0], {name.id}):
                 field = str_literal(node.args[1]) if len(node.args) > 1 else None
-                if field is not None:
+                if field is not None and _monkeypatched(node, scope):
+                    # ``monkeypatch.setattr(x, "f", value)``: ``x.f = value`` until the
+                    # test ends
+                    counts[field] = counts.get(field, 0) + 1
+                    plain = self._straight(self.scope.parents.get(node), scope)
+                    value = node.args[2] if plain else None
+                    resolve = self.reader.resolver(NO_BINDINGS)
+                    values[field] = returning(value, resolve) or _stated(
+                        self.reader.value_of(value, NO_BINDINGS), value
+                    )
+                elif field is not None:
                     counts[field] = counts.get(field, 0) + 2  # set some other way
             if not isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
                 continue
@@ -796,3 +853,29 @@ def _is_param_of(scope: ast.AST, name: str) -> bool:
     args = scope.args
     every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
     return any(a is not None and a.arg == name for a in every)
+
+
+def _monkeypatched(call: ast.Call, scope: ast.AST) -> bool:
+    """Whether ``call`` is ``monkeypatch.setattr(x, "f", value)`` as a statement of a test
+    function that takes pytest's ``monkeypatch`` fixture: it sets ``x.f`` to ``value`` from
+    there to the end of the test, as ``x.f = value`` does."""
+    func = call.func
+    args = (
+        [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs]
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+        else []
+    )
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr == "setattr"
+        and isinstance(func.value, ast.Name)
+        and func.value.id == "monkeypatch"
+        and any(a.arg == "monkeypatch" for a in args)
+        and len(call.args) == 3
+        and not call.keywords
+    )
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    """Where ``node`` starts in its file, to order two nodes of one function."""
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)

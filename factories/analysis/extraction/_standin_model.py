@@ -100,6 +100,10 @@ class Callee:
     # (``MeetingMaker.built_values``): ``(position or keyword, value)``; the audit keeps those
     # the class stores plainly (``standin_audit._stored_values``).
     built_values: tuple[tuple[int | str, object], ...] = attrs.field(default=(), eq=False)
+    # The call is the first thing the test does with the object it built by calling its
+    # class (``MeetingMaker.fresh``): the object holds what its constructor left
+    # (``standin_audit._fresh_literals``).
+    fresh: bool = attrs.field(default=False, eq=False)
 
 
 @attrs.frozen

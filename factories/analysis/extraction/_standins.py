@@ -530,7 +530,8 @@ class StandInExtractor:
                 self._keyed(value, found, route)
         elif isinstance(parent, ast.Attribute) and route.fields:
             found.loose.add(())  # ``make().request``: where the object goes is not followed,
-            self._field_stored(parent, found, route)  # where its field's value may be
+            self._field_handed(parent, found, route)  # where its field's value may be:
+            # handed to code (``f(make().cfg)``) or stored under a key
         elif not isinstance(parent, ast.Expr):
             found.loose.add(())  # anywhere else: where it goes is not followed
 
@@ -693,6 +694,11 @@ class StandInExtractor:
             return None
         if not isinstance(call, ast.Call):
             return None
+        return self._patch_of(replacement, call)
+
+    def _patch_of(self, replacement: ast.AST | None, call: ast.Call) -> tuple[ast.Call, str] | None:
+        """The patch ``call`` and the dotted function it replaces, where ``replacement`` (if
+        given) is the value it installs."""
         name = callee(call.func)
         imports = self.sites.imports(call)
         args = call.args
@@ -704,6 +710,61 @@ class StandInExtractor:
         if name in ("setattr", "patch") and args and _str(args[0]) and "." in _str(args[0]):
             return call, _str(args[0])  # type: ignore[return-value]
         return None
+
+    def _mock_returning(self, use: ast.Name) -> tuple[ast.Call, str] | None:
+        """The patch that installs a mock returning ``use``: ``monkeypatch.setattr(mod, "f",
+        Mock(return_value=use))``, or with the mock bound to a local first: ``make =
+        Mock(return_value=use)``, then ``monkeypatch.setattr(mod, "f", make)`` (or
+        ``patch.object(mod, "f", make)``).  For a local: only where the function binds
+        the local once, to that mock, and every other use of it reads it (``make.call_args``,
+        ``make.assert_called_once()``) without storing into it (``make.return_value =
+        other``, ``make.side_effect = ...``) or touching what it returns (``_MOCK_CONFIG``),
+        which may change that; and the mock states no ``side_effect`` (nor ``wraps``), whose
+        value it would give instead."""
+        keyword = self.scope.parents.get(use)
+        if not (isinstance(keyword, ast.keyword) and keyword.arg == "return_value"):
+            return None
+        mock = self.scope.parents.get(keyword)
+        stmt = self.scope.parents.get(mock)
+        if not (
+            isinstance(mock, ast.Call)
+            and callee(mock.func) in _MOCKS
+            and not any(k.arg in ("side_effect", "wraps", None) for k in mock.keywords)
+        ):
+            return None
+        if isinstance(stmt, ast.Call):
+            return self._returned_by(use)  # the mock is the patch's replacement itself
+        if not (
+            isinstance(stmt, ast.Assign)
+            and stmt.value is mock
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            return None
+        name = stmt.targets[0].id
+        scope = self.scope.enclosing_scope(stmt)
+        if not isinstance(scope, FUNCTION_DEFS):
+            return None
+        found: tuple[ast.Call, str] | None = None
+        for node in self.scope.nodes(scope):
+            if not (isinstance(node, ast.Name) and node.id == name) or node is stmt.targets[0]:
+                continue
+            if not isinstance(node.ctx, ast.Load):
+                return None  # rebound
+            parent = self.scope.parents.get(node)
+            if isinstance(parent, ast.Attribute):
+                if not isinstance(parent.ctx, ast.Load) or parent.attr in _MOCK_CONFIG:
+                    return None
+                continue  # ``make.call_args``, ``make.assert_called_once()``
+            if isinstance(parent, ast.Call) and node in parent.args and found is None:
+                found = self._patch_of(node, parent)
+                if found is not None and (parent.lineno, parent.col_offset) > (
+                    stmt.lineno,
+                    stmt.col_offset,
+                ):
+                    continue
+            return None  # handed elsewhere: what it returns there is not followed
+        return found
 
     def _items_built(self, stmt: ast.stmt, scope: ast.AST) -> int:
         """How many items the container surely holds once ``stmt`` ran: a comprehension
@@ -1006,6 +1067,11 @@ class StandInExtractor:
             self.scope.parents.get(parent), ast.Return
         ):
             self._follow_return(scope, found, route, parent.elts.index(node))
+        elif isinstance(parent, ast.keyword) and (patch := self._mock_returning(node)):
+            # ``monkeypatch.setattr(mod, "f", Mock(return_value=ns))``, or the mock bound to
+            # a local first (``_mock_returning``): vLLM code that calls ``f`` gets the
+            # stand-in itself, as from ``lambda *_: ns``
+            self._returned_itself(patch, ITSELF, found, route)
         elif isinstance(parent, ast.keyword) or (
             isinstance(parent, ast.Call) and node in parent.args
         ):
@@ -1136,9 +1202,10 @@ class StandInExtractor:
         return tuple(path), top
 
     def _field_handed(self, attr: ast.Attribute, found: _Found, route: _Route) -> None:
-        """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``: a field's value handed to code the test's
-        imports name (not a helper of the module, which would follow it as the stand-in):
-        a meeting of the stand-in that field holds, where it holds one (``_met_through``)."""
+        """``f(ns.cfg)``, ``f(x=ns.cfg.sub)``, ``f(make().cfg)``: a field's value handed to
+        code the test's imports name (not a helper of the module, which would follow it as
+        the stand-in): a meeting of the stand-in that field holds, where it holds one
+        (``_met_through``).  Else, where it is stored under a key (``_field_stored``)."""
         path, top = self._field_path(attr)
         meeting = self._handed_to_code(top, route)
         if meeting is not None:
@@ -2118,6 +2185,10 @@ def _set_through(
     out = list(fields)
     out[at] = attrs.evolve(fields[at], children=(attrs.evolve(child, fields=tuple(inner)),))
     return out
+
+
+#: The attributes of a mock through which a test may change what calling it returns.
+_MOCK_CONFIG = frozenset({"return_value", "side_effect", "configure_mock", "reset_mock"})
 
 
 def _last_of_or(parent: ast.AST | None, node: ast.expr) -> bool:
