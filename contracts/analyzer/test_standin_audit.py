@@ -1536,6 +1536,17 @@ class RoleGate:
         if held is None:
             return None
         return out.width
+
+
+class ReadySync:
+    def apply(self, payload):
+        cfg = self.cfg
+        response = payload or None
+        cfg.cache.seen = True
+        if response is None:
+            return
+        cfg.cache.size = response
+        return cfg.parallel.rank
 """
 
 
@@ -6575,6 +6586,87 @@ CASES = [
             g.tracked(SimpleNamespace(rid="r"))
         """,
         frozenset(),
+    ),
+    Case(
+        "a-module-a-helper-reloads-names-the-functions-called-on-it",
+        """
+        import importlib
+
+        def _reload():
+            module = importlib.import_module("vllm.mod")
+            return importlib.reload(module)
+
+        def test_x():
+            mod = _reload()
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens"), (STALE, "other")}),
+    ),
+    Case(
+        "a-patch-through-a-reloaded-module-replaces-what-its-functions-call",
+        """
+        import importlib
+
+        def test_x(monkeypatch):
+            mod = importlib.reload(importlib.import_module("vllm.mod"))
+            monkeypatch.setattr(mod, "build_common", lambda common: 0)
+            mod.pass_on(None, SimpleNamespace(common=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-module-imported-by-a-computed-name-is-not-followed",
+        """
+        import importlib
+
+        def test_x(name):
+            mod = importlib.import_module(name)
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-the-test-asserts-after-the-call-rules-out-a-bare-return-before-its-store",
+        """
+        from vllm.mod import ReadySync
+
+        def test_x(payload):
+            s = object.__new__(ReadySync)
+            s.cfg = SimpleNamespace(cache=SimpleNamespace(seen=False))
+            s.apply(payload)
+            assert s.cfg.cache.size == 3
+        """,
+        frozenset({(ERROR, "self.cfg.parallel")}),
+    ),
+    Case(
+        "a-field-the-call-stores-before-a-bare-return-rules-nothing-out",
+        """
+        from vllm.mod import ReadySync
+
+        def test_x(payload):
+            s = object.__new__(ReadySync)
+            s.cfg = SimpleNamespace(cache=SimpleNamespace(size=0))
+            s.apply(payload)
+            assert s.cfg.cache.seen
+        """,
+        frozenset({(NOTE, "self.cfg.parallel")}),
+    ),
+    Case(
+        "a-field-the-test-gives-some-object-itself-rules-nothing-out",
+        """
+        from vllm.mod import ReadySync
+
+        def test_x(payload):
+            s = object.__new__(ReadySync)
+            s.cfg = SimpleNamespace(cache=SimpleNamespace(seen=False))
+            s.apply(payload)
+            assert s.cfg.cache.size == 3
+
+        def test_y():
+            other = SimpleNamespace()
+            other.size = 3
+        """,
+        frozenset({(NOTE, "self.cfg.parallel")}),
     ),
 ]
 
