@@ -1547,6 +1547,30 @@ class ReadySync:
             return
         cfg.cache.size = response
         return cfg.parallel.rank
+
+
+class FallbackLoader:
+    def __init__(self, fallback):
+        self.fallback = fallback
+
+    def load(self, cfg):
+        try:
+            return self.build(cfg)
+        except Exception:
+            if not self.fallback:
+                raise
+        return cfg.disk.path
+
+    def load_or_note(self, cfg):
+        try:
+            self.build(cfg)
+        except Exception:
+            if not self.fallback:
+                raise
+        return cfg.disk.path
+
+    def build(self, cfg):
+        return cfg.name
 """
 
 
@@ -6667,6 +6691,62 @@ CASES = [
             other.size = 3
         """,
         frozenset({(NOTE, "self.cfg.parallel")}),
+    ),
+    Case(
+        "a-loop-over-literal-names-patches-each-name-it-lists",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            for name in ("schedule", "serve"):
+                monkeypatch.setattr(mod, name, lambda *a: None)
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens"), (STALE, "other")}),
+    ),
+    Case(
+        "a-loop-over-literal-names-replaces-what-the-callee-calls",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            for name in ("build_common",):
+                monkeypatch.setattr(mod, name, lambda c: 0)
+            mod.pass_on(None, SimpleNamespace(common=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-loop-over-names-the-test-computes-patches-what-it-may",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch, names):
+            for name in names:
+                monkeypatch.setattr(mod, name, lambda *a: None)
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(NOTE, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "what-follows-a-try-whose-body-always-returns-runs-only-past-a-handler",
+        """
+        from vllm.mod import FallbackLoader
+
+        def test_x():
+            FallbackLoader(True).load(SimpleNamespace(name="m"))
+        """,
+        frozenset({(NOTE, "cfg.disk")}),
+    ),
+    Case(
+        "what-follows-a-try-whose-body-goes-on-runs-on-its-straight-line",
+        """
+        from vllm.mod import FallbackLoader
+
+        def test_x():
+            FallbackLoader(True).load_or_note(SimpleNamespace(name="m"))
+        """,
+        frozenset({(ERROR, "cfg.disk")}),
     ),
 ]
 

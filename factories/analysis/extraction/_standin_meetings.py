@@ -668,7 +668,8 @@ class MeetingMaker:
         """What a patch whose target's name is not a literal (``_names_no_target``) replaces
         on the runs of the test around ``scope``: the target each parametrize case names
         (``owner.attr`` of ``patch.object(owner, name)``, ``monkeypatch.setattr(owner, name,
-        v)``); None where the cases do not all say."""
+        v)``), or each name of the loop around it (``_looped_names``); None where the cases do
+        not all say."""
         test = self._test_function(scope) or (scope if isinstance(scope, FUNCTION_DEFS) else None)
         cases = self.reader.param_cases(test) if test is not None else []
         args, func = node.args, node.func
@@ -677,13 +678,44 @@ class MeetingMaker:
         owned = isinstance(func, ast.Attribute) and (
             func.attr == "object" or (func.attr == "setattr" and len(args) > 2)
         )
-        if not cases or not owned or isinstance(args[0], ast.Constant):
+        if not owned or isinstance(args[0], ast.Constant):
             return None
         owner = ast.unparse(args[0])
+        looped = self._looped_names(node, args[1])
+        if looped is not None:
+            return [f"{owner}.{name}" for name in looped]
+        if not cases:
+            return None
         names = {self.reader.text_of(args[1], NO_BINDINGS.with_case(test, c)) for c in cases}
         if None in names:
             return None
         return [f"{owner}.{name}" for name in sorted(names)]  # type: ignore[type-var]
+
+    def _looped_names(self, node: ast.Call, name: ast.expr) -> list[str] | None:
+        """The names a patch's ``name`` takes where it is the target of a ``for`` loop around
+        the patch, in the same function, over a tuple, list or set display of string
+        literals the loop's body never rebinds (``for name in ("a", "b"):
+        monkeypatch.setattr(mod, name, stub)``): the loop patches each of them."""
+        if not isinstance(name, ast.Name):
+            return None
+        current = self.scope.parents.get(node)
+        while current is not None and not isinstance(current, FUNCTION_DEFS):
+            if isinstance(current, (ast.For, ast.AsyncFor)) and (
+                isinstance(current.target, ast.Name) and current.target.id == name.id
+            ):
+                if not isinstance(current.iter, (ast.Tuple, ast.List, ast.Set)):
+                    return None
+                names = [str_literal(e) for e in current.iter.elts]
+                rebound = any(
+                    isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)
+                    for stmt in current.body
+                    for n in walk(stmt)
+                )
+                if not names or None in names or rebound:
+                    return None
+                return names  # type: ignore[return-value]
+            current = self.scope.parents.get(current)
+        return None
 
     def _context(self, node: ast.AST, cases: tuple[str, ...]) -> Meeting:
         """A meeting at ``node`` with what the test states around it filled in."""

@@ -332,6 +332,11 @@ class StatementHandlers:
         with self.guarded():
             for handler_ in node.handlers:
                 result = meet(result, self.block(handler_.body, state))
+        if body_state is None and result is not None and self.context.stated_locals:
+            # The body never goes on past the ``try`` (it returns or raises on every path):
+            # what follows runs only where a handler caught something, on some runs.
+            self.certain = False
+            self.chain = None
         if node.finalbody:
             final_in = result if result is not None else state
             final = self.block(node.finalbody, final_in)
