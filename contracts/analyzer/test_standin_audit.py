@@ -1632,6 +1632,41 @@ class FreshReset(FreshBase):
     def reset(self):
         self.kernel = make_kernel(self.cfg)
 
+
+
+class ReadySync:
+    def apply(self, payload):
+        cfg = self.cfg
+        response = payload or None
+        cfg.cache.seen = True
+        if response is None:
+            return
+        cfg.cache.size = response
+        return cfg.parallel.rank
+
+
+class FallbackLoader:
+    def __init__(self, fallback):
+        self.fallback = fallback
+
+    def load(self, cfg):
+        try:
+            return self.build(cfg)
+        except Exception:
+            if not self.fallback:
+                raise
+        return cfg.disk.path
+
+    def load_or_note(self, cfg):
+        try:
+            self.build(cfg)
+        except Exception:
+            if not self.fallback:
+                raise
+        return cfg.disk.path
+
+    def build(self, cfg):
+        return cfg.name
 """
 
 
@@ -7095,6 +7130,143 @@ CASES = [
             method.setup()
         """,
         frozenset({(NOTE, "make_kernel().experts.keep")}),
+    ),
+    Case(
+        "a-module-a-helper-reloads-names-the-functions-called-on-it",
+        """
+        import importlib
+
+        def _reload():
+            module = importlib.import_module("vllm.mod")
+            return importlib.reload(module)
+
+        def test_x():
+            mod = _reload()
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens"), (STALE, "other")}),
+    ),
+    Case(
+        "a-patch-through-a-reloaded-module-replaces-what-its-functions-call",
+        """
+        import importlib
+
+        def test_x(monkeypatch):
+            mod = importlib.reload(importlib.import_module("vllm.mod"))
+            monkeypatch.setattr(mod, "build_common", lambda common: 0)
+            mod.pass_on(None, SimpleNamespace(common=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-module-imported-by-a-computed-name-is-not-followed",
+        """
+        import importlib
+
+        def test_x(name):
+            mod = importlib.import_module(name)
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-field-the-test-asserts-after-the-call-rules-out-a-bare-return-before-its-store",
+        """
+        from vllm.mod import ReadySync
+
+        def test_x(payload):
+            s = object.__new__(ReadySync)
+            s.cfg = SimpleNamespace(cache=SimpleNamespace(seen=False))
+            s.apply(payload)
+            assert s.cfg.cache.size == 3
+        """,
+        frozenset({(ERROR, "self.cfg.parallel")}),
+    ),
+    Case(
+        "a-field-the-call-stores-before-a-bare-return-rules-nothing-out",
+        """
+        from vllm.mod import ReadySync
+
+        def test_x(payload):
+            s = object.__new__(ReadySync)
+            s.cfg = SimpleNamespace(cache=SimpleNamespace(size=0))
+            s.apply(payload)
+            assert s.cfg.cache.seen
+        """,
+        frozenset({(NOTE, "self.cfg.parallel")}),
+    ),
+    Case(
+        "a-field-the-test-gives-some-object-itself-rules-nothing-out",
+        """
+        from vllm.mod import ReadySync
+
+        def test_x(payload):
+            s = object.__new__(ReadySync)
+            s.cfg = SimpleNamespace(cache=SimpleNamespace(seen=False))
+            s.apply(payload)
+            assert s.cfg.cache.size == 3
+
+        def test_y():
+            other = SimpleNamespace()
+            other.size = 3
+        """,
+        frozenset({(NOTE, "self.cfg.parallel")}),
+    ),
+    Case(
+        "a-loop-over-literal-names-patches-each-name-it-lists",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            for name in ("schedule", "serve"):
+                monkeypatch.setattr(mod, name, lambda *a: None)
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens"), (STALE, "other")}),
+    ),
+    Case(
+        "a-loop-over-literal-names-replaces-what-the-callee-calls",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            for name in ("build_common",):
+                monkeypatch.setattr(mod, name, lambda c: 0)
+            mod.pass_on(None, SimpleNamespace(common=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-loop-over-names-the-test-computes-patches-what-it-may",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch, names):
+            for name in names:
+                monkeypatch.setattr(mod, name, lambda *a: None)
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(NOTE, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "what-follows-a-try-whose-body-always-returns-runs-only-past-a-handler",
+        """
+        from vllm.mod import FallbackLoader
+
+        def test_x():
+            FallbackLoader(True).load(SimpleNamespace(name="m"))
+        """,
+        frozenset({(NOTE, "cfg.disk")}),
+    ),
+    Case(
+        "what-follows-a-try-whose-body-goes-on-runs-on-its-straight-line",
+        """
+        from vllm.mod import FallbackLoader
+
+        def test_x():
+            FallbackLoader(True).load_or_note(SimpleNamespace(name="m"))
+        """,
+        frozenset({(ERROR, "cfg.disk")}),
     ),
 ]
 

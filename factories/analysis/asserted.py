@@ -328,3 +328,80 @@ class _Effects(NamedTuple):
                 continue
             todo.extend(child_nodes(node))
         return cls(states, leaves, frozenset(binds))
+
+
+def asserted_after(tree: ast.Module, line: int, method: str) -> tuple[tuple[str, ...], ...]:
+    """The attribute chains (``("vllm_config", "cache_config", "mamba_block_size")``, links
+    of the object a name ``x`` holds) that the ``assert``s right after the statement
+    ``x.method(...)`` at ``line`` load on every run where they pass: the statement is the
+    bare call, and the ``assert``s follow it in its block with nothing between.  A load
+    counts where the ``assert`` evaluates it whenever it passes: the test itself, an operand
+    of ``and``, of ``not``, of a comparison, an argument of a call there (an ``or``, a
+    conditional expression or a comprehension may skip it)."""
+    parents: dict[ast.AST, ast.AST] = {}
+    top = next((s for s in tree.body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+    if top is None:
+        return ()
+    found = None
+    for node in link_parents(top, parents):
+        if (
+            isinstance(node, ast.Expr)
+            and node.lineno == line
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Attribute)
+            and node.value.func.attr == method
+            and isinstance(node.value.func.value, ast.Name)
+        ):
+            found = node
+            break
+    if found is None:
+        return ()
+    receiver = found.value.func.value.id  # type: ignore[attr-defined]
+    block = next(
+        (
+            value
+            for value in (
+                getattr(parents.get(found), f, None) for f in ("body", "orelse", "finalbody")
+            )
+            if isinstance(value, list) and any(s is found for s in value)
+        ),
+        None,
+    )
+    if block is None:
+        return ()
+    index = next(i for i, s in enumerate(block) if s is found)
+    out: list[tuple[str, ...]] = []
+    for stmt in block[index + 1 :]:
+        if not isinstance(stmt, ast.Assert):
+            break
+        out.extend(_surely_loaded(stmt.test, receiver))
+    return tuple(dict.fromkeys(out))
+
+
+def _surely_loaded(node: ast.expr, receiver: str) -> Iterator[tuple[str, ...]]:
+    """The chains on ``receiver`` that evaluating ``node`` loads whenever its value makes the
+    ``assert`` pass (``asserted_after``)."""
+    if isinstance(node, ast.Attribute):
+        links: list[str] = []
+        head: ast.expr = node
+        while isinstance(head, ast.Attribute):
+            links.append(head.attr)
+            head = head.value
+        if isinstance(head, ast.Name) and head.id == receiver:
+            yield tuple(reversed(links))
+            return
+        yield from _surely_loaded(head, receiver)
+    elif isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        for value in node.values:
+            yield from _surely_loaded(value, receiver)
+    elif isinstance(node, ast.UnaryOp):
+        yield from _surely_loaded(node.operand, receiver)
+    elif isinstance(node, ast.Compare):
+        for side in (node.left, *node.comparators):
+            yield from _surely_loaded(side, receiver)
+    elif isinstance(node, ast.Call):
+        for arg in (node.func, *node.args, *(k.value for k in node.keywords)):
+            if not isinstance(arg, ast.Starred):
+                yield from _surely_loaded(arg, receiver)
+    elif isinstance(node, ast.Subscript):
+        yield from _surely_loaded(node.value, receiver)

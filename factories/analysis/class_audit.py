@@ -114,6 +114,7 @@ class ClassAuditor:
         defaults then decide nothing)."""
         if standins is not None:
             from factories.analysis.standin_audit import (
+                asserted_stores,
                 bind_passed,
                 held_chains,
                 missing_fields,
@@ -239,6 +240,10 @@ class ClassAuditor:
                         tuples=tuple_chains(roots, nested),
                     )
                     held = held_chains(roots, nested, event.test)
+                    if event.via is None and not namespace_self:
+                        stores = asserted_stores(stub, event, nested)
+                        if stores:
+                            context = attrs.evolve(context, asserted_stores=stores)
             report = self.analyzer.analyze(
                 cls,
                 event.name,

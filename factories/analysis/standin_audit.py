@@ -50,7 +50,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 import attrs
 
 from factories.analysis._walk import child_nodes, link_parents, walk, walk_all
-from factories.analysis.asserted import TestNames, assert_states, result_asserts, stated
+from factories.analysis.asserted import (
+    TestNames,
+    assert_states,
+    asserted_after,
+    result_asserts,
+    stated,
+)
 from factories.analysis.baseline import is_suppressed, suppressed_kinds
 from factories.analysis.binding import CallShape, ParamKind, Signature, literal_value
 from factories.analysis.class_refs import NamedClass
@@ -3613,3 +3619,89 @@ def namespace_uses(
                     )
                 )
     return out
+
+
+def asserted_stores(
+    stub: Stub, event: StubEvent, nested: Mapping[str, StandIn]
+) -> frozenset[tuple[str, str]]:
+    """``(field, name)`` for each field ``name`` that the ``assert``s right after a stub's
+    call (``asserted.asserted_after``) load on a namespace the test set on the stub's
+    ``field`` (or nested in it), where that namespace lacks ``name`` and the test module gives
+    no object a field of that name (no store, keyword, string or computed ``setattr``): the
+    test passes only where the call stored it (``CallContext.asserted_stores``)."""
+    if event.expect_raise or not nested or event.location.path != stub.location.path:
+        return frozenset()
+    out: set[tuple[str, str]] = set()
+    for chain in asserted_after(stub.module.tree, event.location.line, event.name):
+        if len(chain) < 2 or chain[0] not in nested:
+            continue
+        holder: StandIn | None = nested[chain[0]]
+        for link in chain[1:-1]:
+            holder = _sole_child(holder, link) if holder is not None else None
+        name = chain[-1]
+        if (
+            holder is None
+            or holder.kind not in NAMESPACE_KINDS
+            or holder.opaque
+            or holder.possible
+            or name in holder.field_names
+            or name in _OBJECT_NAMES
+            or name in _given_names(stub.module.tree)
+        ):
+            continue
+        out.add((chain[0], name))
+    return frozenset(out)
+
+
+def _sole_child(standin: StandIn, link: str) -> StandIn | None:
+    """The one stand-in ``standin``'s field ``link`` holds as its value, else None."""
+    found = [f for f in standin.fields if f.name == link]
+    if len(found) != 1 or found[0].items or len(found[0].children) != 1:
+        return None
+    return found[0].children[0]
+
+
+@functools.lru_cache(maxsize=8)
+def _given_names(tree: ast.Module) -> frozenset[str] | _Everything:
+    """Every field name a test module may give an object it already holds: attributes it
+    stores or deletes, string constants (``setattr(x, "f", v)``, ``vars(x)["f"] = v``), the
+    keywords of a call that refills an object (``ns.__init__(f=v)``,
+    ``m.configure_mock(f=v)``); everything where it calls ``setattr`` with a name it
+    computes or reaches an object's ``__dict__``.  A keyword of any other call builds a new
+    object (``SimpleNamespace(f=v)``, ``Response(f=v)``), which gives no field to one the
+    test built before.  Once per module."""
+    names: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            names.add(node.attr)
+        elif isinstance(node, ast.Attribute) and node.attr == "__dict__":
+            return _EVERYTHING
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names.add(node.value)
+        elif isinstance(node, ast.Call):
+            called = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            if called in _SETTERS and not (
+                len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+            ):
+                return _EVERYTHING
+            if called == "vars":
+                return _EVERYTHING
+            if called in _REFILLS:
+                if any(k.arg is None for k in node.keywords):
+                    return _EVERYTHING
+                names.update(k.arg for k in node.keywords if k.arg is not None)
+    return frozenset(names)
+
+
+class _Everything:
+    """A set that holds every name (``_given_names`` of a module that computes one)."""
+
+    def __contains__(self, name: object) -> bool:
+        return True
+
+
+_EVERYTHING = _Everything()
+_SETTERS = frozenset({"setattr", "__setattr__"})
+# Methods that give an object fields by keyword (``ns.__init__(f=v)``, a mock's
+# ``configure_mock``, ``mock.patch.multiple``-like ``update``).
+_REFILLS = frozenset({"__init__", "configure_mock", "update", "multiple"})

@@ -158,6 +158,10 @@ class MeetingMaker:
                 stub_class, method = site[1], func.attr
         made = Callee(ast.unparse(func), dotted_name(target, imports), stub_class, method)
         if made.dotted is None and method is None and isinstance(func, ast.Attribute):
+            module = self.loaded_module_member(func)
+            if module is not None:
+                made = attrs.evolve(made, dotted=module)
+        if made.dotted is None and method is None and isinstance(func, ast.Attribute):
             return self._on_instance(made, func, call, imports)
         if made.dotted is None and isinstance(func, ast.Call):
             # ``Backend.get_builder_cls()(ns)``: what the call returns is called
@@ -208,6 +212,72 @@ class MeetingMaker:
         for attr in reversed(links):
             bound = ast.Attribute(value=bound, attr=attr, ctx=ast.Load())
         return bound
+
+    def loaded_module_member(self, func: ast.Attribute) -> str | None:
+        """``mod.Cls`` (``mod.f``, ``mod.sub.Cls``) where ``mod`` is a local the function
+        binds once to a module its text names, as a dotted name: a test that reloads a
+        module to re-read the environment (``mod = importlib.reload(core_client)``, or
+        ``mod = _reload()`` with a helper of the module ``return importlib.reload(
+        importlib.import_module("vllm.x.core_client"))``) calls the module's code under
+        that local (``_loaded_module``)."""
+        links: list[str] = []
+        head: ast.expr = func
+        while isinstance(head, ast.Attribute):
+            links.append(head.attr)
+            head = head.value
+        if not isinstance(head, ast.Name) or head.id in self.sites.imports(head):
+            return None
+        module = self._loaded_module(head, 0)
+        return ".".join([module, *reversed(links)]) if module is not None else None
+
+    def _loaded_module(self, expr: ast.expr, depth: int) -> str | None:
+        """The module ``expr`` evaluates to, where the text settles it: a name the imports
+        bind to a module, ``importlib.import_module("vllm.x.y")`` (a literal absolute
+        name), ``pytest.importorskip("vllm.x.y")``, ``importlib.reload(m)`` (which returns
+        the module ``m`` it re-executes), a local bound once to one of those, and a call of
+        a function of the module (no arguments) whose every ``return`` gives one and the
+        same module.  None for anything else (a name bound twice, a parameter, a computed
+        module name): which module reaches the call is then not settled."""
+        if depth > MAX_FUNCTION_HOPS:
+            return None
+        imports = self.sites.imports(expr)
+        if isinstance(expr, ast.Name):
+            if expr.id in imports:
+                return dotted_name(expr, imports)
+            return self._module_local(self.scope.enclosing_scope(expr), expr.id, depth)
+        if not isinstance(expr, ast.Call) or expr.keywords:
+            return None
+        called = dotted_name(expr.func, imports)
+        if called in ("importlib.import_module", "pytest.importorskip") and len(expr.args) == 1:
+            name = str_literal(expr.args[0])
+            return name if name and not name.startswith(".") else None
+        if called == "importlib.reload" and len(expr.args) == 1:
+            return self._loaded_module(expr.args[0], depth + 1)
+        helper = self.scope.local_def(expr.func) if isinstance(expr.func, ast.Name) else None
+        if helper is None or expr.args or called is not None:
+            return None
+        found = {
+            self._loaded_module(ret.value, depth + 1) if ret.value is not None else None
+            for ret in self._returns_of(helper)
+        }
+        return found.pop() if len(found) == 1 else None
+
+    def _module_local(self, scope: ast.AST, name: str, depth: int = 0) -> str | None:
+        """The module a local ``name`` of the function ``scope`` holds, where the function
+        binds it once, by a plain ``name = value`` the text settles (``_loaded_module``)."""
+        if not isinstance(scope, FUNCTION_DEFS) or _is_param_of(scope, name):
+            return None
+        stores = [
+            n
+            for n in self.scope.nodes(scope)
+            if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        ]
+        if len(stores) != 1:
+            return None
+        parent = self.scope.parents.get(stores[0])
+        if not (isinstance(parent, ast.Assign) and parent.targets == [stores[0]]):
+            return None
+        return self._loaded_module(parent.value, depth + 1)
 
     def _on_instance(
         self, made: Callee, func: ast.Attribute, call: ast.Call, imports: dict
@@ -584,10 +654,14 @@ class MeetingMaker:
                 written, by_value = self._scope_patches(scope)
                 for target, raises in written:
                     # Through the test's imports (a function's own too): ``utils.helper``
-                    # imported inside the test is ``vllm.x.utils.helper``.
+                    # imported inside the test is ``vllm.x.utils.helper``; through a local
+                    # bound to a module the text names (``mod = importlib.reload(m)``).
                     head, _, rest = target.partition(".")
                     if head in imports and rest:
                         target = f"{imports[head].dotted}.{rest}"
+                    elif rest:
+                        module = self._module_local(scope, head)
+                        target = f"{module}.{rest}" if module is not None else target
                     found[target] = found.get(target, False) or raises
                 for target in by_value:
                     head, _, rest = target.partition(".")
@@ -670,7 +744,8 @@ class MeetingMaker:
         """What a patch whose target's name is not a literal (``_names_no_target``) replaces
         on the runs of the test around ``scope``: the target each parametrize case names
         (``owner.attr`` of ``patch.object(owner, name)``, ``monkeypatch.setattr(owner, name,
-        v)``); None where the cases do not all say."""
+        v)``), or each name of the loop around it (``_looped_names``); None where the cases do
+        not all say."""
         test = self._test_function(scope) or (scope if isinstance(scope, FUNCTION_DEFS) else None)
         cases = self.reader.param_cases(test) if test is not None else []
         args, func = node.args, node.func
@@ -679,13 +754,44 @@ class MeetingMaker:
         owned = isinstance(func, ast.Attribute) and (
             func.attr == "object" or (func.attr == "setattr" and len(args) > 2)
         )
-        if not cases or not owned or isinstance(args[0], ast.Constant):
+        if not owned or isinstance(args[0], ast.Constant):
             return None
         owner = ast.unparse(args[0])
+        looped = self._looped_names(node, args[1])
+        if looped is not None:
+            return [f"{owner}.{name}" for name in looped]
+        if not cases:
+            return None
         names = {self.reader.text_of(args[1], NO_BINDINGS.with_case(test, c)) for c in cases}
         if None in names:
             return None
         return [f"{owner}.{name}" for name in sorted(names)]  # type: ignore[type-var]
+
+    def _looped_names(self, node: ast.Call, name: ast.expr) -> list[str] | None:
+        """The names a patch's ``name`` takes where it is the target of a ``for`` loop around
+        the patch, in the same function, over a tuple, list or set display of string
+        literals the loop's body never rebinds (``for name in ("a", "b"):
+        monkeypatch.setattr(mod, name, stub)``): the loop patches each of them."""
+        if not isinstance(name, ast.Name):
+            return None
+        current = self.scope.parents.get(node)
+        while current is not None and not isinstance(current, FUNCTION_DEFS):
+            if isinstance(current, (ast.For, ast.AsyncFor)) and (
+                isinstance(current.target, ast.Name) and current.target.id == name.id
+            ):
+                if not isinstance(current.iter, (ast.Tuple, ast.List, ast.Set)):
+                    return None
+                names = [str_literal(e) for e in current.iter.elts]
+                rebound = any(
+                    isinstance(n, ast.Name) and n.id == name.id and not isinstance(n.ctx, ast.Load)
+                    for stmt in current.body
+                    for n in walk(stmt)
+                )
+                if not names or None in names or rebound:
+                    return None
+                return names  # type: ignore[return-value]
+            current = self.scope.parents.get(current)
+        return None
 
     def _context(self, node: ast.AST, cases: tuple[str, ...]) -> Meeting:
         """A meeting at ``node`` with what the test states around it filled in."""

@@ -312,6 +312,13 @@ class CallContext:
     # (``self.pair``, ``self.reqs.[]``): a position read there is that item
     # (``_chains.slotted``), not any element.
     tuples: frozenset[str] = frozenset()
+    # ``(field, name)``: the test asserts, right after the call, the field ``name`` of a
+    # namespace it set on ``self.<field>`` (or nested in it), which lacks it and which nothing
+    # else the test runs gives it (``standin_audit.asserted_stores``): the test passes only
+    # where the call stored it, so an undecided ``if`` of the call's own body one arm of which
+    # is only a bare ``return``, with nothing before it that could have stored the name, takes
+    # its other arm (``StatementHandlers.ruled_out_bare_return``).
+    asserted_stores: frozenset[tuple[str, str]] = frozenset()
 
 
 @attrs.define

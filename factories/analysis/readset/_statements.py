@@ -68,6 +68,8 @@ class StatementHandlers:
         verdict, when_true, when_false = self.branch(node.test, state)
         if verdict is None:
             verdict = self.ruled_out_return(node)
+        if verdict is None:
+            verdict = self.ruled_out_bare_return(node)
         if verdict is True:
             return self.block(node.body, when_true)
         if verdict is False:
@@ -134,6 +136,33 @@ class StatementHandlers:
                     ruled_out = compare(ast.Eq(), known[0], expected) is False
                 if ruled_out:
                     return verdict
+        return None
+
+    def ruled_out_bare_return(self, node: ast.If) -> bool | None:
+        """The verdict the test's assertions after the analysed call give an ``if`` of the
+        call's own body one arm of which is only a bare ``return`` (``CallContext.
+        asserted_stores``): that arm does not run where the test asserts a field the call
+        must have stored on a namespace of ``self`` and nothing before the ``return`` could
+        have (``_leaves_unstored``)."""
+        stores = self.context.asserted_stores
+        if not (self.entry and stores and self.self_name):
+            return None
+        if isinstance(self.func, ast.AsyncFunctionDef) or self.analyzer.is_generator(self.func):
+            return None  # the call only makes a coroutine or generator: its body has not run
+        body = self.func.body
+        at = next((i for i, stmt in enumerate(body) if stmt is node), None)
+        if at is None:
+            return None
+        for arm, verdict in ((node.body, False), (node.orelse, True)):
+            if (
+                len(arm) == 1
+                and isinstance(arm[0], ast.Return)
+                and (arm[0].value is None or _is_none(arm[0].value))
+                and _leaves_unstored(
+                    [*body[:at], node.test], stores, self.context.nested, self.self_name
+                )
+            ):
+                return verdict
         return None
 
     def stmt_For(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> State:
@@ -339,6 +368,11 @@ class StatementHandlers:
         with self.guarded():
             for handler_ in node.handlers:
                 result = meet(result, self.block(handler_.body, state))
+        if body_state is None and result is not None and self.context.stated_locals:
+            # The body never goes on past the ``try`` (it returns or raises on every path):
+            # what follows runs only where a handler caught something, on some runs.
+            self.certain = False
+            self.chain = None
         if node.finalbody:
             final_in = result if result is not None else state
             final = self.block(node.finalbody, final_in)
@@ -712,3 +746,86 @@ def _only_inspected(func: ast.AST, name: str) -> bool:
             if not inspected:
                 return False
     return True
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+#: Calls that set or reach attributes by a name or a mapping they are handed.
+_REFLECTIVE = frozenset({"setattr", "delattr", "__setattr__", "vars", "exec", "eval", "globals"})
+
+
+def _leaves_unstored(
+    nodes: list[ast.AST],
+    stores: frozenset[tuple[str, str]],
+    nested: frozenset[str],
+    self_name: str,
+) -> bool:
+    """Whether running ``nodes`` (the statements before an ``if``, and its test) surely
+    stores none of the names of ``stores`` on the namespaces under their fields of ``self``
+    (or under any field the test set a stand-in on, ``nested``): no store (or ``del``) of
+    an attribute of such a name, no nested def, lambda or class, no reflective call
+    (``setattr``, ``vars``), no method called on ``self`` itself, no compound statement
+    (whose bindings this scan does not follow), and no call handed ``self`` or anything
+    reached through those fields (``self.<field>``, a local bound to an expression that
+    holds one), as an argument or as the object whose method it calls."""
+    fields = {field for field, _ in stores} | nested
+    names = {name for _, name in stores}
+    held: set[str] = set()
+
+    def reaches(expr: ast.AST) -> bool:
+        for sub in walk(expr):
+            if isinstance(sub, ast.Name) and (sub.id in held or sub.id == self_name):
+                if sub.id in held:
+                    return True
+                if not _is_value_of_attribute(sub, expr):
+                    return True
+            if (
+                isinstance(sub, ast.Attribute)
+                and isinstance(sub.value, ast.Name)
+                and sub.value.id == self_name
+                and sub.attr in fields
+            ):
+                return True
+        return False
+
+    for node in nodes:
+        for sub in walk(node):
+            if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return False
+            if isinstance(sub, ast.Attribute) and not isinstance(sub.ctx, ast.Load):
+                if sub.attr in names:
+                    return False
+            if isinstance(sub, ast.Call):
+                func = sub.func
+                if getattr(func, "id", getattr(func, "attr", "")) in _REFLECTIVE:
+                    return False
+                if isinstance(func, ast.Attribute):
+                    if isinstance(func.value, ast.Name) and func.value.id == self_name:
+                        return False  # a method of ``self``: it may store anything there
+                    if reaches(func.value):
+                        return False
+                elif reaches(func):
+                    return False
+                if any(reaches(a) for a in (*sub.args, *(k.value for k in sub.keywords))):
+                    return False
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            if reaches(node.value):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                held.update(n.id for t in targets for n in walk(t) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.stmt) and not isinstance(node, _SIMPLE):
+            return False  # a compound statement's bodies bind names this scan does not track
+    return True
+
+
+#: Statements with no body of their own.
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Pass, ast.Assert)
+
+
+def _is_value_of_attribute(name: ast.Name, root: ast.AST) -> bool:
+    """Whether ``name`` is the object of an attribute load within ``root`` (``self.x``)."""
+    for sub in walk(root):
+        if isinstance(sub, ast.Attribute) and sub.value is name:
+            return True
+    return False
