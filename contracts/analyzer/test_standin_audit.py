@@ -1536,6 +1536,36 @@ class RoleGate:
         if held is None:
             return None
         return out.width
+
+
+@dataclass
+class Planned:
+    persistent: bool = False
+    fix: bool = False
+
+
+@dataclass
+class Hooked:
+    persistent: bool = False
+    fix: bool = False
+
+    def __post_init__(self):
+        self.persistent = not self.persistent
+
+
+class Planner:
+    def plan(self, ready):
+        persistent = False
+        if ready:
+            persistent = True
+        plan = Planned(persistent=persistent, fix=persistent and self.width > 1)
+        return plan
+
+    def hooked(self, ready):
+        persistent = False
+        if ready:
+            persistent = True
+        return Hooked(persistent=persistent, fix=persistent and self.width > 1)
 """
 
 
@@ -6575,6 +6605,50 @@ CASES = [
             g.tracked(SimpleNamespace(rid="r"))
         """,
         frozenset(),
+    ),
+    Case(
+        "an-asserted-field-of-the-returned-dataclass-decides-the-local-it-was-handed",
+        """
+        from vllm.mod import Planner
+
+        def test_x(ready):
+            plan = Planner.plan(SimpleNamespace(), ready)
+            assert plan.persistent
+        """,
+        frozenset({(SELF, "width")}),
+    ),
+    Case(
+        "an-asserted-false-field-of-the-returned-dataclass-rules-the-read-out",
+        """
+        from vllm.mod import Planner
+
+        def test_x(ready):
+            plan = Planner.plan(SimpleNamespace(), ready)
+            assert not plan.persistent
+        """,
+        frozenset(),
+    ),
+    Case(
+        "an-unasserted-field-of-the-returned-dataclass-leaves-the-read-possible",
+        """
+        from vllm.mod import Planner
+
+        def test_x(ready):
+            plan = Planner.plan(SimpleNamespace(), ready)
+            assert plan is not None
+        """,
+        frozenset({(NOTE, "width")}),
+    ),
+    Case(
+        "an-asserted-field-a-post-init-may-change-decides-nothing",
+        """
+        from vllm.mod import Planner
+
+        def test_x(ready):
+            plan = Planner.hooked(SimpleNamespace(), ready)
+            assert plan.persistent
+        """,
+        frozenset({(NOTE, "width")}),
     ),
 ]
 

@@ -165,6 +165,10 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.call_values: dict[int, tuple[object]] = {}
         # The stand-in chain a call of a method of ``self`` returns (``Walked.chain``).
         self.call_chains: dict[int, str] = {}
+        # While the arguments of the call whose object the analysed call returns are walked:
+        # the locals it hands a field the test asserts, and that value
+        # (``CallContext.result_fields``, ``_returned``).
+        self.asserted_locals: dict[str, object] = {}
         self.local_imports, self.locals = analyzer.function_names(func, self.module)
 
     @property
