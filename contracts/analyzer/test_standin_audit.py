@@ -1566,6 +1566,15 @@ class Planner:
         if ready:
             persistent = True
         return Hooked(persistent=persistent, fix=persistent and self.width > 1)
+
+
+class Routed:
+    def forward(self, md, route):
+        if route == "segmented":
+            verify = md.verify
+            assert verify is not None
+            return verify.rows
+        return md.heads
 """
 
 
@@ -6649,6 +6658,41 @@ CASES = [
             assert plan.persistent
         """,
         frozenset({(NOTE, "width")}),
+    ),
+    Case(
+        "an-arm-whose-assertion-the-test-values-make-false-is-not-the-path",
+        """
+        from vllm.mod import Routed
+
+        def test_x(route):
+            r = object.__new__(Routed)
+            r.forward(SimpleNamespace(verify=None), route)
+        """,
+        frozenset({(ERROR, "md.heads")}),
+    ),
+    Case(
+        "an-arm-whose-assertion-the-test-values-may-pass-stays-possible",
+        """
+        from vllm.mod import Routed
+
+        def test_x(route):
+            r = object.__new__(Routed)
+            r.forward(SimpleNamespace(verify=SimpleNamespace(rows=1)), route)
+        """,
+        frozenset({(NOTE, "md.heads")}),
+    ),
+    Case(
+        "an-arm-whose-assertion-fails-may-be-what-pytest-raises-expects",
+        """
+        import pytest
+        from vllm.mod import Routed
+
+        def test_x(route):
+            r = object.__new__(Routed)
+            with pytest.raises(AssertionError):
+                r.forward(SimpleNamespace(verify=None), route)
+        """,
+        frozenset({(NOTE, "md.heads")}),
     ),
 ]
 

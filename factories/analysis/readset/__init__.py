@@ -24,14 +24,17 @@ Reads record the undecided blocks they sit in for the first. Where the test asse
 result (``CallContext.returns``), an arm that only returns another known value is not its
 path; where it asserts a field of the result (``CallContext.result_fields``), a literal local
 the returned dataclass was handed for that field holds the asserted value while that call's
-arguments run. Where the stand-in audit asks (``CallContext.stated_locals``), what the test
-states decides more: locals bound to such conditions, a stated literal's membership in the
-code's own display of literals (``backend not in ("ray", "mp")``), ``isinstance`` of objects
-the test built, loops over items the test states (their body runs), and a read past an
-undecided ``if`` whose arms that may leave all make it before they may (``if cache: n = md.n;
-... return``, then ``md.n``) is on every path (``Walker.uncover``); a method taking only
-``*args``/``**kwargs`` that hands them on unchanged (``super().__init__(*args, **kwargs)``)
-binds its callee to the test's call, stated values included (``CALL_SHAPE``).
+arguments run; an arm of an undecided ``if`` that surely reaches an ``assert`` the test's
+values make false (``verify = md.dcp_verify; assert verify is not None`` of
+``dcp_verify=None``) fails the test, so the other arm is its path (``Walker.surely_fails``).
+Where the stand-in audit asks (``CallContext.stated_locals``), what the test states decides
+more: locals bound to such conditions, a stated literal's membership in the code's own display
+of literals (``backend not in ("ray", "mp")``), ``isinstance`` of objects the test built,
+loops over items the test states (their body runs), and a read past an undecided ``if`` whose
+arms that may leave all make it before they may (``if cache: n = md.n; ... return``, then
+``md.n``) is on every path (``Walker.uncover``); a method taking only ``*args``/``**kwargs``
+that hands them on unchanged (``super().__init__(*args, **kwargs)``) binds its callee to the
+test's call, stated values included (``CALL_SHAPE``).
 
 What the test arranged around the call (methods and functions it patched, which of them raise,
 ``pytest.raises``, a task it may cancel) is a ``CallContext`` passed into ``analyze``; nothing
