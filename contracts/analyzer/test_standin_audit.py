@@ -1667,6 +1667,45 @@ class FallbackLoader:
 
     def build(self, cfg):
         return cfg.name
+
+
+@dataclass
+class Planned:
+    persistent: bool = False
+    fix: bool = False
+
+
+@dataclass
+class Hooked:
+    persistent: bool = False
+    fix: bool = False
+
+    def __post_init__(self):
+        self.persistent = not self.persistent
+
+
+class Planner:
+    def plan(self, ready):
+        persistent = False
+        if ready:
+            persistent = True
+        plan = Planned(persistent=persistent, fix=persistent and self.width > 1)
+        return plan
+
+    def hooked(self, ready):
+        persistent = False
+        if ready:
+            persistent = True
+        return Hooked(persistent=persistent, fix=persistent and self.width > 1)
+
+
+class Routed:
+    def forward(self, md, route):
+        if route == "segmented":
+            verify = md.verify
+            assert verify is not None
+            return verify.rows
+        return md.heads
 """
 
 
@@ -7267,6 +7306,85 @@ CASES = [
             FallbackLoader(True).load_or_note(SimpleNamespace(name="m"))
         """,
         frozenset({(ERROR, "cfg.disk")}),
+    ),
+    Case(
+        "an-asserted-field-of-the-returned-dataclass-decides-the-local-it-was-handed",
+        """
+        from vllm.mod import Planner
+
+        def test_x(ready):
+            plan = Planner.plan(SimpleNamespace(), ready)
+            assert plan.persistent
+        """,
+        frozenset({(SELF, "width")}),
+    ),
+    Case(
+        "an-asserted-false-field-of-the-returned-dataclass-rules-the-read-out",
+        """
+        from vllm.mod import Planner
+
+        def test_x(ready):
+            plan = Planner.plan(SimpleNamespace(), ready)
+            assert not plan.persistent
+        """,
+        frozenset(),
+    ),
+    Case(
+        "an-unasserted-field-of-the-returned-dataclass-leaves-the-read-possible",
+        """
+        from vllm.mod import Planner
+
+        def test_x(ready):
+            plan = Planner.plan(SimpleNamespace(), ready)
+            assert plan is not None
+        """,
+        frozenset({(NOTE, "width")}),
+    ),
+    Case(
+        "an-asserted-field-a-post-init-may-change-decides-nothing",
+        """
+        from vllm.mod import Planner
+
+        def test_x(ready):
+            plan = Planner.hooked(SimpleNamespace(), ready)
+            assert plan.persistent
+        """,
+        frozenset({(NOTE, "width")}),
+    ),
+    Case(
+        "an-arm-whose-assertion-the-test-values-make-false-is-not-the-path",
+        """
+        from vllm.mod import Routed
+
+        def test_x(route):
+            r = object.__new__(Routed)
+            r.forward(SimpleNamespace(verify=None), route)
+        """,
+        frozenset({(ERROR, "md.heads")}),
+    ),
+    Case(
+        "an-arm-whose-assertion-the-test-values-may-pass-stays-possible",
+        """
+        from vllm.mod import Routed
+
+        def test_x(route):
+            r = object.__new__(Routed)
+            r.forward(SimpleNamespace(verify=SimpleNamespace(rows=1)), route)
+        """,
+        frozenset({(NOTE, "md.heads")}),
+    ),
+    Case(
+        "an-arm-whose-assertion-fails-may-be-what-pytest-raises-expects",
+        """
+        import pytest
+        from vllm.mod import Routed
+
+        def test_x(route):
+            r = object.__new__(Routed)
+            with pytest.raises(AssertionError):
+                r.forward(SimpleNamespace(verify=None), route)
+        """,
+        frozenset({(NOTE, "md.heads")}),
     ),
 ]
 

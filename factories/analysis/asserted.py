@@ -17,7 +17,8 @@ assert a result through the local it was bound to (``n = split(...)`` then ``ass
   asserted ``and`` too, and ``x is not None``: ``values.NotNone``).
 - ``result_asserts``: the ``assert``s on the local a call's result is bound to, that run
   whenever the binding does (later statements of the same block, with no ``return``,
-  ``break``, ``continue`` or rebinding of the local before them).
+  ``break``, ``continue`` or rebinding of the local before them), on the local itself
+  (``assert n == 32``) or on one field of it (``assert metadata.has_persistent_metadata``).
 
 The stub audit does not use any of it: its output is pinned to the releases.
 """
@@ -265,13 +266,14 @@ def _filled_display(node: ast.expr) -> bool:
 
 def result_asserts(
     block: list[ast.stmt], names: TestNames
-) -> Iterable[tuple[ast.Call, tuple[object]]]:
-    """``(call, (value,))`` for ``x = call(...)`` in ``block`` followed, later in that block,
-    by an ``assert`` that states ``x`` (``assert x == 32``): the assert runs whenever the
-    call does, unless a statement between leaves the block (``return``, ``break``,
-    ``continue``, ``pytest.skip``) or rebinds ``x``, which stop the search.  What each later
-    statement states and binds is read once for the block, not once per assignment before it
-    (``_Effects``)."""
+) -> Iterable[tuple[ast.Call, str | None, tuple[object]]]:
+    """``(call, None, (value,))`` for ``x = call(...)`` in ``block`` followed, later in that
+    block, by an ``assert`` that states ``x`` (``assert x == 32``), and ``(call, field,
+    (value,))`` for one that states a field of it (``assert x.field``, ``assert x.field ==
+    3``): the assert runs whenever the call does, unless a statement between leaves the block
+    (``return``, ``break``, ``continue``, ``pytest.skip``) or rebinds ``x``, which stop the
+    search.  What each later statement states and binds is read once for the block, not once
+    per assignment before it (``_Effects``)."""
     effects: dict[int, _Effects] = {}
     for i, stmt in enumerate(block):
         if not (
@@ -288,7 +290,13 @@ def result_asserts(
                 later = effects[j] = _Effects.of(block[j], names)
             for expression, value in later.states:
                 if isinstance(expression, ast.Name) and expression.id == local:
-                    yield stmt.value, value
+                    yield stmt.value, None, value
+                elif (
+                    isinstance(expression, ast.Attribute)
+                    and isinstance(expression.value, ast.Name)
+                    and expression.value.id == local
+                ):
+                    yield stmt.value, expression.attr, value
             if later.leaves or local in later.binds:
                 break
 

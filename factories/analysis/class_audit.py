@@ -219,6 +219,7 @@ class ClassAuditor:
                 stated_locals=namespace_self,
                 bare_self=namespace_self,
                 returns=standins.asserted(event) if standins is not None else event.returns,
+                result_fields=event.result_fields,
             )
             roots: dict[str, tuple[StandIn, ...]] = {}
             held: frozenset[str] = frozenset()

@@ -272,6 +272,9 @@ class HandedCall:
     patched: tuple[tuple[str, bool], ...] = ()
     # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
     returns: tuple[object] | tuple[()] = ()
+    # ``(field, value)`` of each field of the call's result the test asserts
+    # (``_CallIndex.result_fields``): ``CallContext.result_fields``.
+    result_fields: tuple[tuple[str, object], ...] = ()
     # ``Callee.instance``: a method called on an object the test built with its class's
     # constructor, with the attributes the test set on it (``Callee.instance_fields``).
     instance: bool = False
@@ -882,6 +885,7 @@ def _handed_call(
         raise_tested=meeting.raise_tested,
         patched=meeting.patched,
         returns=calls.asserted(call),
+        result_fields=calls.result_fields(call),
         instance=callee.instance,
         instance_fields=callee.instance_fields,
         instance_values=callee.instance_values,
@@ -1499,6 +1503,7 @@ def _as_function(
     context = attrs.evolve(
         _handed_context(index, handed, roots),
         returns=handed.returns,
+        result_fields=handed.result_fields,
         whole=whole_chains(roots, {}, table, handed.event),
         tuples=tuple_chains(roots, {}),
     )
@@ -1978,6 +1983,7 @@ def _on_instance(index, analyzer, handed: HandedCall, table: StubStandIns) -> Ju
         _handed_context(index, handed, roots),
         real_self=True,
         returns=handed.returns,
+        result_fields=handed.result_fields,
         whole=whole_chains(roots, nested, table, handed.event),
         tuples=tuple_chains(roots, nested),
     )
@@ -2701,6 +2707,7 @@ def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | N
         test=meeting.test,
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
         returns=calls.asserted(calls.call_at(meeting.location.line, callee.text)),
+        result_fields=calls.result_fields(calls.call_at(meeting.location.line, callee.text)),
         arms=meeting.arms,
     )
     return head, event
@@ -2801,6 +2808,9 @@ class _CallIndex:
         # each ``assert`` states an expression is (``_assert_states``).
         self._applied: dict[ast.AST, ast.Call] = {}
         self._states: dict[ast.AST, tuple[object]] = {}
+        # What the asserts on the local a call's result is bound to state its fields are
+        # (``asserted.result_asserts``): the call's ``CallContext.result_fields``.
+        self._fields: dict[ast.AST, dict[str, tuple[object]]] = {}
         self._texts: dict[ast.AST, str] = {}
         self._at: dict[tuple[int, str], ast.Call | None] = {}
         self._shapes: list[_FieldCallShapes] | None = None
@@ -2829,8 +2839,11 @@ class _CallIndex:
                         self._states.setdefault(asserted, value)
                 if isinstance(node, _HOLDERS):  # an expression holds no statement list
                     for block in _blocks(node):
-                        for call, value in result_asserts(block, self.names):
-                            self._states.setdefault(call, value)
+                        for call, field, value in result_asserts(block, self.names):
+                            if field is None:
+                                self._states.setdefault(call, value)
+                            else:
+                                self._fields.setdefault(call, {}).setdefault(field, value)
         return (
             node
             for node in self._calls[roots]
@@ -3140,6 +3153,15 @@ class _CallIndex:
         if call is None or self._under_raises(call):
             return ()
         return self._states.get(call, ())
+
+    def result_fields(self, call: ast.Call | None) -> tuple[tuple[str, object], ...]:
+        """``(field, value)`` for each field of ``call``'s result an ``assert`` on the local
+        the result is bound to states (``x = call(...)``, then ``assert x.ready``, ``assert
+        x.n == 2``; ``asserted.result_asserts``): ``CallContext.result_fields``.  Not inside
+        ``pytest.raises``, where the asserts need not run."""
+        if call is None or self._under_raises(call):
+            return ()
+        return tuple(sorted((f, v[0]) for f, v in self._fields.get(call, {}).items()))
 
     def binding_at(self, line: int, text: str) -> ast.Call | None:
         """``types.MethodType(<text>, ns)`` or ``<text>.__get__(ns[, Cls])`` at ``line``."""

@@ -61,6 +61,9 @@ class StubEvent:
     # ``(value,)`` where the test asserts the call returns that literal (``assert f(...) ==
     # 1536``; only a stand-in's replay states it): ``CallContext.returns``.
     returns: tuple[object] | tuple[()] = ()
+    # ``(field, value)`` of each field of the call's result the test asserts (``assert
+    # metadata.ready``; only a stand-in's replay states them): ``CallContext.result_fields``.
+    result_fields: tuple[tuple[str, object], ...] = ()
     # ``Meeting.arms`` of the call (only a stand-in's call states them): the ``if`` arms of
     # its test function it lies in, which no other arm of the same ``if`` runs before.
     arms: tuple[tuple[int, int, int], ...] = ()

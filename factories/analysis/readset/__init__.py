@@ -20,18 +20,23 @@ class, properties into their getters and setters.
 Where the test's values do not decide a branch, its set-up can still say which way it goes: a
 block that alone reads fields the test set is one it prepared (``provisioned``), and a
 condition that reads a field the stub lacks is a guard written after the test (``both_arms``).
-Reads record the undecided blocks they sit in for the first.  Where the test asserts the
-call's result (``CallContext.returns``), an arm that only returns another known value is not
-its path (``return None`` where it asserts the result ``is not None``).  Where the stand-in
-audit asks (``CallContext.stated_locals``), what the test states decides more: locals bound to
-such conditions, a stated literal's membership in the code's own display of literals
-(``backend not in ("ray", "mp")``), ``isinstance`` of objects the test built, loops over items
-the test states (their body runs), a list of stand-ins past ``if not layers: raise`` (it holds
-an item: ``Statements.narrow_filled``), and a read past an undecided ``if`` whose arms that
-may leave all make it before they may (``if cache: n = md.n; ... return``, then ``md.n``) is
-on every path (``Walker.uncover``); a method taking only
-``*args``/``**kwargs`` that hands them on unchanged (``super().__init__(*args, **kwargs)``)
-binds its callee to the test's call, stated values included (``CALL_SHAPE``).
+Reads record the undecided blocks they sit in for the first. Where the test asserts the call's
+result (``CallContext.returns``), an arm that only returns another known value is not its
+path (``return None`` where it asserts the result ``is not None``); where it asserts a field of
+the result (``CallContext.result_fields``), a literal local the returned dataclass was handed
+for that field holds the asserted value while that call's arguments run; an arm of an
+undecided ``if`` that surely reaches an ``assert`` the test's values make false (``verify =
+md.dcp_verify; assert verify is not None`` of ``dcp_verify=None``) fails the test, so the
+other arm is its path (``Walker.surely_fails``). Where the stand-in audit asks
+(``CallContext.stated_locals``), what the test states decides more: locals bound to such
+conditions, a stated literal's membership in the code's own display of literals (``backend not
+in ("ray", "mp")``), ``isinstance`` of objects the test built, loops over items the test
+states (their body runs), a list of stand-ins past ``if not layers: raise`` (it holds an item:
+``Statements.narrow_filled``), and a read past an undecided ``if`` whose arms that may leave
+all make it before they may (``if cache: n = md.n; ... return``, then ``md.n``) is on every
+path (``Walker.uncover``); a method taking only ``*args``/``**kwargs`` that hands them on
+unchanged (``super().__init__(*args, **kwargs)``) binds its callee to the test's call, stated
+values included (``CALL_SHAPE``).
 
 What the test arranged around the call (methods and functions it patched, which of them raise,
 ``pytest.raises``, a task it may cancel) is a ``CallContext`` passed into ``analyze``; nothing
@@ -68,6 +73,9 @@ Where things are (the ``_`` modules are private):
 - ``_handovers``: where a walked body hands a stand-in on whole (``Recorder.escapes``) and
   every chain its text reads of one (``Recorder.touched``), for stale namespace fields;
   whether a callee runs as written (``plain_function``, ``plainly_built``);
+- ``_returned``: the call whose object the analysed call returns, and the locals it hands
+  the fields the test asserts (``CallContext.result_fields``, ``returned_build``), where a
+  dataclass stores them as given (``stores_as_given``);
 - ``_syntax``: small questions about a node's shape, and the handler dispatch.
 """
 

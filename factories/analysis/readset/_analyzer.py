@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping, Sequence
 
+import attrs
+
 from factories.analysis._walk import link_parents, walk
 from factories.analysis.binding import CallShape, Signature
 from factories.analysis.classes import ClassIndex, ClassInfo, FunctionRef, Member, MemberKind
@@ -38,6 +40,7 @@ from factories.analysis.readset._paths import (
     first_unguarded_by_name,
     provisioned,
 )
+from factories.analysis.readset._returned import returned_build
 from factories.analysis.readset._syntax import forwards_only
 from factories.analysis.readset._walker import Walker, statements_and_exprs
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
@@ -123,6 +126,7 @@ class ReadSetAnalyzer:
         # that its id is not reused by another for the rest of the run (a test module's tree
         # is freed once its audit is over).
         self._generators: dict[int, tuple[ast.AST, bool]] = {}
+        self._returned: dict[int, tuple[ast.AST, object]] = {}
         # id of a function's or module's AST -> each name it binds -> ``bindings``
         self._bindings: dict[int, dict[str, tuple[Binding, ...]]] = {}
 
@@ -171,6 +175,15 @@ class ReadSetAnalyzer:
         if key not in self._body_names:
             self._body_names[key] = body_names(self._linked_body(func)[2])
         return self._body_names[key]
+
+    def returned_build(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> tuple[ast.Call, dict[str, tuple[str, ...]]] | None:
+        """``_returned.returned_build`` of ``func``, read from the AST once per function."""
+        known = self._returned.get(id(func))
+        if known is None:
+            known = self._returned[id(func)] = (func, returned_build(func))
+        return known[1]
 
     def is_generator(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether ``func``'s own body (not a def or lambda inside it) holds a ``yield``:
@@ -471,6 +484,9 @@ class ReadSetAnalyzer:
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
         entry = not stack  # the analysed call: its own parameters are stand-ins
+        if not entry and context.result_fields:
+            # only the analysed call's result is asserted: callees share their walks
+            context = attrs.evolve(context, result_fields=())
         memo_key = (
             cls.qualname,
             key_name,
@@ -520,6 +536,8 @@ class ReadSetAnalyzer:
         key_name = f"{FUNCTION_FRAME}{function.module.name}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
+        if not entry and context.result_fields:
+            context = attrs.evolve(context, result_fields=())
         memo_key = (
             key_name,
             state,

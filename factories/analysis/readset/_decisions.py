@@ -13,6 +13,7 @@ from factories.analysis.readset._syntax import getattr_probe, literal_name, size
 from factories.analysis.values import (
     EnumMember,
     Obj,
+    Truth,
     compare,
     enum_member,
     instance_of,
@@ -80,6 +81,9 @@ class Decisions:
             return (self.consts[node.attr],)  # type: ignore[attr-defined]
         if isinstance(node, ast.Name) and node.id in self.name_consts:
             return (self.name_consts[node.id],)
+        if isinstance(node, ast.Name) and node.id in self.asserted_locals:
+            held = self.asserted_locals[node.id]
+            return () if isinstance(held, Truth) else (held,)
         if (
             isinstance(node, ast.Name)
             and self.context.stated_locals
@@ -299,6 +303,8 @@ class Decisions:
         """The value of a branch condition over known literal attributes, or None if unknown."""
         if isinstance(test, ast.Constant):
             return bool(test.value)
+        if isinstance(test, ast.Name) and isinstance(self.asserted_locals.get(test.id), Truth):
+            return self.asserted_locals[test.id].value  # type: ignore[attr-defined]
         known = self.known(test)
         if known:
             return truthy(known[0])

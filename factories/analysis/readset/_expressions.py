@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 
 from factories.analysis._walk import child_nodes
-from factories.analysis.classes import MemberKind
+from factories.analysis.classes import ClassInfo, MemberKind
 from factories.analysis.readset._model import AttributeAccess, ParamAccess, State
+from factories.analysis.readset._returned import stores_as_given
 from factories.analysis.readset._syntax import handler
+from factories.errors import SourceError
 
 # What every instance of a class without ``__slots__`` has, whatever its ``__init__`` did.
 _OBJECT_ATTRIBUTES = frozenset(dir(object)) | {"__dict__", "__weakref__", "__module__"}
@@ -74,7 +76,41 @@ class ExpressionHandlers:
     def expr_Call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
         if self.context.stated_locals and self.consumes_first(node):
             self.consumed.add(id(node.args[0]))
-        return self.call(node, state)
+        held = self.asserted_fields(node) if self.context.result_fields and self.entry else {}
+        if not held:
+            return self.call(node, state)
+        before = self.asserted_locals
+        self.asserted_locals = {**before, **held}
+        try:
+            return self.call(node, state)
+        finally:
+            self.asserted_locals = before
+
+    def asserted_fields(self, node: ast.Call) -> dict[str, object]:
+        """The locals ``node`` hands a field of the object the analysed call returns, and
+        the value the test asserts that field holds (``CallContext.result_fields``): what
+        each held when ``node`` ran, as the test passes (``_returned``)."""
+        found = self.analyzer.returned_build(self.func)
+        if found is None or found[0] is not node:
+            return {}
+        root = node.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name) or root.id in self.locals or root.id in self.params:
+            return {}
+        try:
+            cls = self.index.resolve(self.module, ast.unparse(node.func), self.local_imports)
+        except SourceError:
+            return {}
+        if not isinstance(cls, ClassInfo):
+            return {}
+        asserted = dict(self.context.result_fields)
+        held: dict[str, object] = {}
+        for local, fields in found[1].items():
+            for field in fields:
+                if field in asserted and stores_as_given(self.index, cls, field):
+                    held[local] = asserted[field]
+        return held
 
     def consumes_first(self, node: ast.Call) -> bool:
         """Whether ``node`` is a builtin that takes at least the first item of the generator

@@ -265,6 +265,12 @@ class CallContext:
     ``factories.analysis.asserted``): an undecided ``if`` whose arm is only ``return K``, with
     ``K`` known and not that value, takes its other arm, as the test passes.  The stand-in
     audit states it for a namespace made ``self`` and for a function handed namespaces.
+    ``result_fields``: ``(field, value)`` of each field of the call's result the test
+    asserts (``metadata = build(...)``, then ``assert metadata.has_persistent_metadata``):
+    where every ``return`` of the analysed call gives the one object a dataclass call builds,
+    handing that field a local bound only to plain literals (``_returned``), the local held
+    that value when the call ran, as the test passes, so it decides what the call's other
+    arguments compute from it (``has_persistent_metadata and self.n == 1``).
     ``real_self``: ``self`` is the real object the call builds (a constructor a test hands a
     stand-in, ``Cls(ns)``), not a stub: what it reads of itself is never missing (nor a field
     the test lacks, which would place the reads around it, ``Walker.both_arms``).
@@ -292,6 +298,7 @@ class CallContext:
     chains: bool = False
     stated_locals: bool = False
     returns: tuple[object] | tuple[()] = ()
+    result_fields: tuple[tuple[str, object], ...] = ()
     real_self: bool = False
     bare_self: bool = False
     # ``(function key, root, items)``: the test replaced the function (a key of

@@ -465,8 +465,17 @@ class StatementHandlers:
     stmt_Import = stmt_ImportFrom = stmt_Global = stmt_Nonlocal = stmt_Pass
 
     def stmt_Assert(self, node: ast.Assert, state: frozenset[str]) -> State:
-        """The message runs only when the assertion fails, and then the test fails anyway."""
+        """The message runs only when the assertion fails, and then the test fails anyway.
+        Where the test's values are followed (``CallContext.stated_locals``) and make the
+        assertion false, it is recorded (``Walker.false_asserts``): an arm of an undecided
+        ``if`` that surely reaches it fails the test (``Walker.surely_fails``)."""
         state = self.expr(node.test, state)
+        if (
+            self.context.stated_locals
+            and not self.context.expect_raise
+            and self.truth(node.test) is False
+        ):
+            self.false_asserts.add(id(node))
         return state | self.guards(node.test, state)[0]
 
     # -- stores -------------------------------------------------------------------------

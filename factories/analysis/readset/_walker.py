@@ -65,6 +65,22 @@ def rebinds(body: Sequence[ast.stmt], name: str) -> bool:
     )
 
 
+def _may_leave(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` holds a way out of the block it lies in (outside a nested def or
+    class), or is one that may skip what follows (``try``, ``with``, which may swallow)."""
+    if isinstance(stmt, (ast.Try, ast.With, ast.AsyncWith)) or type(stmt).__name__ == "TryStar":
+        return True
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        todo.extend(child_nodes(node))
+    return False
+
+
 class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers, Decisions):
     """Walks one function body; see the package docstring for the state semantics.
 
@@ -166,6 +182,13 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         self.call_values: dict[int, tuple[object]] = {}
         # The stand-in chain a call of a method of ``self`` returns (``Walked.chain``).
         self.call_chains: dict[int, str] = {}
+        # While the arguments of the call whose object the analysed call returns are walked:
+        # the locals it hands a field the test asserts, and that value
+        # (``CallContext.result_fields``, ``_returned``).
+        self.asserted_locals: dict[str, object] = {}
+        # The ``assert`` statements the test's values made false, by ``id``, in the arm
+        # being walked (``both_arms``, ``surely_fails``).
+        self.false_asserts: set[int] = set()
         self.local_imports, self.locals = analyzer.function_names(func, self.module)
 
     @property
@@ -350,6 +373,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         marks: list[tuple[int, ...]] = []
         states: list[State] = []
         left: list[bool] = []  # whether each arm may leave the call or the loop body
+        fails: list[bool] = []  # whether each arm surely fails an assertion (``surely_fails``)
         changed: set[tuple[str, str]] = set()
         ends: list[tuple[dict[str, object], dict[str, object]]] = []  # known at each arm's end
         roots = self.chain_roots()
@@ -363,7 +387,10 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             self.consts, self.name_consts = dict(consts), dict(names)
             marks.append(self.rec.lengths())
             before = self.exits + self.jumps
+            outer, self.false_asserts = self.false_asserts, set()
             states.append(self.block(arm, arm_in))
+            fails.append(bool(self.false_asserts) and self.surely_fails(arm))
+            self.false_asserts = outer | self.false_asserts
             left.append(states[-1] is None or self.exits + self.jumps > before)
             if states[-1] is not None:
                 ends.append((self.consts, self.name_consts))
@@ -398,6 +425,19 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
                         if accesses[i].certain:
                             accesses[i] = attrs.evolve(accesses[i], certain=False)
                 return states[stays]
+        if fails[0] != fails[1] and states[fails.index(False)] is not None:
+            # the test passes only where the other arm runs: that is its path, the arm
+            # that fails is not (its reads are possible only, and no field the test set
+            # says it prepared that arm: ``provisioned``), and what follows is certain
+            stays = fails.index(False)
+            self.rec.unprepared.append(ids[1 - stays])
+            self.exits, self.jumps = exits, jumps
+            self.certain, self.chain = was, chain
+            for which, accesses in enumerate(self.placed_lists()):
+                for i in range(marks[1 - stays][which], marks[2 - stays][which]):
+                    if accesses[i].certain:
+                        accesses[i] = attrs.evolve(accesses[i], certain=False)
+            return states[stays]
         for which, accesses in enumerate(self.placed_lists()):
             first = range(marks[0][which], marks[1][which])
             second = range(marks[1][which], marks[2][which])
@@ -487,6 +527,19 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             if all(b.plain for b in self.analyzer.bindings(self.func).get(name, ())):
                 out[name] = text
         return out
+
+    def surely_fails(self, arm: Sequence[ast.stmt]) -> bool:
+        """Whether ``arm`` reaches, on its own straight line, an ``assert`` the test's values
+        made false (``false_asserts``): no statement before it may leave the arm (``return``,
+        ``raise``, ``break``, ``continue``, outside a nested def), so wherever the arm runs
+        the assertion fails, and with it the test (not one that expects it to raise:
+        ``StatementHandlers.stmt_Assert``)."""
+        for stmt in arm:
+            if isinstance(stmt, ast.Assert) and id(stmt) in self.false_asserts:
+                return True
+            if _may_leave(stmt):
+                return False
+        return False
 
     def past_raise(self, raised_before: bool) -> bool:
         """Whether the part just walked met something that may raise what ``pytest.raises``
