@@ -1684,7 +1684,7 @@ class Hooked:
         self.persistent = not self.persistent
 
 
-class Planner:
+class PersistencePlanner:
     def plan(self, ready):
         persistent = False
         if ready:
@@ -7310,10 +7310,10 @@ CASES = [
     Case(
         "an-asserted-field-of-the-returned-dataclass-decides-the-local-it-was-handed",
         """
-        from vllm.mod import Planner
+        from vllm.mod import PersistencePlanner
 
         def test_x(ready):
-            plan = Planner.plan(SimpleNamespace(), ready)
+            plan = PersistencePlanner.plan(SimpleNamespace(), ready)
             assert plan.persistent
         """,
         frozenset({(SELF, "width")}),
@@ -7321,10 +7321,10 @@ CASES = [
     Case(
         "an-asserted-false-field-of-the-returned-dataclass-rules-the-read-out",
         """
-        from vllm.mod import Planner
+        from vllm.mod import PersistencePlanner
 
         def test_x(ready):
-            plan = Planner.plan(SimpleNamespace(), ready)
+            plan = PersistencePlanner.plan(SimpleNamespace(), ready)
             assert not plan.persistent
         """,
         frozenset(),
@@ -7332,10 +7332,10 @@ CASES = [
     Case(
         "an-unasserted-field-of-the-returned-dataclass-leaves-the-read-possible",
         """
-        from vllm.mod import Planner
+        from vllm.mod import PersistencePlanner
 
         def test_x(ready):
-            plan = Planner.plan(SimpleNamespace(), ready)
+            plan = PersistencePlanner.plan(SimpleNamespace(), ready)
             assert plan is not None
         """,
         frozenset({(NOTE, "width")}),
@@ -7343,10 +7343,10 @@ CASES = [
     Case(
         "an-asserted-field-a-post-init-may-change-decides-nothing",
         """
-        from vllm.mod import Planner
+        from vllm.mod import PersistencePlanner
 
         def test_x(ready):
-            plan = Planner.hooked(SimpleNamespace(), ready)
+            plan = PersistencePlanner.hooked(SimpleNamespace(), ready)
             assert plan.persistent
         """,
         frozenset({(NOTE, "width")}),
