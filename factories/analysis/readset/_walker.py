@@ -349,6 +349,18 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             self.certain = was and not returned and not past
             self.chain = chain if not (returned or jumped or past) else None
 
+    def take_arm(
+        self, stays: int, marks: list, before: tuple[int, int, bool, tuple[int, ...] | None]
+    ) -> None:
+        """The test's path runs only arm ``stays`` of the ``if`` just walked: the exits, jumps
+        and certainty from ``before`` it hold again, and the reads the other arm placed
+        (between its ``marks``) are possible only, not on the test's path."""
+        self.exits, self.jumps, self.certain, self.chain = before
+        for which, accesses in enumerate(self.placed_lists()):
+            for i in range(marks[1 - stays][which], marks[2 - stays][which]):
+                if accesses[i].certain:
+                    accesses[i] = attrs.evolve(accesses[i], certain=False)
+
     def both_arms(
         self,
         body: Sequence[ast.stmt],
@@ -417,13 +429,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
         if new_guard and left[0] != left[1] and states[left.index(False)] is not None:
             stays = left.index(False)
             if states[1 - stays] is None:  # the leaving arm always leaves
-                self.exits, self.jumps = exits, jumps
-                self.certain, self.chain = was, chain
-                # the other arm's reads are not on the test's path
-                for which, accesses in enumerate(self.placed_lists()):
-                    for i in range(marks[1 - stays][which], marks[2 - stays][which]):
-                        if accesses[i].certain:
-                            accesses[i] = attrs.evolve(accesses[i], certain=False)
+                self.take_arm(stays, marks, (exits, jumps, was, chain))
                 return states[stays]
         if fails[0] != fails[1] and states[fails.index(False)] is not None:
             # the test passes only where the other arm runs: that is its path, the arm
@@ -431,12 +437,7 @@ class Walker(StatementHandlers, ExpressionHandlers, CallHandlers, ChainHandlers,
             # says it prepared that arm: ``provisioned``), and what follows is certain
             stays = fails.index(False)
             self.rec.unprepared.append(ids[1 - stays])
-            self.exits, self.jumps = exits, jumps
-            self.certain, self.chain = was, chain
-            for which, accesses in enumerate(self.placed_lists()):
-                for i in range(marks[1 - stays][which], marks[2 - stays][which]):
-                    if accesses[i].certain:
-                        accesses[i] = attrs.evolve(accesses[i], certain=False)
+            self.take_arm(stays, marks, (exits, jumps, was, chain))
             return states[stays]
         for which, accesses in enumerate(self.placed_lists()):
             first = range(marks[0][which], marks[1][which])
