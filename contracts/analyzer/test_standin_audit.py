@@ -7452,6 +7452,24 @@ CASES = [
         """,
         frozenset({(NOTE, "cfg.spec.width_slots")}),
     ),
+    Case(
+        # Two variants (n=1, n=2) of one creation meet one call, each built on two cases:
+        # which one a case's run hands the call is not told apart, so no case decides.
+        "variants-built-on-several-cases-each-at-one-call-leave-the-read-a-note",
+        """
+        import pytest
+        from vllm.mod import CaseBoundPlanner
+
+        @pytest.mark.parametrize(
+            "n,wide,expected", [(1, True, 5), (1, False, None), (2, True, 5), (2, False, None)]
+        )
+        def test_x(n, wide, expected):
+            cfg = SimpleNamespace(spec=SimpleNamespace(n=n))
+            bound = CaseBoundPlanner.case_bound(cfg, wide)
+            assert bound == expected
+        """,
+        frozenset({(NOTE, "cfg.spec.width_slots")}),
+    ),
 ]
 
 

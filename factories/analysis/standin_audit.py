@@ -1209,6 +1209,10 @@ def _hand(
         known = _handed_call(
             meeting, callee, _with_self(shape) if bound_mock else shape, call, calls
         )
+    elif known.case_returns and calls.case_asserted(call, meeting.cases) != known.case_returns:
+        # Stand-ins built on other cases meet the call too: which of them a case's run
+        # hands it is not known here, so no case's assertion decides the walk.
+        known = attrs.evolve(known, case_returns=())
     if fresh and meeting.test is None:
         known = attrs.evolve(known, unsettled=True)
     if held_self:
