@@ -1706,6 +1706,14 @@ class Routed:
             assert verify is not None
             return verify.rows
         return md.heads
+
+
+class CaseBoundPlanner:
+    @classmethod
+    def case_bound(cls, cfg, wide):
+        if not wide:
+            return None
+        return 1 + cfg.spec.width_slots
 """
 
 
@@ -7385,6 +7393,82 @@ CASES = [
                 r.forward(SimpleNamespace(verify=None), route)
         """,
         frozenset({(NOTE, "md.heads")}),
+    ),
+    Case(
+        "a-parametrize-case-s-asserted-result-decides-its-run-s-path",
+        """
+        import pytest
+        from vllm.mod import CaseBoundPlanner
+
+        @pytest.mark.parametrize("wide,expected", [(False, None), (True, 5)])
+        def test_x(wide, expected):
+            cfg = SimpleNamespace(spec=SimpleNamespace(n=4))
+            bound = CaseBoundPlanner.case_bound(cfg, wide)
+            assert bound == expected
+        """,
+        frozenset({(ERROR, "cfg.spec.width_slots")}),
+    ),
+    Case(
+        "a-variant-s-cases-each-asserting-its-result-decide-their-runs",
+        """
+        import pytest
+        from vllm.mod import CaseBoundPlanner
+
+        @pytest.mark.parametrize(
+            "n,wide,expected", [(None, True, None), (4, False, None), (4, True, 5)]
+        )
+        def test_x(n, wide, expected):
+            cfg = SimpleNamespace(spec=SimpleNamespace(n=4) if n is not None else None)
+            bound = CaseBoundPlanner.case_bound(cfg, wide)
+            assert bound == expected
+        """,
+        frozenset({(ERROR, "cfg.spec.width_slots")}),
+    ),
+    Case(
+        "parametrize-cases-asserting-no-result-leave-the-read-a-note",
+        """
+        import pytest
+        from vllm.mod import CaseBoundPlanner
+
+        @pytest.mark.parametrize("wide,expected", [(False, None), (True, None)])
+        def test_x(wide, expected):
+            cfg = SimpleNamespace(spec=SimpleNamespace(n=4))
+            bound = CaseBoundPlanner.case_bound(cfg, wide)
+            assert bound == expected
+        """,
+        frozenset({(NOTE, "cfg.spec.width_slots")}),
+    ),
+    Case(
+        "a-case-s-asserted-result-under-pytest-raises-decides-nothing",
+        """
+        import pytest
+        from vllm.mod import CaseBoundPlanner
+
+        @pytest.mark.parametrize("wide,expected", [(False, None), (True, 5)])
+        def test_x(wide, expected):
+            cfg = SimpleNamespace(spec=SimpleNamespace(n=4))
+            with pytest.raises(AttributeError):
+                assert CaseBoundPlanner.case_bound(cfg, wide) == expected
+        """,
+        frozenset({(NOTE, "cfg.spec.width_slots")}),
+    ),
+    Case(
+        # Two variants (n=1, n=2) of one creation meet one call, each built on two cases:
+        # which one a case's run hands the call is not told apart, so no case decides.
+        "variants-built-on-several-cases-each-at-one-call-leave-the-read-a-note",
+        """
+        import pytest
+        from vllm.mod import CaseBoundPlanner
+
+        @pytest.mark.parametrize(
+            "n,wide,expected", [(1, True, 5), (1, False, None), (2, True, 5), (2, False, None)]
+        )
+        def test_x(n, wide, expected):
+            cfg = SimpleNamespace(spec=SimpleNamespace(n=n))
+            bound = CaseBoundPlanner.case_bound(cfg, wide)
+            assert bound == expected
+        """,
+        frozenset({(NOTE, "cfg.spec.width_slots")}),
     ),
 ]
 

@@ -38,7 +38,10 @@ a constructed object's literal class attributes do until its code stores them
 A parametrized test is several runs: a replayed call handed one namespace per run (the
 variants of one creation) is walked once per run as well (``run_shapes``), and a read one run
 makes on its path is an error (``on_some_run``); a helper's result the test asserts per
-parametrize case (``_site_runs``, ``CaseNames``) is an assertion on that case's run.
+parametrize case (``_site_runs``, ``CaseNames``) is an assertion on that case's run, and so is
+a handed call's result the test asserts through a parameter (``assert bound == expected``): its
+callee is walked once more per asserted value, for the cases its stand-ins are built on
+(``HandedCall.case_returns``, ``_case_runs``).
 """
 
 from __future__ import annotations
@@ -275,6 +278,12 @@ class HandedCall:
     # ``(field, value)`` of each field of the call's result the test asserts
     # (``_CallIndex.result_fields``): ``CallContext.result_fields``.
     result_fields: tuple[tuple[str, object], ...] = ()
+    # ``(case ids, (value,))`` where ``returns`` is not known for every run but each of those
+    # parametrize cases of the test asserts the call returns that value
+    # (``_CallIndex.case_asserted``): a walk per value (``_case_runs``).
+    case_returns: tuple[tuple[tuple[str, ...], tuple[object]], ...] = attrs.field(
+        default=(), eq=False
+    )
     # ``Callee.instance``: a method called on an object the test built with its class's
     # constructor, with the attributes the test set on it (``Callee.instance_fields``).
     instance: bool = False
@@ -886,6 +895,7 @@ def _handed_call(
         patched=meeting.patched,
         returns=calls.asserted(call),
         result_fields=calls.result_fields(call),
+        case_returns=calls.case_asserted(call, meeting.cases),
         instance=callee.instance,
         instance_fields=callee.instance_fields,
         instance_values=callee.instance_values,
@@ -1199,6 +1209,10 @@ def _hand(
         known = _handed_call(
             meeting, callee, _with_self(shape) if bound_mock else shape, call, calls
         )
+    elif known.case_returns and calls.case_asserted(call, meeting.cases) != known.case_returns:
+        # Stand-ins built on other cases meet the call too: which of them a case's run
+        # hands it is not known here, so no case's assertion decides the walk.
+        known = attrs.evolve(known, case_returns=())
     if fresh and meeting.test is None:
         known = attrs.evolve(known, unsettled=True)
     if held_self:
@@ -1515,8 +1529,21 @@ def _as_function(
         provided_chains=held_chains(roots, {}, handed.test),
         klass=klass,
     )
+    found = list(missing_fields(report, roots, {}, table, owner, handed.event))
+    for cases, value in () if handed.returns else handed.case_returns:
+        if not any(f.kind is FindingKind.POSSIBLY_MISSING_ATTRIBUTE for f in found):
+            break  # only a note may become an error
+        run = analyzer.analyze_function(
+            function,
+            attrs.evolve(context, returns=value),
+            call=call,
+            bound=bound,
+            provided_chains=held_chains(roots, {}, handed.test),
+            klass=klass,
+        )
+        found = _case_runs(found, missing_fields(run, roots, {}, table, owner, handed.event), cases)
     return (
-        list(missing_fields(report, roots, {}, table, owner, handed.event)),
+        found,
         namespace_uses(report, roots, handed, plain=plain_function(function.node)),
         namespace_reach(report, roots, handed, plain=plain_function(function.node)),
     )
@@ -1666,6 +1693,27 @@ def on_some_run(found: list[Finding], run: Iterable[Finding]) -> list[Finding]:
         else f
         for f in found
     ]
+
+
+def _case_runs(
+    found: list[Finding], run: Iterable[Finding], cases: tuple[str, ...]
+) -> list[Finding]:
+    """``found``, each note that the walk under what some parametrize cases assert the call
+    returns (``HandedCall.case_returns``) finds as an error made that error, in those cases
+    (``Finding.tests``): the read is on the path of each of their runs, and fails it
+    (``on_some_run``, for runs told apart by their asserted result instead of their
+    namespaces)."""
+    errors = {(f.name, f.stub_location): f for f in run if f.kind in _CERTAIN}
+    out = []
+    for f in found:
+        error = errors.get((f.name, f.stub_location))
+        if f.kind is not FindingKind.POSSIBLY_MISSING_ATTRIBUTE or error is None:
+            out.append(f)
+            continue
+        base = {t.partition("[")[0] for t in error.tests}
+        tests = tuple(f"{b}[{case}]" for b in sorted(base) for case in cases)
+        out.append(attrs.evolve(error, tests=tests or error.tests))
+    return out
 
 
 #: How many runs of one call ``run_shapes`` walks, at most.
@@ -3153,6 +3201,51 @@ class _CallIndex:
         if call is None or self._under_raises(call):
             return ()
         return self._states.get(call, ())
+
+    def case_asserted(
+        self, call: ast.Call | None, cases: tuple[str, ...]
+    ) -> tuple[tuple[tuple[str, ...], tuple[object]], ...]:
+        """``(case ids, (value,))``: the parametrize cases among ``cases`` (those the call's
+        stand-ins are built on, ``Meeting.cases``) grouped by what each asserts the call
+        returns, its test's parameters bound to the case's values (``CaseNames``): an
+        ``assert`` holding the call, or one on the local its result is bound to that runs
+        whenever the call does (``asserted.result_asserts``).  Only a call written in the
+        parametrized test itself, outside ``pytest.raises``; only where the module's names
+        alone state nothing (``asserted``); none for a case that states nothing."""
+        if call is None or not cases or self.asserted(call) or self._under_raises(call):
+            return ()
+        test = self.names.scope_of(call)
+        written = [c for c in _written_cases(test) if c.id in cases]
+        statement = self.names.parent(call)
+        while statement is not None and not isinstance(statement, ast.stmt):
+            statement = self.names.parent(statement)
+        holder = self.names.parent(statement) if statement is not None else None
+        block = next(
+            (
+                value
+                for value in (getattr(holder, f, None) for f in ("body", "orelse", "finalbody"))
+                if isinstance(value, list) and any(s is statement for s in value)
+            ),
+            None,
+        )
+        if not written or block is None:
+            return ()
+        grouped: dict[tuple[type, object], tuple[tuple[str, ...], tuple[object]]] = {}
+        for case in written:
+            names = CaseNames(self.names, test, case.values)  # type: ignore[arg-type]
+            value: tuple[object] | tuple[()] = ()
+            if isinstance(statement, ast.Assert):
+                value = next((v for a, v in assert_states(statement, names) if a is call), ())
+            if not value:
+                value = next(
+                    (v for c, f, v in result_asserts(block, names) if c is call and f is None), ()
+                )
+            if not value:
+                continue
+            key = (type(value[0]), value[0])
+            ids, _ = grouped.get(key, ((), value))
+            grouped[key] = ((*ids, case.id), value)  # type: ignore[assignment]
+        return tuple(grouped.values())
 
     def result_fields(self, call: ast.Call | None) -> tuple[tuple[str, object], ...]:
         """``(field, value)`` for each field of ``call``'s result an ``assert`` on the local

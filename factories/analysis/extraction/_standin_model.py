@@ -115,7 +115,8 @@ class Meeting:
     callee's parameters is the analyzer's job, which sees the ``def``.  ``ATTRIBUTE``: the
     ``owner`` expression, its kind (and class, for a stub) where the test module settles
     them, and the ``field``.  ``test`` and ``cases``: the pytest test it runs in and the
-    parametrize case ids it is followed under (empty: every case, or none).  ``shape``: the
+    parametrize case ids it is followed under, or those that build the variant it is a
+    meeting of (``_in_variant``; empty: every case, none, or not known).  ``shape``: the
     call's shape with what the test states about each argument (a literal, a constructed
     object's fields), as a stub's call carries it, so a replay decides the same branches.
     ``patched``: for a call, the patches around it (``EventRecorder.class_patches``).

@@ -303,6 +303,9 @@ class Variant:
     only: tuple[int, frozenset[int]] | None = None
     cases: tuple[str, ...] = ()
     test: str | None = None
+    # The test function every run lies in, its cases aside (``test`` without the case id,
+    # also where the runs are several cases of it): the test ``cases`` are ids of.
+    function: str | None = None
 
 
 @attrs.frozen
@@ -646,4 +649,6 @@ def _variant(scope: ast.AST, runs: list[_Run]) -> Variant:
     test = tests.pop() if len(tests) == 1 else None
     if test is not None and len(runs) > 1:
         test = test.partition("[")[0]
-    return Variant(first.bindings, len(runs) == 1, only, cases, test)
+    functions = {r.test.partition("[")[0] if r.test is not None else None for r in runs}
+    function = functions.pop() if len(functions) == 1 else None
+    return Variant(first.bindings, len(runs) == 1, only, cases, test, function)

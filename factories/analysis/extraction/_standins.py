@@ -2006,7 +2006,14 @@ def _is_patch(func: ast.expr) -> bool:
 def _in_variant(meeting: Meeting, variant: Variant) -> Meeting:
     """A meeting of a variant's stand-in, in the test the variant is built for: a meeting
     no test holds (in the helper building it) is that test's, and one in that test is in its
-    case, where the variant stands for one."""
+    case, where the variant stands for one.  A meeting in the test function all the
+    variant's runs lie in is in the cases it stands for (``Meeting.cases``: those runs build
+    it, the others another variant); elsewhere its cases are left unknown (empty), as a case
+    id alone does not name its test."""
+    if variant.cases and meeting.cases:
+        mine = meeting.test is not None and meeting.test.partition("[")[0] == variant.function
+        cases = tuple(c for c in meeting.cases if c in variant.cases) if mine else ()
+        meeting = attrs.evolve(meeting, cases=cases)
     test = variant.test
     if test is None or (meeting.test is not None and meeting.test != test.partition("[")[0]):
         return meeting
