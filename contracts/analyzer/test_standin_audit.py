@@ -1706,6 +1706,35 @@ class Routed:
             assert verify is not None
             return verify.rows
         return md.heads
+
+
+class HeldExperts:
+    @property
+    def unquantized(self):
+        return not self.moe_config.mori
+
+    def convert_rows(self, index, md):
+        cache = self.pick_cache(index)
+        if md.n > cache.runtime.rows:
+            return 0
+        return 1
+
+    def pick_cache(self, index):
+        return self.caches[index]
+
+
+def held_mode(experts):
+    fused = getattr(experts, "fused", None)
+    if not isinstance(fused, HeldExperts):
+        return 0
+    if not fused.unquantized:
+        return 1
+    return 2
+
+
+class HeldImpl:
+    def decode_rows(self, md):
+        return self.group.convert_rows(self.index, md)
 """
 
 
@@ -7385,6 +7414,58 @@ CASES = [
                 r.forward(SimpleNamespace(verify=None), route)
         """,
         frozenset({(NOTE, "md.heads")}),
+    ),
+    Case(
+        "a-property-of-a-stub-held-in-a-namespace-reads-the-stub-s-namespace",
+        """
+        from vllm.mod import HeldExperts, held_mode
+
+        def test_x():
+            fused = object.__new__(HeldExperts)
+            fused.moe_config = SimpleNamespace(other=False)
+            held_mode(SimpleNamespace(fused=fused))
+        """,
+        frozenset({(ERROR, "experts.fused.moe_config.mori")}),
+    ),
+    Case(
+        "a-property-of-a-stub-held-in-a-namespace-finds-what-the-test-set",
+        """
+        from vllm.mod import HeldExperts, held_mode
+
+        def test_x():
+            fused = object.__new__(HeldExperts)
+            fused.moe_config = SimpleNamespace(mori=False)
+            held_mode(SimpleNamespace(fused=fused))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-of-a-stub-on-a-namespace-made-self-reads-an-item-of-its-list",
+        """
+        from vllm.mod import HeldExperts, HeldImpl
+
+        def test_x():
+            group = object.__new__(HeldExperts)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(hot=1))]
+            impl = SimpleNamespace(group=group, index=0)
+            HeldImpl.decode_rows(impl, SimpleNamespace(n=1))
+        """,
+        frozenset({(ERROR, "self.group.caches[].runtime.rows")}),
+    ),
+    Case(
+        "a-method-the-test-replaced-on-a-stub-held-in-a-namespace-is-not-walked",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import HeldExperts, HeldImpl
+
+        def test_x(monkeypatch):
+            group = object.__new__(HeldExperts)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(hot=1))]
+            monkeypatch.setattr(group, "convert_rows", MagicMock(return_value=0))
+            impl = SimpleNamespace(group=group, index=0)
+            HeldImpl.decode_rows(impl, SimpleNamespace(n=1))
+        """,
+        frozenset(),
     ),
 ]
 
