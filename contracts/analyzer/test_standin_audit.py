@@ -7888,6 +7888,35 @@ def test_a_shared_helper_s_namespace_on_its_stub_is_judged_in_the_calling_test(
     assert found == expected
 
 
+@pytest.mark.parametrize(
+    ("helper", "folder", "expected"),
+    [
+        ("make_builder", "", {(ERROR, "self.mla_dims.qk_nope_head_dim")}),
+        ("make_full_builder", "", set()),
+        # a test module below the helper's folder is not looked for (no tree-wide scan)
+        ("make_builder", "sub", set()),
+    ],
+)
+def test_a_shared_helper_audited_alone_is_judged_in_the_test_modules_beside_it(
+    tmp_path, helper, folder, expected
+):
+    root, _ = _tree(tmp_path, "")
+    (root / "tests" / "__init__.py").write_text("")
+    (root / "tests" / "test_case.py").unlink()
+    helper_path = root / "tests" / "utils.py"
+    helper_path.write_text(SHARED_HELPER)
+    caller = root / "tests" / folder / "test_caller.py"
+    caller.parent.mkdir(exist_ok=True)
+    (caller.parent / "__init__.py").write_text("")
+    caller.write_text(
+        f"from types import SimpleNamespace\nfrom tests.utils import {helper}\n\n\n"
+        f"def test_x():\n    b = {helper}()\n    b.dims()\n"
+        "    b.gone()  # a missing method: reported on the caller's file, not audited here\n"
+    )
+    result = StubAuditor(root).audit_paths([helper_path], standins=True)
+    assert {(f.kind, f.name) for f in result.findings} == expected
+
+
 # -- what applies to a stub's findings applies to a stand-in's (issue 19) ---------------------
 # A tree whose test meets vLLM code with namespaces in each way the audit follows: handed to a
 # function (a link missing on an undecided branch, a note; a field no code reads, a stale-field
