@@ -1714,6 +1714,35 @@ class CaseBoundPlanner:
         if not wide:
             return None
         return 1 + cfg.spec.width_slots
+
+
+class HeldExperts:
+    @property
+    def unquantized(self):
+        return not self.moe_config.mori
+
+    def convert_rows(self, index, md):
+        cache = self.pick_cache(index)
+        if md.n > cache.runtime.rows:
+            return 0
+        return 1
+
+    def pick_cache(self, index):
+        return self.caches[index]
+
+
+def held_mode(experts):
+    fused = getattr(experts, "fused", None)
+    if not isinstance(fused, HeldExperts):
+        return 0
+    if not fused.unquantized:
+        return 1
+    return 2
+
+
+class HeldImpl:
+    def decode_rows(self, md):
+        return self.group.convert_rows(self.index, md)
 """
 
 
@@ -7470,6 +7499,58 @@ CASES = [
         """,
         frozenset({(NOTE, "cfg.spec.width_slots")}),
     ),
+    Case(
+        "a-property-of-a-stub-held-in-a-namespace-reads-the-stub-s-namespace",
+        """
+        from vllm.mod import HeldExperts, held_mode
+
+        def test_x():
+            fused = object.__new__(HeldExperts)
+            fused.moe_config = SimpleNamespace(other=False)
+            held_mode(SimpleNamespace(fused=fused))
+        """,
+        frozenset({(ERROR, "experts.fused.moe_config.mori")}),
+    ),
+    Case(
+        "a-property-of-a-stub-held-in-a-namespace-finds-what-the-test-set",
+        """
+        from vllm.mod import HeldExperts, held_mode
+
+        def test_x():
+            fused = object.__new__(HeldExperts)
+            fused.moe_config = SimpleNamespace(mori=False)
+            held_mode(SimpleNamespace(fused=fused))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-method-of-a-stub-on-a-namespace-made-self-reads-an-item-of-its-list",
+        """
+        from vllm.mod import HeldExperts, HeldImpl
+
+        def test_x():
+            group = object.__new__(HeldExperts)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(hot=1))]
+            impl = SimpleNamespace(group=group, index=0)
+            HeldImpl.decode_rows(impl, SimpleNamespace(n=1))
+        """,
+        frozenset({(ERROR, "self.group.caches[].runtime.rows")}),
+    ),
+    Case(
+        "a-method-the-test-replaced-on-a-stub-held-in-a-namespace-is-not-walked",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import HeldExperts, HeldImpl
+
+        def test_x(monkeypatch):
+            group = object.__new__(HeldExperts)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(hot=1))]
+            monkeypatch.setattr(group, "convert_rows", MagicMock(return_value=0))
+            impl = SimpleNamespace(group=group, index=0)
+            HeldImpl.decode_rows(impl, SimpleNamespace(n=1))
+        """,
+        frozenset(),
+    ),
 ]
 
 
@@ -7889,6 +7970,35 @@ def test_a_shared_helper_s_namespace_on_its_stub_is_judged_in_the_calling_test(
     result = StubAuditor(root).audit_paths([root / "tests"], standins=True)
     found = {(f.kind, f.name) for f in result.findings if f.kind in (ERROR, NOTE, SELF)}
     assert found == expected
+
+
+@pytest.mark.parametrize(
+    ("helper", "folder", "expected"),
+    [
+        ("make_builder", "", {(ERROR, "self.mla_dims.qk_nope_head_dim")}),
+        ("make_full_builder", "", set()),
+        # a test module below the helper's folder is not looked for (no tree-wide scan)
+        ("make_builder", "sub", set()),
+    ],
+)
+def test_a_shared_helper_audited_alone_is_judged_in_the_test_modules_beside_it(
+    tmp_path, helper, folder, expected
+):
+    root, _ = _tree(tmp_path, "")
+    (root / "tests" / "__init__.py").write_text("")
+    (root / "tests" / "test_case.py").unlink()
+    helper_path = root / "tests" / "utils.py"
+    helper_path.write_text(SHARED_HELPER)
+    caller = root / "tests" / folder / "test_caller.py"
+    caller.parent.mkdir(exist_ok=True)
+    (caller.parent / "__init__.py").write_text("")
+    caller.write_text(
+        f"from types import SimpleNamespace\nfrom tests.utils import {helper}\n\n\n"
+        f"def test_x():\n    b = {helper}()\n    b.dims()\n"
+        "    b.gone()  # a missing method: reported on the caller's file, not audited here\n"
+    )
+    result = StubAuditor(root).audit_paths([helper_path], standins=True)
+    assert {(f.kind, f.name) for f in result.findings} == expected
 
 
 # -- what applies to a stub's findings applies to a stand-in's (issue 19) ---------------------

@@ -403,6 +403,22 @@ class StubAuditor:
         if shared:
             for path in files:
                 records += self._imported_records(path, shared, units, standins, blobs)
+        if shared and standins:
+            # A helper audited without the test modules beside it that call it (a file
+            # named alone): its stubs are judged where those modules use them, as a run
+            # over their folder judges them; only what they import is followed, not their
+            # own stubs, and only findings on the files the run audits are reported.
+            listed = set(files)
+            for path in _importers(shared, files):
+                for record in self._imported_records(
+                    path, shared, {**units, path: FileAudit()}, standins, blobs
+                ):
+                    kept = tuple(
+                        f
+                        for f in record.findings
+                        if f.stub_location is not None and Path(f.stub_location.path) in listed
+                    )
+                    records.append(attrs.evolve(record, findings=kept))
         result = self._merged(
             records,
             [f for unit in units.values() for f in unit.selves],
@@ -921,6 +937,22 @@ def _meets(unit: FileAudit, changed: set[str], standins: bool) -> bool:
 def _calling_path(stub: Stub) -> str:
     """The test file whose calls the stub's events are (a helper's stub: its caller's)."""
     return str((stub.scope_module or stub.module).path)
+
+
+def _importers(shared: Sequence[Path], files: Sequence[Path]) -> list[Path]:
+    """The test modules beside each shared helper (``test_*.py`` of its own folder, not
+    below it) that the run does not audit itself: where the stubs its helpers return are
+    used.  Its own folder only, so a helper of a large tree's root costs no whole-tree
+    scan."""
+    listed = set(files)
+    out: list[Path] = []
+    for helper in shared:
+        try:
+            found = sorted(helper.parent.glob("test_*.py"))
+        except OSError:
+            continue  # an unlistable folder: nothing followed there
+        out.extend(p for p in found if p not in listed and p not in out and p.is_file())
+    return out
 
 
 def expand_paths(paths: Sequence[Path]) -> tuple[list[Path], list[SourceError]]:

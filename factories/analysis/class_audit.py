@@ -121,6 +121,7 @@ class ClassAuditor:
                 on_some_run,
                 run_shapes,
                 tuple_chains,
+                typed_chains,
                 whole_chains,
             )
         out: list[Finding] = []
@@ -239,6 +240,7 @@ class ClassAuditor:
                         stated_locals=True,
                         whole=whole_chains(roots, nested, standins, event),
                         tuples=tuple_chains(roots, nested),
+                        typed=typed_chains(self.index, stub.module, roots, event, nested),
                     )
                     held = held_chains(roots, nested, event.test)
                     if event.via is None and not namespace_self:

@@ -14,7 +14,11 @@ its imports name (``HandedCall``): a module function (``build(common)``,
 call's analysis records the attribute chains read from those objects
 (``CallContext(chains=True)``, ``MethodReport.chain_reads``); a link of a chain that the
 namespace (or a namespace nested in it) does not hold is a missing field.  A chain stops at a
-field whose value is not a namespace: what is read beyond it belongs to a real object.
+field whose value is not a namespace: what is read beyond it belongs to a real object.  An
+``object.__new__`` stub the test put in a namespace (``SimpleNamespace(fused=stub)``) is no
+real object: a property read or a method called on it runs its class's code on it
+(``typed_chains``, ``CallContext.typed``), and the chain goes on through the namespaces the
+test set on it (``_first_missing``).
 
 A mock with a spec (``Mock(spec=Cls)``, ``create_autospec(Cls, instance=True)``) is judged
 where its spec is a class of the tree the text settles (``mock_specs.MockSpec``): a name it
@@ -397,6 +401,15 @@ class StandInTable:
                         held = _element_holder(field.children, field.location)
                         sets.setdefault((field.location, field.name), held)
                     elif len(field.children) == 1 and _judgeable(field.children[0], specs):
+                        sets.setdefault((field.location, field.name), field.children[0])
+                    elif (
+                        standin.kind in NAMESPACE_KINDS
+                        and len(field.children) == 1
+                        and field.children[0].kind is StandInKind.OBJECT_NEW
+                    ):
+                        # ``SimpleNamespace(index_group=stub)`` made ``self``: the namespaces
+                        # the test set on the stub are read through ``self.index_group``
+                        # (``typed_chains``, ``_first_missing``)
                         sets.setdefault((field.location, field.name), field.children[0])
         passed_by = {k: tuple(v) for k, v in passed.items()}
         only = {call.key for key, call in bare.items() if key not in handed}
@@ -1520,6 +1533,7 @@ def _as_function(
         result_fields=handed.result_fields,
         whole=whole_chains(roots, {}, table, handed.event),
         tuples=tuple_chains(roots, {}),
+        typed=typed_chains(index, handed.module, roots, handed.event),
     )
     report = analyzer.analyze_function(
         function,
@@ -2357,6 +2371,47 @@ def whole_chains(
     return tuple(sorted(out.items()))
 
 
+def typed_chains(
+    index,
+    module: ModuleInfo,
+    roots: Mapping[str, tuple[StandIn, ...]],
+    event: StubEvent,
+    nested: Mapping[str, StandIn] | None = None,
+) -> frozenset[tuple[str, str, frozenset[str]]]:
+    """``CallContext.typed``: ``(chain, class qualname, fields set on it)`` of each
+    ``object.__new__`` stub the
+    call's namespaces hold at a chain (``SimpleNamespace(fused_experts=stub)``), through
+    fields that hold one stand-in set once (``field_at``), from a parameter handed one
+    namespace: what the code runs when it reads a property of that chain or calls a method
+    on it is the stub's class's.  Not a stub whose class the test's names do not settle to
+    a class of the tree."""
+    starts = [(given[0], (root,)) for root, given in roots.items() if len(given) == 1]
+    starts += [(standin, ("self", field)) for field, standin in (nested or {}).items()]
+    out: set[tuple[str, str, frozenset[str]]] = set()
+    while starts:
+        standin, walked = starts.pop()
+        if standin.kind is StandInKind.OBJECT_NEW:
+            if standin.class_ref is None or standin.opaque:
+                continue
+            try:
+                cls = index.resolve_ref(standin.class_ref, module)
+            except SourceError:
+                continue
+            if isinstance(cls, ClassInfo):
+                names = frozenset(f.name for f in standin.fields)
+                out.add((".".join(walked), cls.qualname, names))
+            continue
+        if standin.kind not in AUDITED_KINDS and standin.kind is not StandInKind.HOLDER:
+            continue
+        for field in standin.fields:
+            if field.name in standin.dropped or field.items or len(field.children) != 1:
+                continue
+            if field_at(standin, field.name, event) != (field, True):
+                continue
+            starts.append((field.children[0], (*walked, field.name)))
+    return frozenset(out)
+
+
 def _held_at(walked: tuple[str, ...], field: StandInField) -> tuple[str, ...]:
     """The chain that reaches the one stand-in ``field`` holds: the field itself, or an
     element of it where the field is a container the test wrote out (``layers=[ns]``)."""
@@ -2405,6 +2460,11 @@ def _first_missing(
                     field.children, (*walked, name), rest[at + 1 :], table, event, certain
                 )
             if len(field.children) != 1:
+                return None
+        elif standin.kind is StandInKind.OBJECT_NEW:
+            # A stub the test put in a namespace (``typed_chains``): only what the test set on
+            # it is known, and only where no code met it before the call.
+            if field is None or standin.opaque or any(_meetings_before(standin, event)):
                 return None
         else:
             if not _judged(standin, event, table, above):

@@ -144,6 +144,10 @@ class CallHandlers:
             elif keys & context.patched_functions and context.expect_raise:
                 self.raised = True
                 self.certain = False  # the test's replacement may be what raises
+        if isinstance(func, ast.Attribute) and context.typed:
+            held = self.chain_of(func, state)
+            if held is not None:  # ``ns.stub.m(...)``: the stub's class's method runs
+                state = self.typed_member(held, state, call=node)
         return self.pass_on(node, state)
 
     def named_by_helper(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:

@@ -262,7 +262,93 @@ class ChainHandlers:
         ):
             return False
         self.chain_read(chain, node, state, through=through)
+        self.typed_member(chain, state)
         return True
+
+    def typed_class(
+        self, chain: Chain, state: frozenset[str], name: str | None = None
+    ) -> ClassInfo | None:
+        """The class of the ``object.__new__`` stub the call's namespaces hold at ``chain``
+        (``CallContext.typed``), unless the walk wrote a link of it (then the object is the
+        walk's), or the test set ``name`` on the stub (then ``stub.name`` is the test's)."""
+        if not self.context.typed:
+            return None
+        root, path = chain
+        text = root
+        for link in path:
+            text += "." + link
+            if WRITTEN_MARK + text in state:
+                return None
+        found = next((t for t in self.context.typed if t[0] == text), None)
+        if found is None or name in found[2]:
+            return None
+        dotted = found[1]
+        try:
+            return self.index.resolve_absolute(dotted)
+        except SourceError:
+            return None
+
+    def typed_member(
+        self, chain: Chain, state: frozenset[str], call: ast.Call | None = None
+    ) -> frozenset[str]:
+        """``stub.prop`` (``call`` None) or ``stub.m(...)`` (``call``) where the chain before
+        the last link holds a stub of a class of the tree (``typed_class``) that defines it
+        as a property or a plain method the test did not replace: its ``def`` walked as a
+        function whose first parameter is that chain (and, for a call, whose parameters the
+        call's stand-in chains bind), its chain reads placed here as ``pass_on`` places a
+        callee's.  What it stores on ``self`` marks the chain written, as a store through
+        the chain would."""
+        root, path = chain
+        if not path:
+            return state
+        cls = self.typed_class((root, path[:-1]), state, path[-1])
+        if cls is None:
+            return state
+        kind = MemberKind.METHOD if call is not None else MemberKind.PROPERTY
+        found = self._member_def(cls, path[-1], (kind,))
+        if found is None:
+            return state
+        member, node = found
+        positional = [a.arg for a in list(node.args.posonlyargs) + list(node.args.args)]
+        if not positional:
+            return state
+        aliases = {positional[0]: ".".join((root, *path[:-1]))}
+        params: dict[str, object] = {}
+        if call is not None:
+            for index, arg in enumerate(call.args):
+                if isinstance(arg, ast.Starred):
+                    break
+                held = self.chain_of(arg, state)
+                if held is not None and index + 1 < len(positional) and self.handed(held):
+                    aliases[positional[index + 1]] = ".".join((held[0], *held[1]))
+            names = set(positional) | {a.arg for a in node.args.kwonlyargs}
+            for keyword in call.keywords:
+                held = self.chain_of(keyword.value, state) if keyword.arg in names else None
+                if held is not None and self.handed(held):
+                    aliases[keyword.arg] = ".".join((held[0], *held[1]))
+            params = self.literal_shape(call).bind_literals(node, bound=True)
+        walked = self.analyzer.walk_function(
+            self.context,
+            FunctionRef(member.owner.module, node),
+            marks(state),
+            aliases,
+            self.stack,
+            params,
+        )
+        for read in walked.recorder.chains:
+            read = placed_after(read, self.chain)
+            if self.certain and not (self.context.expect_raise and self.raised):
+                self.rec.chains.append(read)
+            else:
+                blocks = read.blocks if self.chain is not None else None
+                self.rec.chains.append(attrs.evolve(read, certain=False, blocks=blocks))
+        for handed in ("touched", "escapes", "filled"):
+            getattr(self.rec, handed).update(getattr(walked.recorder, handed))
+        if call is not None and walked.chain is not None:
+            self.call_chains[id(call)] = walked.chain  # ``return self.caches[i]``
+        if walked.state is None:
+            return state
+        return state | _outer(marks(walked.state))
 
     def chain_written(self, target: ast.expr, state: frozenset[str]) -> frozenset[str]:
         """``metadata.x = ...``: reads under ``metadata.x`` are no longer the stand-in's."""

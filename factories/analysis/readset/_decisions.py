@@ -299,8 +299,10 @@ class Decisions:
             return called[0]
         return None
 
-    def truth(self, test: ast.expr) -> bool | None:
-        """The value of a branch condition over known literal attributes, or None if unknown."""
+    def truth(self, test: ast.expr, state: frozenset[str] | None = None) -> bool | None:
+        """The value of a branch condition over known literal attributes, or None if unknown.
+        ``state``: the walk's where the condition is met, which settles ``isinstance`` of a
+        stub the test put in a namespace (``typed_instance``)."""
         if isinstance(test, ast.Constant):
             return bool(test.value)
         if isinstance(test, ast.Name) and isinstance(self.asserted_locals.get(test.id), Truth):
@@ -309,10 +311,10 @@ class Decisions:
         if known:
             return truthy(known[0])
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self.truth(test.operand)
+            inner = self.truth(test.operand, state)
             return None if inner is None else not inner
         if isinstance(test, ast.BoolOp):
-            values = [self.truth(v) for v in test.values]
+            values = [self.truth(v, state) for v in test.values]
             if isinstance(test.op, ast.And):
                 if False in values:
                     return False
@@ -321,7 +323,7 @@ class Decisions:
                 return True
             return False if all(v is False for v in values) else None
         if isinstance(test, ast.Call) and self.context.stated_locals:
-            return self.type_verdict(test)
+            return self.type_verdict(test, state)
         if isinstance(test, ast.Compare) and len(test.ops) == 1:
             displayed = self.in_display(test)
             if displayed is not None:
@@ -401,7 +403,7 @@ class Decisions:
             return 1  # at least one (``Statements.narrow_filled``)
         return length[0] if length else None
 
-    def type_verdict(self, call: ast.Call) -> bool | None:
+    def type_verdict(self, call: ast.Call, state: frozenset[str] | None = None) -> bool | None:
         """``isinstance(x, dict)`` (a tuple of types too) where the test states what ``x``
         is: a literal, ``None``, a container display (``{"swa": metadata}``), a namespace,
         an object it built with the class named (``values.instance_of``).  A builtin's name
@@ -434,11 +436,32 @@ class Decisions:
             return None
         known = self.known(call.args[0])
         if not known:
-            return None
+            return None if state is None else self.typed_instance(call.args[0], names, state)
         verdict = instance_of(known[0], names)
         if verdict is None and self.no_tree_instance(known[0], names):
             return False
         return verdict
+
+    def typed_instance(
+        self, node: ast.expr, names: tuple[str, ...], state: frozenset[str]
+    ) -> bool | None:
+        """``isinstance(x, Cls)`` where ``x`` is a chain at which the call's namespaces hold
+        an ``object.__new__`` stub of a class of the tree (``CallContext.typed``): true where
+        one of ``names`` is a class of the tree in that class's MRO (an object is an instance
+        of each class its MRO holds); not decided otherwise (a metaclass may widen it)."""
+        chain = self.chain_of(node, state) if self.context.typed else None
+        cls = self.typed_class(chain, state) if chain is not None else None
+        if cls is None:
+            return None
+        mro = {c.qualname for c in self.index.mro(cls)[0]}
+        for name in names:
+            try:
+                target = self.index.resolve(self.module, name, self.local_imports)
+            except SourceError:
+                continue
+            if isinstance(target, ClassInfo) and target.qualname in mro:
+                return True
+        return None
 
     def no_tree_instance(self, value: object, names: tuple[str, ...]) -> bool:
         """Whether a literal ``value`` (``None``, a number, a string) is an instance of none
@@ -493,7 +516,7 @@ class Decisions:
         plus what ``hasattr`` guards establish on that arm)."""
         state = self.expr(test, state)
         on_true, on_false = self.guards(test, state)
-        return self.truth(test), state | on_true, state | on_false
+        return self.truth(test, state), state | on_true, state | on_false
 
     def guards(
         self, test: ast.expr, state: frozenset[str]

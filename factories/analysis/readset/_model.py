@@ -326,6 +326,15 @@ class CallContext:
     # is only a bare ``return``, with nothing before it that could have stored the name, takes
     # its other arm (``StatementHandlers.ruled_out_bare_return``).
     asserted_stores: frozenset[tuple[str, str]] = frozenset()
+    # ``(chain, class qualname, fields)``: the call's namespaces hold, at ``chain``, the one
+    # ``object.__new__`` stub of that class of the tree the test put there
+    # (``SimpleNamespace(fused_experts=stub)``), on which the test sets ``fields``: a
+    # property read on the chain, or a method called on it, that is none of those fields
+    # (``monkeypatch.setattr(stub, "m", MagicMock())`` replaces the method) runs that
+    # class's code on the stub, walked as a function whose ``self`` is the chain
+    # (``ChainHandlers.typed_member``), so what it reads of the namespaces the test set on
+    # the stub's fields is judged as the call's own reads.
+    typed: frozenset[tuple[str, str, frozenset[str]]] = frozenset()
 
 
 @attrs.define
