@@ -1743,6 +1743,19 @@ def held_mode(experts):
 class HeldImpl:
     def decode_rows(self, md):
         return self.group.convert_rows(self.index, md)
+
+
+import contextlib  # noqa: E402
+
+_CURRENT_HOLDER = None
+
+
+@contextlib.contextmanager
+def holding_current(cfg):
+    global _CURRENT_HOLDER
+    _CURRENT_HOLDER = cfg
+    yield
+    _CURRENT_HOLDER = None
 """
 
 
@@ -5634,7 +5647,7 @@ CASES = [
         frozenset({(NOTE, "runner.size")}),
     ),
     Case(
-        "a-namespace-earlier-code-hands-on-read-off-the-path",
+        "a-namespace-earlier-code-hands-on-read-off-the-path-is-a-note",
         """
         from vllm.mod import fetch_if, keep_runner
 
@@ -5643,7 +5656,7 @@ CASES = [
             keep_runner(runner)
             fetch_if(runner, flag)
         """,
-        frozenset(),
+        frozenset({(NOTE, "runner.size")}),
     ),
     Case(
         "a-namespace-earlier-code-left-as-built-states-what-decides-the-branch",
@@ -7548,6 +7561,42 @@ CASES = [
             monkeypatch.setattr(group, "convert_rows", MagicMock(return_value=0))
             impl = SimpleNamespace(group=group, index=0)
             HeldImpl.decode_rows(impl, SimpleNamespace(n=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-a-context-manager-makes-current-lacks-what-an-off-path-read-takes-a-note",
+        """
+        from vllm.mod import fetch_if, holding_current
+
+        def test_x(flag):
+            runner = SimpleNamespace()
+            with holding_current(runner):
+                fetch_if(runner, flag)
+        """,
+        frozenset({(NOTE, "runner.size")}),
+    ),
+    Case(
+        "a-namespace-earlier-code-stores-the-field-on-holds-it-off-the-path-too",
+        """
+        from vllm.mod import fetch_if, fill_size
+
+        def test_x(flag):
+            runner = SimpleNamespace()
+            fill_size(runner)
+            fetch_if(runner, flag)
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-namespace-earlier-code-sets-a-computed-name-on-stays-silent-off-the-path",
+        """
+        from vllm.mod import fetch_if, set_flag_named
+
+        def test_x(flag):
+            runner = SimpleNamespace()
+            set_flag_named(runner, "size")
+            fetch_if(runner, flag)
         """,
         frozenset(),
     ),

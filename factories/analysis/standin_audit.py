@@ -2263,7 +2263,7 @@ def missing_fields(
             starts = [(nested[chain.path[0]], ("self", chain.path[0]), chain.path[1:])]
         else:
             continue
-        missing = [_first_missing(*start, table, event, chain.certain) for start in starts]
+        missing = [_first_missing(*start, table, event) for start in starts]
         if all(
             m is not None and all(len(w) - 2 >= chain.optional for _, w in m[0]) for m in missing
         ):
@@ -2431,7 +2431,6 @@ def _first_missing(
     rest: tuple[str, ...],
     table: StubStandIns,
     event: StubEvent,
-    certain: bool = True,
 ) -> Lacks | None:
     """The namespace and the chain up to the first link it lacks, or None: every link held,
     or the walk reached an object that is not a namespace the test built whole.  Through
@@ -2440,9 +2439,13 @@ def _first_missing(
     followed, as alternatives are (``_each_item``).  A namespace other code met before the
     call is judged only by what the walks of those calls show they left of it
     (``_left_as_built``): a link it lacks as built is one the read surely misses where they
-    left it whole, one it may miss where they may have reached it unseen; only a read
-    ``certain`` on the call's path is judged there, since what the test stated of such a
-    namespace decides none of the callee's branches (``whole_chains``, ``stated_obj``)."""
+    left it whole, one it may miss where they may have reached it unseen (a note).  A read
+    not certain on the call's path (``ChainRead.certain``) is a note either way: those
+    calls stored neither the link nor one on the way to it, so the namespace lacks it
+    unless code they handed it to (``with set_current_config(ns):``, which parks it in a
+    module global) filled it unseen, and "may be missing" is what a note says.  What the
+    test stated of such a namespace decides none of the callee's branches
+    (``whole_chains``, ``stated_obj``)."""
     sure = True
     above: tuple[Meeting, ...] = ()  # the calls that met an object holding ``standin``
     for at, name in enumerate(rest):
@@ -2456,9 +2459,7 @@ def _first_missing(
             if field is None or not field.children:
                 return None
             if name == ELEMENT:  # ``stub.caches = [c0, c1]`` (``_element_holder``)
-                return _each_item(
-                    field.children, (*walked, name), rest[at + 1 :], table, event, certain
-                )
+                return _each_item(field.children, (*walked, name), rest[at + 1 :], table, event)
             if len(field.children) != 1:
                 return None
         elif standin.kind is StandInKind.OBJECT_NEW:
@@ -2468,7 +2469,7 @@ def _first_missing(
                 return None
         else:
             if not _judged(standin, event, table, above):
-                left = _left_as_built(standin, event, name, table, above) if certain else None
+                left = _left_as_built(standin, event, name, table, above)
                 if left is None:
                     return None
                 sure = sure and left
@@ -2482,7 +2483,7 @@ def _first_missing(
                     return None  # ``x.config.text_config = ...``: set after it was built
                 return ((standin, (*walked, name)),), sure
         if field.items:
-            lacks = _through_element(field, (*walked, name), rest[at + 1 :], table, event, certain)
+            lacks = _through_element(field, (*walked, name), rest[at + 1 :], table, event)
             return None if lacks is None else (lacks[0], lacks[1] and sure)
         if len(field.children) != 1:
             return None  # a real object (or several stand-ins): what it holds is not known
@@ -2497,14 +2498,13 @@ def _through_element(
     rest: tuple[str, ...],
     table: StubStandIns,
     event: StubEvent,
-    certain: bool = True,
 ) -> Lacks | None:
     """``_first_missing`` past a container field (``field.items``): only an element of it
     (``ELEMENT``) reaches the stand-ins it holds; a name read on the container itself
     (``layers.append``) is the container's."""
     if not rest or rest[0] != ELEMENT:
         return None
-    return _each_item(field.children, (*walked, ELEMENT), rest[1:], table, event, certain)
+    return _each_item(field.children, (*walked, ELEMENT), rest[1:], table, event)
 
 
 def _each_item(
@@ -2513,12 +2513,11 @@ def _each_item(
     rest: tuple[str, ...],
     table: StubStandIns,
     event: StubEvent,
-    certain: bool = True,
 ) -> Lacks | None:
     """The items of a container as the alternatives an element read meets: what each
     lacks, and whether every one lacks a link (else some item holds the chain, and the
     code may read that one)."""
-    found = [_first_missing(item, walked, rest, table, event, certain) for item in items]
+    found = [_first_missing(item, walked, rest, table, event) for item in items]
     hits = tuple(hit for lacks in found if lacks is not None for hit in lacks[0])
     if not hits:
         return None
