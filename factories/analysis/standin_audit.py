@@ -2291,8 +2291,7 @@ def held_chains(
     namespace provides that namespace's fields, not every link read below the field; a field
     the test deletes again (``StandIn.dropped``) it may not hold on the run judged, nor one
     another test sets on its own object (``StandInField.visible_to``: the call's ``test``)."""
-    starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
-    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    starts = _chain_starts(roots, nested)
     out: set[str] = set()
     while starts:
         standin, walked = starts.pop()
@@ -2310,6 +2309,23 @@ def held_chains(
     return frozenset(out)
 
 
+def _chain_starts(
+    roots: Mapping[str, tuple[StandIn, ...]], nested: Mapping[str, StandIn], single: bool = False
+) -> list[tuple[StandIn, tuple[str, ...]]]:
+    """Where a walk of the call's stand-ins by chain begins: each namespace a parameter
+    holds, at the parameter's name (``single``: only a parameter handed one namespace, not
+    one of several), then each namespace the test set on a field of ``self``, at
+    ``self.<field>``."""
+    starts = [
+        (standin, (root,))
+        for root, given in roots.items()
+        if not single or len(given) == 1
+        for standin in given
+    ]
+    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    return starts
+
+
 def tuple_chains(
     roots: Mapping[str, tuple[StandIn, ...]], nested: Mapping[str, StandIn]
 ) -> frozenset[str]:
@@ -2317,8 +2333,7 @@ def tuple_chains(
     the test set on the stub's fields, hold a tuple the test wrote out (a holder of items by
     position, ``slot_link``): ``self.pair``, ``self.reqs.[]``, and a namespace's field set to
     a tuple display (``x.pair`` of ``SimpleNamespace(pair=(ns, [0]))``)."""
-    starts = [(standin, (root,)) for root, given in roots.items() for standin in given]
-    starts += [(standin, ("self", field)) for field, standin in nested.items()]
+    starts = _chain_starts(roots, nested)
     out: set[str] = set()
     while starts:
         standin, walked = starts.pop()
@@ -2344,8 +2359,7 @@ def whole_chains(
     outside ``names`` is one ``missing_fields`` reports (the names every object has, and
     fields the test sets later through a chain, count as held)."""
     none: tuple[Meeting, ...] = ()
-    starts = [(given[0], (root,), none) for root, given in roots.items() if len(given) == 1]
-    starts += [(standin, ("self", field), none) for field, standin in nested.items()]
+    starts = [(standin, walked, none) for standin, walked in _chain_starts(roots, nested, True)]
     out: dict[str, frozenset[str]] = {}
     while starts:
         standin, walked, above = starts.pop()
@@ -2385,8 +2399,7 @@ def typed_chains(
     namespace: what the code runs when it reads a property of that chain or calls a method
     on it is the stub's class's.  Not a stub whose class the test's names do not settle to
     a class of the tree."""
-    starts = [(given[0], (root,)) for root, given in roots.items() if len(given) == 1]
-    starts += [(standin, ("self", field)) for field, standin in (nested or {}).items()]
+    starts = _chain_starts(roots, nested or {}, True)
     out: set[tuple[str, str, frozenset[str]]] = set()
     while starts:
         standin, walked = starts.pop()
