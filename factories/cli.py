@@ -141,6 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-cache", action="store_true", help="neither read nor write the result cache"
     )
     parser.add_argument(
+        "--jobs",
+        metavar="N",
+        type=_job_count,
+        default=0,
+        help="analyse the test files in N worker processes (default 0: one per CPU; 1: in "
+        "this process only); the report is the same whatever N",
+    )
+    parser.add_argument(
         "--release-summary",
         action="store_true",
         help="the main job: without FILE, audit this project's specs as above, then the pinned "
@@ -151,6 +159,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--quiet", action="store_true", help="no progress lines and no summary on stderr"
     )
     return parser
+
+
+def _job_count(text: str) -> int:
+    """``--jobs``' value: a whole number, 0 or more (argparse turns the error into exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected 0 (one per CPU) or a positive count, got {text!r}"
+        )
+    return value
 
 
 def _display(path: str) -> str:
@@ -316,7 +337,7 @@ def run(args: argparse.Namespace) -> int:
     root = locate_vllm_source(args.vllm_src)
     allowlist = Allowlist.read(args.allowlist) if args.allowlist else Allowlist()
     baseline = Baseline.read(args.baseline) if args.baseline else None
-    auditor = StubAuditor(root, cache=_result_cache(args, root, Overlay()))
+    auditor = StubAuditor(root, cache=_result_cache(args, root, Overlay()), jobs=args.jobs)
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
     if args.files:
         paths, changed = _split_arguments(auditor, args.files)
@@ -399,7 +420,7 @@ def _known_reads(
     )
     _note(args, f"base {base.label} ({what}): auditing the same stubs against it")
     cache = _result_cache(args, root, base.overlay)
-    base_auditor = StubAuditor(root, base.overlay, cache)
+    base_auditor = StubAuditor(root, base.overlay, cache, jobs=args.jobs)
     # The same judgement of the base: with --standins, its namespaces' reads too, or each
     # undecided read of a namespace would look new.
     base_result = base_auditor.audit_paths(paths, Allowlist(), progress, standins=args.standins)

@@ -3,8 +3,11 @@
 
 Machines here differ by 2x, so a speed is stated against a floor measured in the same run: the
 time ``ast.parse`` takes, once each, on exactly the files the audit opened (test files and vLLM
-modules; recorded by wrapping ``ModuleInfo.from_source`` in the audit's process).  Each job is
-``tools/audit_stubs.py`` in a fresh process (imports, pre-filter, parsing, analysis):
+modules; recorded by wrapping ``ModuleInfo.from_source`` in the audit's process and its worker
+processes, a file several workers parsed counted once).  Each job is ``tools/audit_stubs.py``
+in a fresh process (imports, pre-filter, parsing, analysis), with the audit's own ``--jobs``
+(one worker per CPU) unless ``--audit-jobs N`` says otherwise; the CPU column is that of the
+audit and its workers together:
 
 * **tree**: every file of a release's ``tests/`` (default: the cached 0.34.0);
 * **specs**: this project's own stub specs (the no-FILE mode);
@@ -38,7 +41,6 @@ import ast
 import dataclasses
 import datetime as _dt
 import gc
-import json
 import os
 import platform
 import resource
@@ -59,26 +61,26 @@ from factories.testing.releases import release_source  # noqa: E402
 TRIGGER_MODULE = "vllm/v1/attention/backends/mla/rocm_aiter_mla.py"
 HEAD = "HEAD (working tree)"
 
-# Runs the audit CLI of the code at argv[1] with argv[3:], writing the files it parsed to
-# argv[2]; the wrapper only records, the parse itself is the audit's own.
+# Runs the audit CLI of the code at argv[1] with argv[3:], appending the files it parsed to
+# argv[2], one per line, from every process (the audit's worker processes parse too; a line
+# written at once by a line-buffered append survives a worker's exit); the wrapper only
+# records, the parse itself is the audit's own.
 _PROBE = """
-import json, sys
+import os, sys
 code, record, args = sys.argv[1], sys.argv[2], sys.argv[3:]
 sys.path.insert(0, code)
 from factories.analysis import source_tree
-opened = []
+logs = {}
 parse = source_tree.ModuleInfo.from_source.__func__
 def recorded(cls, name, path, source, is_package):
-    opened.append(str(path))
+    log = logs.get(os.getpid())
+    if log is None:
+        log = logs[os.getpid()] = open(record, "a", buffering=1, encoding="utf-8")
+    log.write(str(path) + "\\n")
     return parse(cls, name, path, source, is_package)
 source_tree.ModuleInfo.from_source = classmethod(recorded)
 from factories.cli import main
-try:
-    status = main(args)
-finally:
-    with open(record, "w") as out:
-        json.dump(opened, out)
-raise SystemExit(status)
+raise SystemExit(main(args))
 """
 
 
@@ -103,7 +105,7 @@ def machine() -> tuple[str, int]:
 def audit_run(code: Path, args: list[str]) -> tuple[float, float, list[str], str]:
     """One audit in a fresh process: (wall s, child CPU s, files parsed, the CLI's last
     stderr line)."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as record:
+    with tempfile.NamedTemporaryFile(suffix=".txt") as record:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(
@@ -116,7 +118,7 @@ def audit_run(code: Path, args: list[str]) -> tuple[float, float, list[str], str
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode not in (0, 1):  # 1 = findings, the normal case on a whole tree
             raise SystemExit(f"bench_audit: audit failed (exit {proc.returncode}): {proc.stderr}")
-        opened = json.loads(Path(record.name).read_text() or "[]")
+        opened = Path(record.name).read_text(encoding="utf-8").splitlines()
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = proc.stderr.strip().splitlines()
     return wall, cpu, opened, lines[-1] if lines else ""
@@ -202,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", metavar="REV", help="also time this git revision's audit")
     parser.add_argument("--no-header", action="store_true", help="print only the table rows")
     parser.add_argument(
+        "--audit-jobs",
+        metavar="N",
+        type=int,
+        help="run this tree's audits with --jobs N (worker processes; default: the audit's own "
+        "default, one per CPU); the rows name it",
+    )
+    parser.add_argument(
         "--jobs",
         nargs="+",
         metavar="NAME",
@@ -218,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (root / "vllm" / "__init__.py").is_file() or not tests.is_dir():
         parser.error(f"{root} must hold vllm/ and {tests} must be a folder")
 
+    workers = [] if args.audit_jobs is None else ["--jobs", str(args.audit_jobs)]
     every = {job.name: job for job in jobs(root, tests)}
     unknown = sorted(set(args.jobs or ()) - set(every))
     if unknown:
@@ -240,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def cold_opened(name: str) -> list[str]:
             if name not in opened_by:  # its cold job did not run (yet): one cold run
-                opened_by[name] = audit_run(REPO, ["--no-cache", *every[name].args])[2]
+                opened_by[name] = audit_run(REPO, [*workers, "--no-cache", *every[name].args])[2]
             return opened_by[name]
 
         for job in selected:
@@ -250,13 +260,14 @@ def main(argv: list[str] | None = None) -> int:
 
             def command(label: str, job: Job = job, cold_dirs: list[Path] = cold_dirs) -> list[str]:
                 if label != HEAD:
-                    return job.args  # an older revision: no cache to turn off
+                    return job.args  # an older revision: no cache to turn off, no workers
                 if job.cache == "none":
-                    return ["--no-cache", *job.args]
+                    return [*workers, "--no-cache", *job.args]
                 if job.cache == "warm":
-                    return ["--cache-dir", str(warm_dirs["--standins" in job.args]), *job.args]
+                    warm = warm_dirs["--standins" in job.args]
+                    return [*workers, "--cache-dir", str(warm), *job.args]
                 cold_dirs.append(Path(tempfile.mkdtemp(prefix="cold-", dir=tmp)))
-                return ["--cache-dir", str(cold_dirs[-1]), *job.args]
+                return [*workers, "--cache-dir", str(cold_dirs[-1]), *job.args]
 
             if job.cache == "warm" and standins not in warm_dirs:
                 # Filled by one cold run of the whole tree with the same options; for a tree
@@ -264,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
                 warm_dirs[standins] = Path(tempfile.mkdtemp(prefix="warm-", dir=tmp))
                 prime = job.prime or job.args
                 print(f"[bench_audit] {job.name}: filling the cache", file=sys.stderr, flush=True)
-                run = audit_run(REPO, ["--cache-dir", str(warm_dirs[standins]), *prime])
+                run = audit_run(REPO, [*workers, "--cache-dir", str(warm_dirs[standins]), *prime])
                 if job.prime is None and job.floor_of is not None:
                     opened_by.setdefault(job.floor_of, run[2])
                     floor = parse_floor(run[2])
@@ -295,9 +306,10 @@ def main(argv: list[str] | None = None) -> int:
                 floor = parse_floor(opened)
                 wall = statistics.median(r[0] for r in runs)
                 cpu = statistics.median(r[1] for r in runs)
+                code = f"{label} {' '.join(workers)}".strip() if label == HEAD else label
                 print(
                     f"| {_dt.date.today()} | {model} | {nproc} | {version} | {job.name} | "
-                    f"{label} | {len(set(opened))} | {floor:.2f} s | {wall:.2f} s / {cpu:.2f} s "
+                    f"{code} | {len(set(opened))} | {floor:.2f} s | {wall:.2f} s / {cpu:.2f} s "
                     f"| {wall / floor:.2f} | {cpu / floor:.2f} |",
                     flush=True,
                 )

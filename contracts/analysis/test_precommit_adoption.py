@@ -67,6 +67,7 @@ def _hook_config() -> str:
         "language": "unsupported",
         "types": hook["types"],
         "files": hook["files"],
+        "require_serial": hook["require_serial"],
     }
     return yaml.safe_dump({"repos": [{"repo": "local", "hooks": [local]}]})
 

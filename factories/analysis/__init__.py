@@ -31,7 +31,9 @@ with attrs). One job per module:
 - ``file_audit``: one test file's part of an audit as plain values (its stubs' verdicts, its
   stand-ins' findings), before the run merges them; ``result_cache``: those values kept across
   runs, keyed by the content of the file, of every module its audit consulted and of this
-  package's code (in ``audit-results`` of the project's cache, ``factories.locations``).
+  package's code (in ``audit-results`` of the project's cache, ``factories.locations``);
+  ``workers``: the same values computed in forked worker processes (``--jobs``), each file in
+  analysis objects of its own, so a report never depends on how the files were shared out.
 - ``release_summary``: a whole ``tests/`` tree audited (stubs, then the stand-ins) and told as
   counts: stand-ins by kind, findings by level and kind (``audit-stubs --release-summary``).
 - ``trigger``, ``since`` and ``baseline`` serve pre-commit: the stubs a ``vllm/`` change

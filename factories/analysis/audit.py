@@ -14,13 +14,13 @@ import ast
 import hashlib
 import os
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from factories.analysis import extraction
+from factories.analysis import extraction, workers
 from factories.analysis.allowlist import NO_ALLOWLIST, Allowlist
 from factories.analysis.baseline import finding_file, is_suppressed, suppressed_kinds
 from factories.analysis.class_audit import ClassAuditor
@@ -154,15 +154,46 @@ class Analysis:
         return cls(index, analyzer, ClassAuditor(tree, index, analyzer))
 
 
+@attrs.frozen
+class _ToCompute:
+    """A file ``StubAuditor._looked_up`` could not answer without analysing it: ``recorded``,
+    in an analysis of its own that records the modules it consults (written to the cache
+    under ``key`` where there is one); else in the auditor's shared analysis."""
+
+    recorded: bool
+    key: str | None = None
+
+
+@attrs.define
+class _Progress:
+    """``[audit] i/N files`` for every 500th file, once ``i`` files are settled (the count a
+    run with workers reaches as they answer, and one without before each file)."""
+
+    say: Callable[[str], None]
+    total: int
+    _next: int = 0
+
+    def __call__(self, settled: int) -> None:
+        while self._next < self.total and self._next <= settled:
+            self.say(f"[audit] {self._next}/{self.total} files")
+            self._next += 500
+
+
 class StubAuditor:
     """Audits stubs against one vLLM source tree.  Caches parsed files and method analyses;
     with a ``cache`` (``result_cache.ResultCache``), also each test file's results across
     runs, keyed by its content and that of every module its audit consulted."""
 
     def __init__(
-        self, vllm_src: Path, overlay: Overlay | None = None, cache: ResultCache | None = None
+        self,
+        vllm_src: Path,
+        overlay: Overlay | None = None,
+        cache: ResultCache | None = None,
+        jobs: int = 1,
     ) -> None:
         self.tree = SourceTree(vllm_src, overlay)
+        # Worker processes for the files' analyses (``workers``): 1 none, 0 one per CPU.
+        self.jobs = jobs
         self._shared = Analysis.over(self.tree)
         self.index = self._shared.index
         self.analyzer = self._shared.analyzer
@@ -311,17 +342,17 @@ class StubAuditor:
                 candidates = set(scan.candidate_files(changed))
                 if standins:
                     candidates |= set(scan.standin_candidate_files(changed))
-            for path in sorted(candidates & undecided):
-                if standins:  # decided by the file's own recorded audit
-                    try:
-                        unit = self._file_audit(path, False, True, None, recorded=True)
-                    except SourceError:
+            to_decide = sorted(candidates & undecided)
+            if standins:  # decided by each file's own recorded audit
+                for path, found in self._file_audits(to_decide, set(), True, {}, True).items():
+                    if isinstance(found, SourceError):
                         unreadable.append(path)
                         continue
-                    self._decided[(path, True)] = unit
-                    if _meets(unit, changed, standins):
+                    self._decided[(path, True)] = found
+                    if _meets(found, changed, standins):
                         dependent.append(path)
-                    continue
+                to_decide = []
+            for path in to_decide:
                 try:
                     extracted[path] = self.extract(path)
                 except SourceError:
@@ -385,16 +416,13 @@ class StubAuditor:
         explicit = {p for p in paths if p.is_file()}
         units: dict[Path, FileAudit] = {}
         blobs: dict[Path, bytes] = {}  # with a cache: each file's bytes, read once
-        for i, path in enumerate(files):
-            if progress is not None and len(files) > 200 and i % 500 == 0:
-                progress(f"[audit] {i}/{len(files)} files")
-            try:
-                units[path] = self._file_audit(
-                    path, path in explicit, standins, known.get(path), blobs=blobs
-                )
-            except SourceError as exc:
-                unreadable.append(exc)  # reported; the other files are still audited
+        audits = self._file_audits(files, explicit, standins, known, blobs=blobs, progress=progress)
+        for path, found in audits.items():
+            if isinstance(found, SourceError):
+                unreadable.append(found)  # reported; the other files are still audited
                 n_read -= 1
+            else:
+                units[path] = found
         records = [r for unit in units.values() for r in unit.records]
         # Helpers shared between test modules live in modules that are not tests themselves
         # (``utils.py``, ``common.py``); a test module's own helpers serve its own tests.
@@ -461,14 +489,30 @@ class StubAuditor:
         ``SourceError`` where the file cannot be read or parsed (never cached).  ``recorded``:
         with the modules it consulted and its dependencies even without a cache (the
         stand-in trigger decides by them)."""
+        found = self._looked_up(path, explicit, standins, known, recorded, blobs)
+        if isinstance(found, FileAudit):
+            return found
+        return self._computed(path, explicit, standins, known, found)
+
+    def _looked_up(
+        self,
+        path: Path,
+        explicit: bool,
+        standins: bool,
+        known: Sequence[Stub] | None,
+        recorded: bool,
+        blobs: dict[Path, bytes] | None,
+    ) -> FileAudit | _ToCompute:
+        """``_file_audit``'s answer where it needs no analysis (decided by the trigger, no
+        stub or stand-in in the text, a cache hit), else how to compute it."""
         if (path, standins) in self._decided:
             return self._decided[(path, standins)]
         if self.cache is None and not recorded:
-            return self._compute_file(path, explicit, standins, known, self._shared)
+            return _ToCompute(recorded=False)
         try:
             data = self.tree.read_bytes(path)
         except OSError:
-            return self._compute_file(path, explicit, standins, known, self._shared)
+            return _ToCompute(recorded=False)
         if blobs is not None:
             blobs[path] = data
         if not explicit and not known:
@@ -484,13 +528,80 @@ class StubAuditor:
             unit = None if payload is None else self._decoded(payload)
             if unit is not None:
                 return unit
+        return _ToCompute(recorded=True, key=key)
+
+    def _computed(
+        self,
+        path: Path,
+        explicit: bool,
+        standins: bool,
+        known: Sequence[Stub] | None,
+        how: _ToCompute,
+    ) -> FileAudit:
+        """The analysis ``_looked_up`` left to do, in analysis objects of the file's own: no
+        memo of another file's walks answers for it, so its findings are the same whichever
+        files a run audits before it, or beside it in another process.  A recorded one is
+        written to the cache."""
+        if not how.recorded:
+            return self._compute_file(path, explicit, standins, known, Analysis.over(self.tree))
         with self.tree.recording() as asked:
-            unit = self._compute_file(path, explicit, standins, known, Analysis.over(self.tree))
+            unit = self._compute_file(
+                path, explicit, standins, known, Analysis.over(self.tree), recorded=True
+            )
         unit = attrs.evolve(unit, consulted=frozenset(asked))
-        if key is not None:
+        if how.key is not None:
             assert self.cache is not None
-            self.cache.put(key, {m: self.tree.digest(m) for m in asked}, unit.to_json())
+            self.cache.put(how.key, {m: self.tree.digest(m) for m in asked}, unit.to_json())
         return unit
+
+    def _file_audits(
+        self,
+        paths: Sequence[Path],
+        explicit: set[Path],
+        standins: bool,
+        known: Mapping[Path, Sequence[Stub]],
+        recorded: bool = False,
+        blobs: dict[Path, bytes] | None = None,
+        progress=None,
+    ) -> dict[Path, FileAudit | SourceError]:
+        """``_file_audit`` of each of ``paths`` (or the ``SourceError`` it raised), the
+        analyses spread over ``jobs`` worker processes where there are enough of them
+        (``workers``); a file with stubs already extracted (``known``) runs here."""
+        looked = {
+            path: self._looked_up(
+                path, path in explicit, standins, known.get(path), recorded, blobs
+            )
+            for path in paths
+        }
+        pending = [p for p in paths if isinstance(looked[p], _ToCompute) and not known.get(p)]
+        count = workers.worker_count(self.jobs, len(pending))
+        told = (
+            _Progress(progress, len(paths)) if progress is not None and len(paths) > 200 else None
+        )
+        done: dict[Path, FileAudit | SourceError] = {}
+        if count:
+            settled = len(paths) - len(pending)  # no analysis to wait for
+
+            def compute(path: Path) -> FileAudit:
+                how = looked[path]
+                assert isinstance(how, _ToCompute)
+                return self._computed(path, path in explicit, standins, None, how)
+
+            done = workers.audits_in_workers(
+                pending, compute, count, None if told is None else lambda n: told(settled + n)
+            )
+        out: dict[Path, FileAudit | SourceError] = {}
+        for i, path in enumerate(paths):
+            if told is not None and not count:
+                told(i)
+            found = done.get(path, looked[path])
+            if isinstance(found, _ToCompute):  # here: no workers, or none answered for it
+                try:
+                    found = self._computed(path, path in explicit, standins, known.get(path), found)
+                except SourceError as exc:
+                    found = exc
+            out[path] = found
+        return out
 
     def _compute_file(
         self,
@@ -499,6 +610,7 @@ class StubAuditor:
         standins: bool,
         known: Sequence[Stub] | None,
         analysis: Analysis,
+        recorded: bool = False,
     ) -> FileAudit:
         found = list(known) if known else self._stubs_of(path, explicit)
         table = self.standins_of(path, bool(found), analysis.index) if standins else None
@@ -511,7 +623,7 @@ class StubAuditor:
             found_handed, found_uses = self._handed_of(analysis, str(path), table)
             handed, uses = tuple(found_handed), tuple(found_uses)
         dependencies: frozenset[str] = frozenset()
-        if analysis is not self._shared:  # recorded: the trigger's index too
+        if recorded:  # the trigger's index too
             dependencies = frozenset().union(*(self.dependencies(s, analysis) for s in found))
         exported = self._exports.get(path)
         return FileAudit(
@@ -539,10 +651,12 @@ class StubAuditor:
         if path not in units:
             return []  # unreadable: reported, nothing imported into it
         if self.cache is None:
+            self._extract_exporters(shared)
             exports = [(p, *self._exports[p]) for p in shared if p in self._exports]
+            analysis = Analysis.over(self.tree)  # the importing file's own, as in ``_computed``
             stubs = self._imported_into(path, exports)
-            table = self._imported_table(path, units, stubs, self._shared) if standins else None
-            return [self._record(self._shared, stub, table) for stub in stubs]
+            table = self._imported_table(path, units, stubs, analysis) if standins else None
+            return [self._record(analysis, stub, table) for stub in stubs]
         names = {name for p in shared for name in units[p].exports}
         data = blobs.get(path)
         if data is None:
@@ -560,9 +674,7 @@ class StubAuditor:
         unit = None if payload is None else self._decoded(payload)
         if unit is not None:
             return list(unit.records)
-        for exporter in shared:
-            if exporter not in self._exports:
-                self.extract(exporter)  # a cached file: its helpers are needed again
+        self._extract_exporters(shared)
         exports = [(p, *self._exports[p]) for p in shared if p in self._exports]
         with self.tree.recording() as asked:
             analysis = Analysis.over(self.tree)
@@ -572,6 +684,13 @@ class StubAuditor:
         consulted = {m: self.tree.digest(m) for m in asked}
         self.cache.put(key, consulted, FileAudit(records=records).to_json())
         return list(records)
+
+    def _extract_exporters(self, shared: Sequence[Path]) -> None:
+        """The helpers of the ``shared`` modules, where this process has not extracted them:
+        their audit came from the cache or from a worker process."""
+        for exporter in shared:
+            if exporter not in self._exports:
+                self.extract(exporter)
 
     def _imported_table(
         self,

@@ -128,6 +128,7 @@ class TextScan:
 
     tree: SourceTree
     _vllm: dict[Path, bytes] | None = None
+    _all_tests: dict[Path, bytes] | None = None
     _tests: dict[Path, bytes] | None = None
     _standins: dict[Path, bytes] | None = None
     _closures: dict[frozenset[str], set[str] | None] = attrs.field(factory=dict)
@@ -144,12 +145,14 @@ class TextScan:
     def stub_texts(self) -> dict[Path, bytes]:
         """Test files (under ``tests/``) that hold an ``object.__new__(`` call."""
         if self._tests is None:
-            self._tests = {}
-            for path in _py_files(self.tree.root / "tests"):
-                text = _read(path)
-                if _STUB_MARK in text:
-                    self._tests[path] = text
+            self._tests = {p: t for p, t in self._test_texts().items() if _STUB_MARK in t}
         return self._tests
+
+    def _test_texts(self) -> dict[Path, bytes]:
+        """Every ``.py`` file under ``tests/``, read once for both pre-filters."""
+        if self._all_tests is None:
+            self._all_tests = {p: _read(p) for p in _py_files(self.tree.root / "tests")}
+        return self._all_tests
 
     def referring_names(self, changed: set[str]) -> set[str] | None:
         """The closure of names through which code can reach the ``changed`` modules; None
@@ -245,8 +248,7 @@ class TextScan:
             from factories.analysis.extraction import might_hold_standins
 
             self._standins = {}
-            for path in _py_files(self.tree.root / "tests"):
-                text = _read(path)
+            for path, text in self._test_texts().items():
                 if might_hold_standins(text.decode("utf-8", errors="replace")):
                     self._standins[path] = text
         return self._standins
