@@ -3,9 +3,10 @@
 The audit of one test file (``file_audit.FileAudit``) depends only on that file and the modules
 its audit consults, which is why the result cache can keep it; the same property lets several
 processes compute the files of one run side by side.  Each worker is a fork of the auditor as it
-stands (no parsed module is shipped); it takes the next file index from a shared counter, so a
-slow file holds up one worker only, and sends back the file's ``FileAudit`` as the JSON the
-result cache stores (``to_json``, which ``from_json`` decodes exactly).  The run then merges
+stands (no parsed module is shipped); it takes the next file from a shared counter, largest
+file first (a long audit started last would leave the other workers idle at the end), and
+sends back the file's ``FileAudit`` as the JSON the result cache stores (``to_json``, which
+``from_json`` decodes exactly).  The run then merges
 these values as it merges cached ones, so its report is the one a single process prints.
 
 Nothing is lost to a worker: a file whose audit raised anything but ``SourceError`` in a
@@ -56,6 +57,7 @@ def audits_in_workers(
     """``compute(path)`` for each of ``paths`` in ``workers`` forked processes: the audit, or
     the ``SourceError`` it raised, by path.  Paths missing from the answer were not computed
     (see the module docstring); ``progress`` is told how many files are done after each."""
+    order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
     context = multiprocessing.get_context("fork")
     following = context.Value("i", 0)
     readers: list[Connection] = []
@@ -63,7 +65,7 @@ def audits_in_workers(
     for _ in range(workers):
         reader, writer = context.Pipe(duplex=False)
         process = context.Process(
-            target=_serve, args=(paths, compute, following, writer), daemon=True
+            target=_serve, args=(paths, order, compute, following, writer), daemon=True
         )
         process.start()
         writer.close()
@@ -90,14 +92,24 @@ def audits_in_workers(
     return done
 
 
-def _serve(paths: Sequence[Path], compute, following, writer: Connection) -> None:
-    """A worker's loop: the next unclaimed file until none is left."""
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # its audit reports it
+
+
+def _serve(
+    paths: Sequence[Path], order: Sequence[int], compute, following, writer: Connection
+) -> None:
+    """A worker's loop: the next unclaimed file (``order[k]``) until none is left."""
     while True:
         with following.get_lock():
-            index = following.value
-            following.value = index + 1
-        if index >= len(paths):
+            claimed = following.value
+            following.value = claimed + 1
+        if claimed >= len(order):
             break
+        index = order[claimed]
         try:
             writer.send(("audit", index, compute(paths[index]).to_json()))
         except SourceError as exc:
