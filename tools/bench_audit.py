@@ -17,7 +17,10 @@ audit and its workers together:
   empty cache folder each run: the audit plus writing every entry) and **warm** (a folder a
   cold run of the whole tree with the same options filled: the last run of the cold-cache
   job where it ran, else one more cold run; for a trigger that is what gives it its reverse
-  index).  Jobs without "cache" in their name run with ``--no-cache``.
+  index).  Jobs without "cache" in their name run with ``--no-cache``;
+* **module edited**: the pre-commit case, on a copy of the tree: a warm cache, then before each
+  run an edit (one more comment line) to the trigger's module, so the files whose audit read it
+  are analysed again and the others come from the cache.
 
 A warm run opens few files or none, so the floor of a warm job is that of the cold run of the
 same command (``--no-cache``): the parse time of the files a cold run opens, whatever the
@@ -44,6 +47,7 @@ import gc
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -169,6 +173,42 @@ class Job:
     against: bool = False
 
 
+@dataclasses.dataclass
+class EditedTree:
+    """A copy of the tree (``vllm/`` and the tests) whose trigger module each run edits, with
+    the cache folder its runs share."""
+
+    root: Path
+    tests: Path
+    copy: Path
+    cache: Path
+    edits: int = 0
+
+    @classmethod
+    def copied(cls, root: Path, tests: Path, tmp: Path) -> EditedTree:
+        copy = tmp / "edited-src"
+        shutil.copytree(root / "vllm", copy / "vllm")
+        shutil.copytree(tests, copy / "tests")
+        return cls(root, tests, copy, tmp / "edited-cache")
+
+    def moved(self, args: list[str]) -> list[str]:
+        """``args`` with the tree's paths turned into the copy's."""
+        out = []
+        for arg in args:
+            if arg.startswith(str(self.tests)):
+                arg = str(self.copy / "tests") + arg[len(str(self.tests)) :]
+            elif arg.startswith(str(self.root)):
+                arg = str(self.copy) + arg[len(str(self.root)) :]
+            out.append(arg)
+        return out
+
+    def edit(self) -> None:
+        """One more comment line at the end of the trigger module: its content hash changes."""
+        self.edits += 1
+        with open(self.copy / TRIGGER_MODULE, "a", encoding="utf-8") as module:
+            module.write(f"\n# bench_audit: edit {self.edits}\n")
+
+
 def jobs(root: Path, tests: Path) -> list[Job]:
     src = ["--vllm-src", str(root), "--format", "json"]
     tree, trigger = [*src, str(tests)], [*src, str(root / TRIGGER_MODULE)]
@@ -188,6 +228,13 @@ def jobs(root: Path, tests: Path) -> list[Job]:
             "trigger --standins, warm cache",
             [*standins, *trigger],
             "warm",
+            floor_of="trigger --standins",
+            prime=[*standins, *tree],
+        ),
+        Job(
+            "trigger --standins, warm cache, module edited",
+            [*standins, *trigger],
+            "edited",
             floor_of="trigger --standins",
             prime=[*standins, *tree],
         ),
@@ -258,9 +305,25 @@ def main(argv: list[str] | None = None) -> int:
             standins = "--standins" in job.args
             cold_dirs: list[Path] = []
 
-            def command(label: str, job: Job = job, cold_dirs: list[Path] = cold_dirs) -> list[str]:
+            edited: EditedTree | None = None
+            if job.cache == "edited":
+                print(f"[bench_audit] {job.name}: copying the tree", file=sys.stderr, flush=True)
+                edited = EditedTree.copied(root, tests, Path(tmp))
+                prime = [*workers, "--cache-dir", str(edited.cache), *edited.moved(job.prime or [])]
+                print(f"[bench_audit] {job.name}: filling the cache", file=sys.stderr, flush=True)
+                audit_run(REPO, prime)
+
+            def command(
+                label: str,
+                job: Job = job,
+                cold_dirs: list[Path] = cold_dirs,
+                edited: EditedTree | None = edited,
+            ) -> list[str]:
                 if label != HEAD:
                     return job.args  # an older revision: no cache to turn off, no workers
+                if edited is not None:
+                    edited.edit()
+                    return [*workers, "--cache-dir", str(edited.cache), *edited.moved(job.args)]
                 if job.cache == "none":
                     return [*workers, "--no-cache", *job.args]
                 if job.cache == "warm":
@@ -299,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
                 warm_dirs[standins] = cold_dirs[-1]  # a whole cold run's entries: warm
             for label, runs in samples.items():
                 opened = runs[-1][2]
-                if label == HEAD and job.cache != "warm":
+                if label == HEAD and job.cache not in ("warm", "edited"):
                     opened_by.setdefault(job.floor_of or job.name, opened)
                 if job.floor_of is not None:
                     opened = cold_opened(job.floor_of)
