@@ -1756,6 +1756,57 @@ def holding_current(cfg):
     _CURRENT_HOLDER = cfg
     yield
     _CURRENT_HOLDER = None
+
+
+@dataclass
+class KeptReq:
+    name: str
+    can_save: bool = False
+    block: object = None
+
+
+class KeptMeta:
+    def __init__(self):
+        self.requests = []
+
+    def add_request(self, req):
+        self.requests.append(req)
+
+
+class KeptScheduler:
+    def build_meta(self, out):
+        meta = KeptMeta()
+        for name in out.names:
+            meta.add_request(KeptReq(name, can_save=self.saving))
+        self._apply_saves(meta, out)
+        self._count_saves(meta)
+        return meta
+
+    def build_then_flip(self, out):
+        meta = KeptMeta()
+        for name in out.names:
+            meta.add_request(KeptReq(name))
+        self._apply_saves(meta, out)
+        self._flip_saves(meta)
+        return meta
+
+    def _apply_saves(self, meta, out):
+        kept = [r for r in meta.requests if r.can_save]
+        if not kept:
+            return
+        table = out.table
+        for r in kept:
+            r.block = table.get(r.name)
+
+    def _count_saves(self, meta):
+        self.saved = 0
+        for r in meta.requests:
+            if r.can_save:
+                self.saved += 1
+
+    def _flip_saves(self, meta):
+        for r in meta.requests:
+            r.can_save = True
 """
 
 
@@ -7599,6 +7650,45 @@ CASES = [
             fetch_if(runner, flag)
         """,
         frozenset(),
+    ),
+    Case(
+        "an-asserted-true-field-of-an-item-of-the-returned-list-keeps-the-filtered-list-filled",
+        """
+        from vllm.mod import KeptScheduler
+
+        def test_x():
+            s = object.__new__(KeptScheduler)
+            s.saving = True
+            meta = s.build_meta(SimpleNamespace(names=["a"]))
+            req = meta.requests[0]
+            assert req.can_save is True
+        """,
+        frozenset({(ERROR, "out.table")}),
+    ),
+    Case(
+        "an-asserted-item-field-later-code-may-set-decides-nothing",
+        """
+        from vllm.mod import KeptScheduler
+
+        def test_x():
+            s = object.__new__(KeptScheduler)
+            meta = s.build_then_flip(SimpleNamespace(names=["a"]))
+            assert meta.requests[0].can_save
+        """,
+        frozenset({(NOTE, "out.table")}),
+    ),
+    Case(
+        "an-item-field-asserted-false-leaves-the-filtered-list-undecided",
+        """
+        from vllm.mod import KeptScheduler
+
+        def test_x():
+            s = object.__new__(KeptScheduler)
+            s.saving = False
+            meta = s.build_meta(SimpleNamespace(names=["a"]))
+            assert meta.requests[0].can_save is False
+        """,
+        frozenset({(NOTE, "out.table")}),
     ),
 ]
 

@@ -18,7 +18,9 @@ assert a result through the local it was bound to (``n = split(...)`` then ``ass
 - ``result_asserts``: the ``assert``s on the local a call's result is bound to, that run
   whenever the binding does (later statements of the same block, with no ``return``,
   ``break``, ``continue`` or rebinding of the local before them), on the local itself
-  (``assert n == 32``) or on one field of it (``assert metadata.has_persistent_metadata``).
+  (``assert n == 32``) or on one field of it (``assert metadata.has_persistent_metadata``);
+  ``result_item_asserts``: those that state a field of an item of one of its list fields
+  true (``assert metadata.requests[0].can_save``).
 
 The stub audit does not use any of it: its output is pinned to the releases.
 """
@@ -265,7 +267,7 @@ def _filled_display(node: ast.expr) -> bool:
 
 
 def result_asserts(
-    block: list[ast.stmt], names: TestNames
+    block: list[ast.stmt], names: TestNames, effects: dict[int, _Effects] | None = None
 ) -> Iterable[tuple[ast.Call, str | None, tuple[object]]]:
     """``(call, None, (value,))`` for ``x = call(...)`` in ``block`` followed, later in that
     block, by an ``assert`` that states ``x`` (``assert x == 32``), and ``(call, field,
@@ -273,8 +275,9 @@ def result_asserts(
     3``): the assert runs whenever the call does, unless a statement between leaves the block
     (``return``, ``break``, ``continue``, ``pytest.skip``) or rebinds ``x``, which stop the
     search.  What each later statement states and binds is read once for the block, not once
-    per assignment before it (``_Effects``)."""
-    effects: dict[int, _Effects] = {}
+    per assignment before it (``_Effects``; ``effects``: a cache of them, by position, that
+    ``result_item_asserts`` of the same block may share)."""
+    effects = {} if effects is None else effects
     for i, stmt in enumerate(block):
         if not (
             isinstance(stmt, ast.Assign)
@@ -299,6 +302,81 @@ def result_asserts(
                     yield stmt.value, expression.attr, value
             if later.leaves or local in later.binds:
                 break
+
+
+def result_item_asserts(
+    block: list[ast.stmt], names: TestNames, effects: dict[int, _Effects] | None = None
+) -> Iterable[tuple[ast.Call, str, str]]:
+    """``(call, items, field)`` for ``x = call(...)`` in ``block`` followed, later in that
+    block, by an ``assert`` that states ``field`` true of an item of the list field
+    ``items`` of the result: ``assert x.requests[0].can_save``, or through a local bound to
+    the item (``req = x.requests[0]``, then ``assert req.can_save is True``).  The test
+    passes only where the call returned an object whose ``items`` held such an item
+    (``CallContext.result_items``).  Only ``assert``s and such bindings of an item may lie
+    between the call and the ``assert``: the search stops at anything else (which might
+    change the items), and where ``result_asserts``' does."""
+    effects = {} if effects is None else effects
+    for i, stmt in enumerate(block):
+        if not (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)
+        ):
+            continue
+        local = stmt.targets[0].id
+        held: dict[str, str] = {}  # a local bound to an item of the result -> its list field
+        for j in range(i + 1, len(block)):
+            later = effects.get(j)
+            if later is None:
+                later = effects[j] = _Effects.of(block[j], names)
+            for expression, value in later.states:
+                if (
+                    isinstance(expression, ast.Compare)
+                    and len(expression.ops) == 1
+                    and isinstance(expression.ops[0], (ast.Is, ast.Eq))
+                    and isinstance(expression.comparators[0], ast.Constant)
+                    and expression.comparators[0].value is True
+                    and value[0] == Truth(True)
+                ):
+                    expression = expression.left  # ``assert req.can_save is True``
+                if not (isinstance(expression, ast.Attribute) and _true(value[0])):
+                    continue
+                owner = expression.value
+                if isinstance(owner, ast.Name) and owner.id in held:
+                    yield stmt.value, held[owner.id], expression.attr
+                elif isinstance(owner, ast.Subscript):
+                    items = _item_of(owner.value, local)
+                    if items is not None:
+                        yield stmt.value, items, expression.attr
+            if later.leaves or local in later.binds:
+                break
+            item = block[j]
+            if isinstance(item, ast.Assert):
+                continue
+            if not (
+                isinstance(item, ast.Assign)
+                and len(item.targets) == 1
+                and isinstance(item.targets[0], ast.Name)
+                and isinstance(item.value, ast.Subscript)
+                and _item_of(item.value.value, local) is not None
+            ):
+                break  # anything else may change the items before the asserts
+            held[item.targets[0].id] = _item_of(item.value.value, local)  # type: ignore[assignment]
+
+
+def _item_of(node: ast.expr, local: str) -> str | None:
+    """``items`` where ``node`` is ``local.items`` (the list whose item a subscript takes)."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.attr if node.value.id == local else None
+    return None
+
+
+def _true(value: object) -> bool:
+    """Whether an asserted value is true (``assert x.f``, ``x.f is True``, ``x.f == 1``)."""
+    if isinstance(value, Truth):
+        return value.value
+    return isinstance(value, (bool, int, str)) and bool(value)
 
 
 class _Effects(NamedTuple):

@@ -221,6 +221,9 @@ class ClassAuditor:
                 bare_self=namespace_self,
                 returns=standins.asserted(event) if standins is not None else event.returns,
                 result_fields=event.result_fields,
+                result_items=(
+                    standins.result_items(event) if standins is not None else event.result_items
+                ),
             )
             roots: dict[str, tuple[StandIn, ...]] = {}
             held: frozenset[str] = frozenset()

@@ -62,6 +62,7 @@ from factories.analysis.asserted import (
     assert_states,
     asserted_after,
     result_asserts,
+    result_item_asserts,
     stated,
 )
 from factories.analysis.baseline import is_suppressed, suppressed_kinds
@@ -204,6 +205,18 @@ class StubStandIns:
         if calls is None:
             return ()
         return calls.asserted(calls.method_call_at(event.location.line, event.name))
+
+    def result_items(self, event: StubEvent) -> tuple[tuple[str, str], ...]:
+        """What the test asserts true of an item of a list field of the stub's method call
+        ``event``'s result (``CallContext.result_items``: ``meta = stub.build(x); assert
+        meta.requests[0].can_save``), where the replay itself states nothing: the call of
+        that method alone on its line, outside ``pytest.raises``."""
+        if event.result_items:
+            return event.result_items
+        calls = self.calls.get(event.location.path)
+        if calls is None:
+            return ()
+        return calls.result_items(calls.method_call_at(event.location.line, event.name))
 
     def set_by(self, event: StubEvent) -> StandIn | None:
         return self.sets.get((event.location, event.name))
@@ -2828,6 +2841,7 @@ def _self_call(calls: _CallIndex, meeting: Meeting) -> tuple[str, StubEvent] | N
         getter=meeting.self_shape is SelfShape.PROPERTY_FGET,
         returns=calls.asserted(calls.call_at(meeting.location.line, callee.text)),
         result_fields=calls.result_fields(calls.call_at(meeting.location.line, callee.text)),
+        result_items=calls.result_items(calls.call_at(meeting.location.line, callee.text)),
         arms=meeting.arms,
     )
     return head, event
@@ -2931,6 +2945,9 @@ class _CallIndex:
         # What the asserts on the local a call's result is bound to state its fields are
         # (``asserted.result_asserts``): the call's ``CallContext.result_fields``.
         self._fields: dict[ast.AST, dict[str, tuple[object]]] = {}
+        # What they state true of an item of a list field of it (``asserted.
+        # result_item_asserts``): the call's ``CallContext.result_items``.
+        self._items: dict[ast.AST, set[tuple[str, str]]] = {}
         self._texts: dict[ast.AST, str] = {}
         self._at: dict[tuple[int, str], ast.Call | None] = {}
         self._shapes: list[_FieldCallShapes] | None = None
@@ -2959,11 +2976,14 @@ class _CallIndex:
                         self._states.setdefault(asserted, value)
                 if isinstance(node, _HOLDERS):  # an expression holds no statement list
                     for block in _blocks(node):
-                        for call, field, value in result_asserts(block, self.names):
+                        effects: dict = {}  # shared by the two scans of the block
+                        for call, field, value in result_asserts(block, self.names, effects):
                             if field is None:
                                 self._states.setdefault(call, value)
                             else:
                                 self._fields.setdefault(call, {}).setdefault(field, value)
+                        for call, items, field in result_item_asserts(block, self.names, effects):
+                            self._items.setdefault(call, set()).add((items, field))
         return (
             node
             for node in self._calls[roots]
@@ -3327,6 +3347,15 @@ class _CallIndex:
         if call is None or self._under_raises(call):
             return ()
         return tuple(sorted((f, v[0]) for f, v in self._fields.get(call, {}).items()))
+
+    def result_items(self, call: ast.Call | None) -> tuple[tuple[str, str], ...]:
+        """``(items, field)`` for each list field of ``call``'s result of which an ``assert``
+        on the local the result is bound to states an item's field true (``x = call(...)``,
+        then ``assert x.requests[0].can_save``; ``asserted.result_item_asserts``):
+        ``CallContext.result_items``.  Not inside ``pytest.raises``."""
+        if call is None or self._under_raises(call):
+            return ()
+        return tuple(sorted(self._items.get(call, ())))
 
     def binding_at(self, line: int, text: str) -> ast.Call | None:
         """``types.MethodType(<text>, ns)`` or ``<text>.__get__(ns[, Cls])`` at ``line``."""

@@ -64,6 +64,10 @@ class StubEvent:
     # ``(field, value)`` of each field of the call's result the test asserts (``assert
     # metadata.ready``; only a stand-in's replay states them): ``CallContext.result_fields``.
     result_fields: tuple[tuple[str, object], ...] = ()
+    # ``(items, field)`` of each list field of the call's result an item of which the test
+    # asserts has ``field`` true (``assert meta.requests[0].can_save``; only a stand-in's
+    # replay states them): ``CallContext.result_items``.
+    result_items: tuple[tuple[str, str], ...] = ()
     # ``Meeting.arms`` of the call (only a stand-in's call states them): the ``if`` arms of
     # its test function it lies in, which no other arm of the same ``if`` runs before.
     arms: tuple[tuple[int, int, int], ...] = ()

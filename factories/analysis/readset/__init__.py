@@ -27,7 +27,12 @@ the result (``CallContext.result_fields``), a literal local the returned datacla
 for that field holds the asserted value while that call's arguments run; an arm of an
 undecided ``if`` that surely reaches an ``assert`` the test's values make false (``verify =
 md.dcp_verify; assert verify is not None`` of ``dcp_verify=None``) fails the test, so the
-other arm is its path (``Walker.surely_fails``). Where the stand-in audit asks
+other arm is its path (``Walker.surely_fails``); where it asserts a field of an item of
+a list field of the result true (``CallContext.result_items``: ``req = meta.requests[0];
+assert req.can_save``) and the call returns the object a local of it holds, a method of
+``self`` handed that local, past which nothing can change the list's items or that field,
+finds ``[r for r in meta.requests if r.can_save]`` not empty (``HELD_ITEMS``,
+``StatementHandlers.ruled_out_empty``). Where the stand-in audit asks
 (``CallContext.stated_locals``), what the test states decides more: locals bound to such
 conditions, a stated literal's membership in the code's own display of literals (``backend not
 in ("ray", "mp")``), ``isinstance`` of objects the test built, loops over items the test
@@ -75,7 +80,9 @@ Where things are (the ``_`` modules are private):
   whether a callee runs as written (``plain_function``, ``plainly_built``);
 - ``_returned``: the call whose object the analysed call returns, and the locals it hands
   the fields the test asserts (``CallContext.result_fields``, ``returned_build``), where a
-  dataclass stores them as given (``stores_as_given``);
+  dataclass stores them as given (``stores_as_given``); the local it returns
+  (``returned_local``), whether code keeps the items of its list (``keeps_items``) and a
+  list filtered out of it (``filtered_items``);
 - ``_syntax``: small questions about a node's shape, and the handler dispatch.
 """
 

@@ -40,7 +40,7 @@ from factories.analysis.readset._paths import (
     first_unguarded_by_name,
     provisioned,
 )
-from factories.analysis.readset._returned import returned_build
+from factories.analysis.readset._returned import returned_build, returned_local
 from factories.analysis.readset._syntax import forwards_only
 from factories.analysis.readset._walker import Walker, statements_and_exprs
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
@@ -127,6 +127,7 @@ class ReadSetAnalyzer:
         # is freed once its audit is over).
         self._generators: dict[int, tuple[ast.AST, bool]] = {}
         self._returned: dict[int, tuple[ast.AST, object]] = {}
+        self._returned_local: dict[int, tuple[ast.AST, tuple[str, int] | None]] = {}
         # id of a function's or module's AST -> each name it binds -> ``bindings``
         self._bindings: dict[int, dict[str, tuple[Binding, ...]]] = {}
 
@@ -175,6 +176,15 @@ class ReadSetAnalyzer:
         if key not in self._body_names:
             self._body_names[key] = body_names(self._linked_body(func)[2])
         return self._body_names[key]
+
+    def returned_local(
+        self, func: ast.FunctionDef | ast.AsyncFunctionDef
+    ) -> tuple[str, int] | None:
+        """``_returned.returned_local`` of ``func``, read from the AST once per function."""
+        known = self._returned_local.get(id(func))
+        if known is None:
+            known = self._returned_local[id(func)] = (func, returned_local(func))
+        return known[1]
 
     def returned_build(
         self, func: ast.FunctionDef | ast.AsyncFunctionDef
@@ -484,9 +494,9 @@ class ReadSetAnalyzer:
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
         entry = not stack  # the analysed call: its own parameters are stand-ins
-        if not entry and context.result_fields:
+        if not entry and (context.result_fields or context.result_items):
             # only the analysed call's result is asserted: callees share their walks
-            context = attrs.evolve(context, result_fields=())
+            context = attrs.evolve(context, result_fields=(), result_items=())
         memo_key = (
             cls.qualname,
             key_name,
@@ -536,8 +546,8 @@ class ReadSetAnalyzer:
         key_name = f"{FUNCTION_FRAME}{function.module.name}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
-        if not entry and context.result_fields:
-            context = attrs.evolve(context, result_fields=())
+        if not entry and (context.result_fields or context.result_items):
+            context = attrs.evolve(context, result_fields=(), result_items=())
         memo_key = (
             key_name,
             state,

@@ -14,7 +14,15 @@ from factories.analysis.binding import CallShape
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._chains import bound_name
 from factories.analysis.readset._handovers import plain_function
-from factories.analysis.readset._model import CALL_SHAPE, AttributeAccess, CallSite, State, shaped
+from factories.analysis.readset._model import (
+    CALL_SHAPE,
+    HELD_ITEMS,
+    AttributeAccess,
+    CallSite,
+    State,
+    shaped,
+)
+from factories.analysis.readset._returned import keeps_items, stored_away
 from factories.analysis.readset._syntax import forwards, forwards_only, literal_name
 from factories.analysis.values import Obj
 from factories.errors import SourceError
@@ -179,6 +187,9 @@ class CallHandlers:
         """``self.m(...)``/``super().m(...)``: followed into ``m`` with the parameter paths and
         literal values the call passes."""
         aliases, params = self.bindings(member, call, state)
+        held = self.held_items(member, call) if self.context.result_items else ()
+        if held:
+            params = {**params, HELD_ITEMS: held}
         before = len(self.rec.writes)
         walked = self.follow(member, state, aliases=aliases, params=params, after=after)
         if not walked.skipped and plain_function(member.node):
@@ -198,6 +209,59 @@ class CallHandlers:
             if self.context.expect_raise:
                 self.certain = False  # the expected exception may have come from that call
         return walked.state
+
+    def held_items(self, member: Member, call: ast.Call) -> tuple[tuple[str, str, str], ...]:
+        """``HELD_ITEMS`` of a method of ``self`` the analysed call calls (``CallContext.
+        result_items``): ``(parameter, items, field)`` where the call is a statement of the
+        analysed call's body of its own, after the one binding of the local every ``return``
+        gives (``_returned.returned_local``), it hands that local to ``parameter``, the
+        analysed call stores the local into no attribute or subscript, and neither the rest
+        of its body nor the whole method can change which items its ``items`` holds or
+        their ``field`` (``_returned.keeps_items``).  The test asserts such an item at the
+        ``return``, so the list held one all the while the method ran."""
+        if not (self.entry and self.self_name and member.kind is MemberKind.METHOD):
+            return ()
+        found = self.analyzer.returned_local(self.func)
+        callee = member.node
+        if found is None or not isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return ()
+        name, bound_at = found
+        body = self.func.body
+        at = next(
+            (i for i, stmt in enumerate(body) if isinstance(stmt, ast.Expr) and stmt.value is call),
+            None,
+        )
+        if at is None or at <= bound_at or stored_away(self.func, name):
+            return ()
+        positional = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)][1:]
+        handed = {
+            positional[i]
+            for i, arg in enumerate(call.args)
+            if isinstance(arg, ast.Name) and arg.id == name and i < len(positional)
+        } | {
+            k.arg
+            for k in call.keywords
+            if k.arg is not None and isinstance(k.value, ast.Name) and k.value.id == name
+        }
+        if not handed:
+            return ()
+        out: list[tuple[str, str, str]] = []
+        for items, field in self.context.result_items:
+            if keeps_items(
+                body[at + 1 :], self.func, frozenset({name}), items, field, self.plain_method
+            ) and keeps_items(
+                callee.body, callee, frozenset(handed), items, field, self.plain_method
+            ):
+                out.extend((parameter, items, field) for parameter in handed)
+        return tuple(sorted(out))
+
+    def plain_method(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The plain method of the walked class ``self.<name>(...)`` runs, else None."""
+        member = self.index.lookup(self.cls, name) if self.cls is not None else None
+        if member is None or member.kind is not MemberKind.METHOD:
+            return None
+        node = member.node
+        return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
     def test_code_may_raise(self, func: ast.expr) -> None:
         """A call of code the test wrote (a callable it put on a stand-in or on the object),

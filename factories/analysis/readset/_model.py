@@ -27,6 +27,12 @@ State = frozenset[str] | None  # None: this path cannot be reached (after return
 #: (``CallHandlers.forwarded_shape``).  No parameter can bear the name.
 CALL_SHAPE = "*call"
 
+#: The ``params`` entry (``(parameter, items, field)`` triples) that tells a method of ``self``
+#: which of its parameters holds the analysed call's result, whose list field ``items`` the
+#: test asserts holds an item with ``field`` true (``CallContext.result_items``).  No
+#: parameter can bear the name.
+HELD_ITEMS = "*items"
+
 
 def shaped(shape: CallShape) -> tuple[CallShape, tuple, tuple]:
     """A ``CALL_SHAPE`` value: the shape with its literals beside it, so that two calls
@@ -299,6 +305,15 @@ class CallContext:
     stated_locals: bool = False
     returns: tuple[object] | tuple[()] = ()
     result_fields: tuple[tuple[str, object], ...] = ()
+    # ``(items, field)``: the test asserts, of the call's result, that an item of its list
+    # field ``items`` has ``field`` true (``meta = build(...)``, then ``req =
+    # meta.requests[0]; assert req.can_save``).  Where the analysed call returns the one
+    # object a local of it is bound to and hands that local to a method of ``self``, and
+    # nothing from there to the ``return`` can change which items the list holds or their
+    # ``field`` (``_returned.keeps_items``), that method's parameter holds such a list while
+    # it runs (``HELD_ITEMS``): a list it filters out of it by that field is not empty
+    # (``StatementHandlers.ruled_out_empty``).
+    result_items: tuple[tuple[str, str], ...] = ()
     real_self: bool = False
     bare_self: bool = False
     # ``(function key, root, items)``: the test replaced the function (a key of

@@ -26,13 +26,26 @@ Then, while the walk evaluates that call's arguments, the local holds the assert
 (``Walker.asserted_locals``): ``fp8_v_scale_fix=(has_persistent_metadata and self.n == 1
 and ...)`` reads past its first operand as surely as the test passes.  Where the test's
 assertion holds, that is the path; where it does not, the test fails anyway.
+
+A test can also assert a field of an item of a list the result holds (``meta =
+sched.build(out)``, then ``req = meta.requests[0]; assert req.can_save``:
+``CallContext.result_items``).  Where every ``return`` gives one local, bound once by a
+statement of the body (``returned_local``), that local's list held such an item when the
+call returned; and where a statement of the body after the binding is a call of a method of
+``self`` handed the local, and neither the rest of the body nor that method can add,
+remove or replace the list's items or set that field of any object (``keeps_items``: a
+textual scan that follows the methods of ``self`` they call), the list held it all the
+while the method ran.  There ``[r for r in meta.requests if r.can_save]`` is not empty
+(``filtered_items``), so ``if not kept: return`` does not return: where the assertion
+holds, that is the path; where it does not, the test fails anyway.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Sequence
 
-from factories.analysis._walk import child_nodes, walk
+from factories.analysis._walk import child_nodes, walk, walk_all
 from factories.analysis.classes import ClassIndex, ClassInfo, External
 
 #: The bases outside the tree that give a dataclass no code of their own on construction.
@@ -231,3 +244,352 @@ def _pseudo(annotation: ast.expr) -> bool:
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         text = annotation.value.split("[")[0]
     return text.rpartition(".")[2] in ("ClassVar", "InitVar", "KW_ONLY")
+
+
+# -- an item of the returned object's list (``CallContext.result_items``) ------------------
+
+#: Builtins that change none of their arguments (what they give may hold them).
+_PURE = frozenset(
+    {
+        "len", "list", "tuple", "set", "frozenset", "dict", "sorted", "reversed", "enumerate",
+        "zip", "range", "iter", "isinstance", "issubclass", "any", "all", "min", "max", "sum",
+        "str", "int", "float", "bool", "repr", "id", "hash", "type", "getattr", "hasattr",
+    }
+)  # fmt: skip
+#: Methods of a list, dict or set that change only that container.
+_CONTAINER_METHODS = frozenset(
+    {
+        "append", "extend", "insert", "add", "update", "setdefault", "pop", "remove",
+        "discard", "clear", "sort", "reverse", "get", "items", "keys", "values", "copy",
+        "index", "count",
+    }
+)  # fmt: skip
+_REFLECTIVE = frozenset(
+    {"setattr", "delattr", "__setattr__", "__delattr__", "vars", "exec", "eval"}
+)
+#: How many methods of ``self`` deep ``keeps_items`` follows before it gives up.
+_MAX_KEEP_DEPTH = 4
+
+
+def returned_local(
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+) -> tuple[str, int] | None:
+    """``(name, index)`` where every ``return`` of ``func`` gives the local ``name`` and the
+    one binding of it (none in a nested scope either, no ``global``/``nonlocal``) is a plain
+    ``name = ...`` statement of the function's body itself, its ``index``-th: the object
+    bound there is the one the call returns.  None for a generator or ``async`` function
+    (whose caller gets no ``return``'s value)."""
+    if isinstance(func, ast.AsyncFunctionDef):
+        return None
+    returns: list[ast.Return] = []
+    todo: list[ast.AST] = list(func.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None
+        if isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, ast.Return):
+            returns.append(node)
+        todo.extend(child_nodes(node))
+    if not returns or not all(isinstance(r.value, ast.Name) for r in returns):
+        return None
+    name = returns[0].value.id  # type: ignore[union-attr]
+    if any(r.value.id != name for r in returns):  # type: ignore[union-attr]
+        return None
+    stores = [
+        n
+        for n in walk(func)
+        if (isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load))
+        or (isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names)
+        or (isinstance(n, ast.arg) and n.arg == name)
+    ]
+    if len(stores) != 1:
+        return None
+    for index, stmt in enumerate(func.body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is stores[0]:
+            return name, index
+    return None
+
+
+def keeps_items(
+    stmts: Sequence[ast.stmt],
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    holders: frozenset[str],
+    items: str,
+    field: str,
+    method: Callable[[str], ast.FunctionDef | ast.AsyncFunctionDef | None],
+    seen: tuple[int, ...] = (),
+) -> bool:
+    """Whether running ``stmts`` (of ``func``, whose locals ``holders`` hold the object whose
+    list field ``items`` the test asserts) surely leaves which items that list holds and
+    their ``field`` as they were: the text stores or deletes no attribute named ``items`` or
+    ``field`` (of any object), calls no reflective builtin (``setattr``), defines no nested
+    function, lambda or class, stores nothing that may hold the object, its list or an item
+    into an attribute or a subscript, calls no method on them (``meta.add(r)``,
+    ``meta.requests.append(r)``; a list the function built itself may be changed), and
+    hands them to no call but builtins that change no argument (``len``, ``enumerate``) and
+    methods of ``self`` (``method``: the plain method a name gives, else None), followed
+    with the parameters they bind held, the method's whole body checked so, at most
+    ``_MAX_KEEP_DEPTH`` deep.  What may hold them: the holders, their ``items`` field, an
+    item or a slice of either, a display, comprehension or builtin's result over them, and
+    every local bound (assigned, iterated, grown by a container method) to such a value;
+    another field of an item is its data, which the assertion does not concern."""
+    if len(seen) > _MAX_KEEP_DEPTH:
+        return False
+    held, fresh = _holders(func, holders, items)
+    for node in walk_all(stmts):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            if node.attr in (items, field):
+                return False
+        elif isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+            if _hands(node.value, held, items):
+                return False
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if (
+                node.value is not None
+                and any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets)
+                and _hands(node.value, held, items)
+            ):
+                return False
+            if (
+                isinstance(node, ast.AugAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id not in fresh
+                and _hands(node.target, held, items)
+            ):
+                return False  # ``reqs += [r]`` grows the list ``reqs`` holds in place
+        elif isinstance(node, ast.Call) and not _call_keeps(
+            node, func, held, fresh, items, field, method, seen
+        ):
+            return False
+    return True
+
+
+def _call_keeps(
+    node: ast.Call,
+    func: ast.FunctionDef | ast.AsyncFunctionDef,
+    held: frozenset[str],
+    fresh: frozenset[str],
+    items: str,
+    field: str,
+    method: Callable[[str], ast.FunctionDef | ast.AsyncFunctionDef | None],
+    seen: tuple[int, ...],
+) -> bool:
+    """``keeps_items`` of one call."""
+    target = node.func
+    arguments = [*node.args, *(k.value for k in node.keywords)]
+    handed = any(_hands(a, held, items) for a in arguments)
+    if isinstance(target, ast.Name):
+        if target.id in _REFLECTIVE:
+            return False
+        return not handed or target.id in _PURE
+    if not isinstance(target, ast.Attribute):
+        return not handed and not _hands(target, held, items)
+    receiver = target.value
+    self_name = _self_name(func)
+    if isinstance(receiver, ast.Name) and receiver.id == self_name:
+        # followed even where handed nothing: it may reach the object through ``self``
+        callee = method(target.attr)
+        if callee is None:
+            return False
+        if id(callee) in seen:
+            return not handed
+        bound = _bound_holders(callee, node, held, items)
+        if bound is None:
+            return False
+        return keeps_items(callee.body, callee, bound, items, field, method, (*seen, id(callee)))
+    if target.attr in _REFLECTIVE or target.attr == items:
+        return False
+    if isinstance(receiver, ast.Name) and receiver.id in fresh:
+        return target.attr in _CONTAINER_METHODS
+    if (
+        isinstance(receiver, ast.Name)
+        and receiver.id in ("dict", "list", "set", "tuple", "frozenset")
+        and receiver.id not in held
+        and target.attr == "fromkeys"
+    ):
+        return True  # ``dict.fromkeys(xs)``: a builtin type's constructor
+    return not handed and not _hands(receiver, held, items)
+
+
+def _self_name(func: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    positional = [*func.args.posonlyargs, *func.args.args]
+    return positional[0].arg if positional else None
+
+
+def _bound_holders(
+    callee: ast.FunctionDef | ast.AsyncFunctionDef,
+    call: ast.Call,
+    held: frozenset[str],
+    items: str,
+) -> frozenset[str] | None:
+    """The parameters of a method of ``self`` that ``call`` hands something ``held`` may
+    hold; None where such a value goes through ``*``/``**``."""
+    positional = [a.arg for a in (*callee.args.posonlyargs, *callee.args.args)][1:]
+    bound: set[str] = set()
+    for i, arg in enumerate(call.args):
+        if not _hands(arg, held, items):
+            continue
+        if isinstance(arg, ast.Starred) or i >= len(positional):
+            return None
+        bound.add(positional[i])
+    for keyword in call.keywords:
+        if _hands(keyword.value, held, items):
+            if keyword.arg is None:
+                return None
+            bound.add(keyword.arg)
+    return frozenset(bound)
+
+
+def _holders(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, holders: frozenset[str], items: str
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The locals of ``func`` that may hold the object, its list or an item (``holders``
+    and every name bound to such a value, to a fixpoint), and those every binding of which
+    is a container the function builds itself (``fresh``: a display, a comprehension, a
+    builtin container's constructor)."""
+    bindings: list[tuple[ast.expr, ast.expr | None, bool]] = []  # (target, value, iterated)
+    for node in walk(func):
+        if isinstance(node, ast.Assign):
+            bindings.extend((t, node.value, False) for t in node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            bindings.append((node.target, node.value, False))
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bindings.append((node.target, node.iter, True))
+        elif isinstance(node, ast.NamedExpr):
+            bindings.append((node.target, node.value, False))
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            bindings.append((node.optional_vars, node.context_expr, False))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.attr in _CONTAINER_METHODS
+        ):
+            for arg in (*node.args, *(k.value for k in node.keywords)):
+                bindings.append((node.func.value, arg, False))
+    built: dict[str, bool] = {}
+    for target, value, iterated in bindings:
+        if isinstance(target, ast.Name) and not iterated and value is not None:
+            if target.ctx is not None and isinstance(target.ctx, ast.Load):
+                continue  # grown by a container method: not a binding of the name
+            built[target.id] = built.get(target.id, True) and _builds_container(value)
+        else:
+            for sub in walk(target):
+                if isinstance(sub, ast.Name):
+                    built[sub.id] = False
+    args = func.args
+    params = {
+        a.arg
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+        if a is not None
+    }
+    fresh = frozenset(name for name, ok in built.items() if ok and name not in params)
+    held = set(holders)
+    changed = True
+    while changed:
+        changed = False
+        for target, value, _ in bindings:
+            if value is None or not _hands(value, frozenset(held), items):
+                continue
+            for sub in walk(target):
+                if isinstance(sub, ast.Name) and sub.id not in held:
+                    held.add(sub.id)
+                    changed = True
+    return frozenset(held), fresh - holders
+
+
+def _builds_container(value: ast.expr) -> bool:
+    if isinstance(value, (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)):
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in ("list", "dict", "set")
+    )
+
+
+def _hands(node: ast.AST, held: frozenset[str], items: str) -> bool:
+    """Whether ``node``'s value may be (or hold) something ``held`` holds: see
+    ``keeps_items``."""
+    if isinstance(node, ast.Name):
+        return node.id in held
+    if isinstance(node, (ast.Starred, ast.Await, ast.NamedExpr)):
+        return _hands(node.value, held, items)
+    if isinstance(node, ast.Attribute):
+        return node.attr in (items, "__dict__") and _hands(node.value, held, items)
+    if isinstance(node, ast.Subscript):
+        return _hands(node.value, held, items)
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return any(_hands(e, held, items) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return any(_hands(e, held, items) for e in (*node.keys, *node.values) if e is not None)
+    if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+        return _hands(node.elt, held, items)
+    if isinstance(node, ast.DictComp):
+        return _hands(node.key, held, items) or _hands(node.value, held, items)
+    if isinstance(node, ast.IfExp):
+        return _hands(node.body, held, items) or _hands(node.orelse, held, items)
+    if isinstance(node, ast.BoolOp):
+        return any(_hands(v, held, items) for v in node.values)
+    if isinstance(node, ast.BinOp):
+        return _hands(node.left, held, items) or _hands(node.right, held, items)
+    if isinstance(node, ast.Call):
+        parts = [node.func, *node.args, *(k.value for k in node.keywords)]
+        if isinstance(node.func, ast.Attribute):
+            parts.append(node.func.value)
+        return any(_hands(p, held, items) for p in parts)
+    return False
+
+
+def filtered_items(value: ast.expr, held: dict[str, set[tuple[str, str]]]) -> bool:
+    """Whether ``value`` is ``[e for v in p.items if v.field]`` (also ``v.field is True``,
+    ``== True``), one ``for`` clause, with ``(items, field)`` held for the parameter ``p``:
+    a list with an item, where ``p.items`` holds one whose ``field`` is true."""
+    if not (isinstance(value, ast.ListComp) and len(value.generators) == 1):
+        return False
+    generator = value.generators[0]
+    if generator.is_async or not isinstance(generator.target, ast.Name):
+        return False
+    source = generator.iter
+    if not (
+        isinstance(source, ast.Attribute)
+        and isinstance(source.value, ast.Name)
+        and len(generator.ifs) == 1
+    ):
+        return False
+    condition = generator.ifs[0]
+    if (
+        isinstance(condition, ast.Compare)
+        and len(condition.ops) == 1
+        and isinstance(condition.ops[0], (ast.Is, ast.Eq))
+        and isinstance(condition.comparators[0], ast.Constant)
+        and condition.comparators[0].value is True
+    ):
+        condition = condition.left
+    return (
+        isinstance(condition, ast.Attribute)
+        and isinstance(condition.value, ast.Name)
+        and condition.value.id == generator.target.id
+        and (source.attr, condition.attr) in held.get(source.value.id, set())
+    )
+
+
+def stored_away(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Whether ``func`` stores what its local ``name`` holds (or a display holding it) into
+    an attribute or a subscript (``self.last = meta``), where later code could reach it."""
+    held = frozenset({name})
+    for node in walk(func):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if (
+                node.value is not None
+                and any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets)
+                and _hands(node.value, held, "")
+            ):
+                return True
+    return False

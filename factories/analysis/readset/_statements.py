@@ -14,6 +14,7 @@ from factories.analysis._walk import child_nodes, walk, walk_all
 from factories.analysis.classes import FunctionRef, MemberKind, ModuleRef
 from factories.analysis.readset._chains import ELEMENT, slot_link
 from factories.analysis.readset._model import (
+    HELD_ITEMS,
     WRITTEN_MARK,
     AttributeAccess,
     ParamAccess,
@@ -21,6 +22,7 @@ from factories.analysis.readset._model import (
     meet,
     unaliased,
 )
+from factories.analysis.readset._returned import filtered_items
 from factories.analysis.readset._syntax import as_load, handler, is_type_test, paired, sized
 from factories.analysis.values import NotNone, Obj, Truth, compare, enum_member, truthy
 from factories.errors import SourceError
@@ -70,6 +72,8 @@ class StatementHandlers:
             verdict = self.ruled_out_return(node)
         if verdict is None:
             verdict = self.ruled_out_bare_return(node)
+        if verdict is None and HELD_ITEMS in self.name_consts:
+            verdict = self.ruled_out_empty(node)
         if verdict is True:
             return self.block(node.body, when_true)
         if verdict is False:
@@ -136,6 +140,40 @@ class StatementHandlers:
                     ruled_out = compare(ast.Eq(), known[0], expected) is False
                 if ruled_out:
                     return verdict
+        return None
+
+    def ruled_out_empty(self, node: ast.If) -> bool | None:
+        """The verdict of ``if not kept:`` (or ``if kept:``), a statement of the method's
+        body, where ``kept`` is bound once, by a statement of the body before it, to ``[v
+        for v in p.items if v.field]`` of a parameter ``p`` that holds, while the method
+        runs, a list with an item whose ``field`` is true (``HELD_ITEMS``, the test's
+        assertion on the analysed call's result: ``CallContext.result_items``), and the
+        method only tests, sizes, indexes or iterates ``kept`` (nothing empties it): the
+        list has an item."""
+        test, negated = node.test, False
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, True
+        if not isinstance(test, ast.Name) or test.id in self.params:
+            return None
+        body = self.func.body
+        at = next((i for i, stmt in enumerate(body) if stmt is node), None)
+        if at is None:
+            return None
+        held: dict[str, set[tuple[str, str]]] = {}
+        for parameter, items, field in self.name_consts[HELD_ITEMS]:  # type: ignore[union-attr]
+            held.setdefault(parameter, set()).add((items, field))
+        for stmt in body[:at]:
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and stmt.targets[0].id == test.id
+            ):
+                if filtered_items(stmt.value, held) and _only_inspected(
+                    self.func, test.id, stmt.targets[0]
+                ):
+                    return not negated
+                return None
         return None
 
     def ruled_out_bare_return(self, node: ast.If) -> bool | None:
@@ -726,10 +764,10 @@ def _bound_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return names
 
 
-def _only_inspected(func: ast.AST, name: str) -> bool:
+def _only_inspected(func: ast.AST, name: str, bound: ast.AST | None = None) -> bool:
     """Whether ``func`` uses ``name`` only to test, size, index or iterate it (``not name``,
-    ``len(name)``, ``name[i]``, ``for x in name``, a comprehension over it), never binding,
-    deleting or handing it on, nor calling a method on it."""
+    ``len(name)``, ``name[i]``, ``for x in name``, a comprehension over it), never binding
+    (but at ``bound``), deleting or handing it on, nor calling a method on it."""
     for parent in walk(func):
         for child in child_nodes(parent):
             if isinstance(child, (ast.Global, ast.Nonlocal)) and name in child.names:
@@ -739,6 +777,8 @@ def _only_inspected(func: ast.AST, name: str) -> bool:
             if not (isinstance(child, ast.Name) and child.id == name):
                 continue
             if not isinstance(child.ctx, ast.Load):
+                if child is bound:
+                    continue
                 return False
             inspected = (
                 (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not))
