@@ -484,9 +484,9 @@ class ReadSetAnalyzer:
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
         entry = not stack  # the analysed call: its own parameters are stand-ins
-        if not entry and context.result_fields:
+        if not entry and (context.result_fields or context.called_arms):
             # only the analysed call's result is asserted: callees share their walks
-            context = attrs.evolve(context, result_fields=())
+            context = attrs.evolve(context, result_fields=(), called_arms=frozenset())
         memo_key = (
             cls.qualname,
             key_name,
@@ -536,8 +536,8 @@ class ReadSetAnalyzer:
         key_name = f"{FUNCTION_FRAME}{function.module.name}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
-        if not entry and context.result_fields:
-            context = attrs.evolve(context, result_fields=())
+        if not entry and (context.result_fields or context.called_arms):
+            context = attrs.evolve(context, result_fields=(), called_arms=frozenset())
         memo_key = (
             key_name,
             state,
