@@ -1807,6 +1807,29 @@ class KeptScheduler:
     def _flip_saves(self, meta):
         for r in meta.requests:
             r.can_save = True
+
+
+class MockRouted:
+    def rows(self, i):
+        return self.caches[i]
+
+    def convert_rows(self, n, md):
+        cache = self.rows(0)
+        if n > cache.runtime.limit:
+            return self._convert_mocked(md.wide, 0)
+        return cache.swap(md.narrow)
+
+    def convert_or_relay(self, n, md):
+        cache = self.rows(0)
+        if n > cache.runtime.limit:
+            return self._convert_mocked(md.wide, 0)
+        return self.relay_mocked(md)
+
+    def relay_mocked(self, md):
+        return self._convert_mocked(md.narrow, 0)
+
+    def _convert_mocked(self, a, b):
+        return a
 """
 
 
@@ -7689,6 +7712,66 @@ CASES = [
             assert meta.requests[0].can_save is False
         """,
         frozenset({(NOTE, "out.table")}),
+    ),
+    Case(
+        "a-mock-on-a-stub-the-test-asserts-was-called-decides-the-one-arm-that-calls-it",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import MockRouted
+
+        def test_x(n):
+            group = object.__new__(MockRouted)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(limit=1))]
+            group._convert_mocked = MagicMock(return_value=0)
+            group.convert_rows(n, SimpleNamespace(narrow=1))
+            assert group._convert_mocked.call_args.kwargs == {}
+        """,
+        frozenset({(ERROR, "md.wide")}),
+    ),
+    Case(
+        "a-mock-asserted-called-once-decides-the-arm-too",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import MockRouted
+
+        def test_x(n):
+            group = object.__new__(MockRouted)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(limit=1))]
+            group._convert_mocked = MagicMock(return_value=0)
+            group.convert_rows(n, SimpleNamespace(narrow=1))
+            group._convert_mocked.assert_called_once()
+        """,
+        frozenset({(ERROR, "md.wide")}),
+    ),
+    Case(
+        "a-mock-the-test-may-leave-uncalled-decides-nothing",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import MockRouted
+
+        def test_x(n):
+            group = object.__new__(MockRouted)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(limit=1))]
+            group._convert_mocked = MagicMock(return_value=0)
+            group.convert_rows(n, SimpleNamespace(narrow=1))
+            assert group._convert_mocked.call_args is None
+        """,
+        frozenset({(NOTE, "md.wide"), (NOTE, "self.caches[].swap")}),
+    ),
+    Case(
+        "a-mock-another-path-also-reaches-through-a-method-decides-nothing",
+        """
+        from unittest.mock import MagicMock
+        from vllm.mod import MockRouted
+
+        def test_x(n):
+            group = object.__new__(MockRouted)
+            group.caches = [SimpleNamespace(runtime=SimpleNamespace(limit=1))]
+            group._convert_mocked = MagicMock(return_value=0)
+            group.convert_or_relay(n, SimpleNamespace(narrow=1))
+            group._convert_mocked.assert_called_once()
+        """,
+        frozenset({(NOTE, "md.wide")}),
     ),
 ]
 

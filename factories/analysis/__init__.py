@@ -14,7 +14,8 @@ with attrs). One job per module:
   lengths, arrays) and how such values compare, so they can decide branches; ``asserted``: what
   a test module states about a call's result and arguments for the stand-in audit (an
   ``assert`` on the call or on the local bound to its result, arithmetic over names bound
-  once).
+  once); ``called_mocks``: the ``if`` arm of a stub's method that alone can run a mock the
+  test put on the stub and asserts, after the call, was called (the test's path).
 - ``binding``: parameter lists from the AST and the binding of a call's shape to one.
 - ``_walk``: the hot tree walks (``ast.walk``'s nodes in its order without its generators,
   parent links in one pass, statements only), shared by ``readset/``, ``extraction/`` and the

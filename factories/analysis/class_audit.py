@@ -10,6 +10,7 @@ the stale-field verdict (``report.FieldUsage``).
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 from collections.abc import Iterable
@@ -96,6 +97,18 @@ class ClassAuditor:
             stub_side=f"object.__new__({stub.class_expr}) from {dotted}",
             vllm_side="close: " + ", ".join(close) if close else "not found",
         )
+
+    def _called_arms(
+        self, cls: ClassInfo, node: ast.AST, called: frozenset[str], stored: frozenset[str]
+    ) -> frozenset[tuple[int, int, bool]]:
+        """``CallContext.called_arms`` of a call of the method ``node`` of ``cls`` after which
+        the test asserts the mocks ``called`` ran (``called_mocks``): only a plain ``def``,
+        whose body runs when it is called (not a coroutine's or generator's)."""
+        if not called or not isinstance(node, ast.FunctionDef) or self.analyzer.is_generator(node):
+            return frozenset()
+        from factories.analysis.called_mocks import called_arms
+
+        return called_arms(self.index, cls, node, called, stored)
 
     def audit_class(
         self,
@@ -250,6 +263,10 @@ class ClassAuditor:
                         stores = asserted_stores(stub, event, nested)
                         if stores:
                             context = attrs.evolve(context, asserted_stores=stores)
+                if event.via is None and not namespace_self:
+                    arms = self._called_arms(cls, member.node, *standins.called(event))
+                    if arms:
+                        context = attrs.evolve(context, called_arms=arms)
             report = self.analyzer.analyze(
                 cls,
                 event.name,

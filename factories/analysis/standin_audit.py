@@ -67,6 +67,7 @@ from factories.analysis.asserted import (
 )
 from factories.analysis.baseline import is_suppressed, suppressed_kinds
 from factories.analysis.binding import CallShape, ParamKind, Signature, literal_value
+from factories.analysis.called_mocks import called_mocks
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import (
     ClassIndex,
@@ -217,6 +218,15 @@ class StubStandIns:
         if calls is None:
             return ()
         return calls.result_items(calls.method_call_at(event.location.line, event.name))
+
+    def called(self, event: StubEvent) -> tuple[frozenset[str], frozenset[str]]:
+        """The mocks the test put on the stub and asserts the method call ``event`` ran, and
+        every field it stores on the stub (``_CallIndex.called_mocks``): the call of that
+        method alone on its line."""
+        calls = self.calls.get(event.location.path)
+        if calls is None or event.via is not None:
+            return frozenset(), frozenset()
+        return calls.called_mocks(calls.method_call_at(event.location.line, event.name))
 
     def set_by(self, event: StubEvent) -> StandIn | None:
         return self.sets.get((event.location, event.name))
@@ -2951,6 +2961,7 @@ class _CallIndex:
         self._texts: dict[ast.AST, str] = {}
         self._at: dict[tuple[int, str], ast.Call | None] = {}
         self._shapes: list[_FieldCallShapes] | None = None
+        self._mocked: dict[ast.Call, tuple[frozenset[str], frozenset[str]]] = {}
         self.names = TestNames(module.tree)
 
     def _text(self, node: ast.AST) -> str:
@@ -3002,6 +3013,22 @@ class _CallIndex:
                 (node for node in self._spanning(line) if self._text(node.func) == text), None
             )
         return self._at[key]
+
+    def called_mocks(self, call: ast.Call | None) -> tuple[frozenset[str], frozenset[str]]:
+        """``called_mocks.called_mocks`` of the stub's method call ``call`` in the test
+        function it is a statement of: the mocks on the stub the test asserts the call ran,
+        and the fields it stores on the stub."""
+        if call is None:
+            return frozenset(), frozenset()
+        found = self._mocked.get(call)
+        if found is None:
+            self.names.link(self._roots(call.lineno))
+            test = self.names.scope_of(call)
+            found = (frozenset(), frozenset())
+            if isinstance(test, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = called_mocks(test, call)
+            self._mocked[call] = found
+        return found
 
     def method_call_at(self, line: int, name: str) -> ast.Call | None:
         """The one call of a method ``name`` (``x.name(...)``) that starts on ``line``; None

@@ -494,9 +494,11 @@ class ReadSetAnalyzer:
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
         entry = not stack  # the analysed call: its own parameters are stand-ins
-        if not entry and (context.result_fields or context.result_items):
+        if not entry and (context.result_fields or context.result_items or context.called_arms):
             # only the analysed call's result is asserted: callees share their walks
-            context = attrs.evolve(context, result_fields=(), result_items=())
+            context = attrs.evolve(
+                context, result_fields=(), result_items=(), called_arms=frozenset()
+            )
         memo_key = (
             cls.qualname,
             key_name,
@@ -546,8 +548,10 @@ class ReadSetAnalyzer:
         key_name = f"{FUNCTION_FRAME}{function.module.name}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
-        if not entry and (context.result_fields or context.result_items):
-            context = attrs.evolve(context, result_fields=(), result_items=())
+        if not entry and (context.result_fields or context.result_items or context.called_arms):
+            context = attrs.evolve(
+                context, result_fields=(), result_items=(), called_arms=frozenset()
+            )
         memo_key = (
             key_name,
             state,

@@ -341,6 +341,11 @@ class CallContext:
     # is only a bare ``return``, with nothing before it that could have stored the name, takes
     # its other arm (``StatementHandlers.ruled_out_bare_return``).
     asserted_stores: frozenset[tuple[str, str]] = frozenset()
+    # ``(line, column, arm)``: an ``if`` of the analysed call's own body whose arm (True:
+    # its body) alone can run a mock the test put on the stub and asserts, after the call,
+    # was called (``called_mocks``): the test passes only where that arm ran, so it is
+    # the test's path, as a branch the test's values decide.
+    called_arms: frozenset[tuple[int, int, bool]] = frozenset()
     # ``(chain, class qualname, fields)``: the call's namespaces hold, at ``chain``, the one
     # ``object.__new__`` stub of that class of the tree the test put there
     # (``SimpleNamespace(fused_experts=stub)``), on which the test sets ``fields``: a

@@ -74,6 +74,8 @@ class StatementHandlers:
             verdict = self.ruled_out_bare_return(node)
         if verdict is None and HELD_ITEMS in self.name_consts:
             verdict = self.ruled_out_empty(node)
+        if verdict is None and self.entry and self.context.called_arms:
+            verdict = self.called_arm(node)
         if verdict is True:
             return self.block(node.body, when_true)
         if verdict is False:
@@ -201,6 +203,15 @@ class StatementHandlers:
                 )
             ):
                 return verdict
+        return None
+
+    def called_arm(self, node: ast.If) -> bool | None:
+        """The arm of an ``if`` of the analysed call's own body that alone can run a mock
+        the test asserts was called (``CallContext.called_arms``), or None."""
+        where = (node.lineno, node.col_offset)
+        for line, column, arm in self.context.called_arms:
+            if (line, column) == where:
+                return arm
         return None
 
     def stmt_For(self, node: ast.For | ast.AsyncFor, state: frozenset[str]) -> State:
