@@ -1830,6 +1830,27 @@ class MockRouted:
 
     def _convert_mocked(self, a, b):
         return a
+
+
+class RecvSettler:
+    def settle_recv(self, request):
+        failed = request.rid in self.failed_rids
+        if failed:
+            return self.retry_budget
+        return self.window_tokens
+
+    def settle_marked(self, request):
+        self.failed_rids.add(request.rid)
+        if request.rid not in self.failed_rids:
+            return self.window_tokens
+        return self.retry_budget
+
+    def settle_each(self, requests):
+        for request in requests:
+            if request.rid in self.failed_rids:
+                return self.retry_budget
+            self.failed_rids.add(request.rid)
+        return self.window_tokens
 """
 
 
@@ -7772,6 +7793,51 @@ CASES = [
             group._convert_mocked.assert_called_once()
         """,
         frozenset({(NOTE, "md.wide")}),
+    ),
+    Case(
+        "an-empty-container-the-test-writes-on-a-namespace-made-self-holds-nothing",
+        """
+        from vllm.mod import RecvSettler
+
+        def test_x(request):
+            RecvSettler.settle_recv(SimpleNamespace(failed_rids=set()), request)
+        """,
+        frozenset({(SELF, "window_tokens")}),
+    ),
+    Case(
+        "an-empty-container-the-code-fills-first-decides-no-membership",
+        """
+        from vllm.mod import RecvSettler
+
+        def test_x(request):
+            RecvSettler.settle_marked(SimpleNamespace(failed_rids=[]), request)
+        """,
+        frozenset({(NOTE, "window_tokens"), (NOTE, "retry_budget")}),
+    ),
+    Case(
+        "an-empty-container-someone-may-fill-first-decides-no-membership",
+        """
+        from vllm.mod import RecvSettler
+
+        def test_x(request):
+            ns = SimpleNamespace(failed_rids=set())
+            ns.failed_rids.add(request.rid)
+            RecvSettler.settle_recv(ns, request)
+        """,
+        frozenset({(NOTE, "window_tokens"), (NOTE, "retry_budget")}),
+    ),
+    Case(
+        "an-empty-container-the-loop-fills-decides-no-membership-in-it",
+        """
+        from vllm.mod import RecvSettler
+
+        def test_x():
+            RecvSettler.settle_each(
+                SimpleNamespace(failed_rids=set()),
+                [SimpleNamespace(rid=1), SimpleNamespace(rid=1)],
+            )
+        """,
+        frozenset({(NOTE, "window_tokens"), (NOTE, "retry_budget")}),
     ),
 ]
 

@@ -327,6 +327,9 @@ class ClassAuditor:
                 nested.pop(name, None)
             keyed.clear()
             fresh.clear()
+            for name, value in constants.items():  # or put items in a container it found
+                if isinstance(value, Obj) and value.empty:  # empty (``Obj.empty``)
+                    constants[name] = attrs.evolve(value, empty=False)
         usage = FieldUsage(
             class_name=cls.name,
             methods=tuple(e.name for e in stub.calls),

@@ -1919,6 +1919,19 @@ def stated_obj(
     return Obj(tuple(known), truthy=True, kind=kind)
 
 
+def _kept_empty(standin: StandIn, name: str, value: object) -> object:
+    """A field's stated value, less its emptiness (``Obj.empty``) where the test itself
+    touches the container (``ns.ids.add(r)``, ``f(ns.ids)``: ``StandIn.test_reads``,
+    ``loose``), which may have put something in it before the call; ``name`` empty: in
+    any case."""
+    if not (isinstance(value, Obj) and value.empty):
+        return value
+    touched = standin.test_reads | standin.loose
+    if not name or any(chain[:1] == (name,) for chain in touched):
+        return attrs.evolve(value, empty=False)
+    return value
+
+
 def _constructed(
     index, analyzer, handed: HandedCall, cls: ClassInfo, table: StubStandIns
 ) -> Judged:
@@ -2797,8 +2810,12 @@ def _head(meeting: Meeting) -> str:
 def _sets(standin: StandIn) -> list[StubEvent]:
     bound = _bound_methods(standin)
     events = []
+    once = [f.name for f in standin.fields]
     for field in standin.fields:
         value, has_value = _value_of(field)
+        if once.count(field.name) > 1 or field.name in standin.dropped:
+            value = _kept_empty(standin, "", value)  # which set the call sees is not known
+        value = _kept_empty(standin, field.name, value)
         if field.location in bound:
             value, has_value = Obj(truthy=True, bound=bound[field.location]), True
         events.append(

@@ -97,6 +97,11 @@ class Obj:
     # stand-in settles that class in the tree (``standin_audit._tree_object``): its methods
     # that return one literal give it (``Decisions.literal_return``).
     cls: str | None = attrs.field(default=None, eq=False, repr=False)
+    # An empty container the test writes in place as a stand-in's field (``set()``, ``[]``,
+    # ``{}``: ``empty_display``): nothing is in it, so ``x in self.f`` is false whatever
+    # ``x`` is, until code may have changed it (``Decisions.empty_member``).  Part of its
+    # equality (two walks that differ in it are two walks), not of its text.
+    empty: bool = attrs.field(default=False, repr=False)
 
     def keyed(self, key: object) -> tuple[object] | tuple[()] | None:
         """``self[key]`` of a dict display with literal keys: ``(value,)`` where stated,
@@ -339,6 +344,29 @@ def built_object(
         return isinstance(node.func, ast.Attribute)
     public = name.lstrip("_")
     return public[:1].isupper() and not public.isupper() and not is_exception_name(name)
+
+
+_EMPTY_BUILDERS = frozenset({"set", "frozenset", "list", "dict", "tuple"})
+
+
+def empty_display(
+    node: ast.expr | None, resolve: Callable[[ast.Name], ast.expr | None] = lambda name: None
+) -> bool:
+    """Whether ``node`` builds an empty container in place: ``[]``, ``()``, ``{}``, or a
+    builtin container type called with nothing (``set()``, ``dict()``) whose name no local
+    rebinds.  Written there, no other name of the test holds the object."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return not node.elts
+    if isinstance(node, ast.Dict):
+        return not node.keys
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in _EMPTY_BUILDERS
+        and not node.args
+        and not node.keywords
+        and resolve(node.func) is None
+    )
 
 
 def built_array(node: ast.expr | None) -> bool:

@@ -79,6 +79,7 @@ from factories.analysis.values import (
     Obj,
     built_array,
     compare,
+    empty_display,
     returning,
     truthy,
 )
@@ -295,6 +296,10 @@ class StandInExtractor:
             known = returning(value, resolve) or never_none(
                 self.reader.value_of(value, bindings), value, resolve
             )
+        if not children and empty_display(value, self.reader.resolver(bindings)):
+            # ``failed=set()``: nothing is in it (``Obj.empty``), whatever else is known
+            held = known[0] if known and isinstance(known[0], Obj) else Obj()
+            known = (attrs.evolve(held, empty=True),)
         return StandInField(
             name,
             self.scope.loc(where),

@@ -35,8 +35,10 @@ finds ``[r for r in meta.requests if r.can_save]`` not empty (``HELD_ITEMS``,
 ``StatementHandlers.ruled_out_empty``). Where the stand-in audit asks
 (``CallContext.stated_locals``), what the test states decides more: locals bound to such
 conditions, a stated literal's membership in the code's own display of literals (``backend not
-in ("ray", "mp")``), ``isinstance`` of objects the test built, loops over items the test
-states (their body runs), a list of stand-ins past ``if not layers: raise`` (it holds an item:
+in ("ray", "mp")``), ``isinstance`` of objects the test built, ``x in self.ids`` of an empty
+container the test wrote in place for the namespace made ``self`` (``ids=set()``: false, until
+code may have filled it: ``Decisions.forget_empty``), loops over items the test states (their
+body runs), a list of stand-ins past ``if not layers: raise`` (it holds an item:
 ``Statements.narrow_filled``), and a read past an undecided ``if`` whose arms that may leave
 all make it before they may (``if cache: n = md.n; ... return``, then ``md.n``) is on every
 path (``Walker.uncover``); a method taking only ``*args``/``**kwargs`` that hands them on

@@ -41,6 +41,15 @@ class CallHandlers:
         for kw in node.keywords:
             state = self.expr(kw.value, state)
         state = self.chain_probe(node, state)
+        if (
+            self.context.stated_locals
+            and any(
+                isinstance(a, ast.Name) and a.id == self.self_name
+                for a in (*node.args, *(k.value for k in node.keywords))
+            )
+            and self.known_empty()
+        ):
+            self.forget_empty()  # ``f(self)`` may fill a container of it
 
         # getattr/setattr with a literal name on self
         if isinstance(func, ast.Name) and func.id in ("getattr", "setattr", "hasattr"):
@@ -191,7 +200,11 @@ class CallHandlers:
         if held:
             params = {**params, HELD_ITEMS: held}
         before = len(self.rec.writes)
+        read_before = len(self.rec.reads)
         walked = self.follow(member, state, aliases=aliases, params=params, after=after)
+        if self.context.stated_locals and self.known_empty():  # what it read it may fill
+            read = {r.name for r in self.rec.reads[read_before:]}
+            self.forget_empty(None if walked.skipped else read)
         if not walked.skipped and plain_function(member.node):
             self.followed.update(bound_arguments(member.node, call, aliases))
         if walked.value:

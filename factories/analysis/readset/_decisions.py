@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterable
 
+import attrs
+
+from factories.analysis._walk import walk
 from factories.analysis.classes import ClassInfo, FunctionRef, MemberKind
 from factories.analysis.readset._chains import ELEMENT
 from factories.analysis.readset._syntax import getattr_probe, literal_name, sized
@@ -30,6 +34,19 @@ _NO_GUARDS: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
 
 #: The prefix of a predicate's entry in a walk's call stack (``Decisions.call_value``).
 PREDICATE_FRAME = "pred:"
+
+
+def _self_rooted(func: ast.expr, self_name: str | None) -> bool:
+    """Whether a call's function is a method reached from ``self`` (``self.m``,
+    ``self.cfg.m``) or ``super().m``."""
+    node = func
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id == self_name and node is not func
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+    )
 
 
 def _predicate(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -328,6 +345,8 @@ class Decisions:
             displayed = self.in_display(test)
             if displayed is not None:
                 return displayed
+            if self.empty_member(test):
+                return isinstance(test.ops[0], ast.NotIn)
             left_known, right_known = self.known(test.left), self.known(test.comparators[0])
             if not (left_known and right_known):
                 return None
@@ -357,6 +376,71 @@ class Decisions:
             return None
         found = any(e.value == item[0] for e in display.elts)  # type: ignore[attr-defined]
         return found if isinstance(op, ast.In) else not found
+
+    def empty_member(self, test: ast.Compare) -> bool:
+        """``x in self.ids`` (or ``not in``) where the namespace made ``self`` holds an empty
+        container the test wrote in place (``ids=set()``: ``Obj.empty``) and nothing since
+        may have put an item in it (``forget_empty``): nothing is in it, whatever ``x`` is.
+        Where the test's values are followed (``CallContext.stated_locals``)."""
+        container = test.comparators[0]
+        if not (
+            self.context.stated_locals
+            and isinstance(test.ops[0], (ast.In, ast.NotIn))
+            and self.is_self_attr(container)
+        ):
+            return False
+        return self.known_empty(container.attr)  # type: ignore[attr-defined]
+
+    def known_empty(self, name: str | None = None) -> bool:
+        """Whether the field ``name`` (None: any field) is known empty (``Obj.empty``)."""
+        if name is not None:
+            held = self.consts.get(name)
+            return isinstance(held, Obj) and held.empty
+        return any(isinstance(v, Obj) and v.empty for v in self.consts.values())
+
+    def forget_empty(self, names: Iterable[str] | None = None) -> None:
+        """The fields of ``names`` (None: every field) no longer known empty: code used the
+        container otherwise than to ask what is in it (``self.ids.add(r)``, ``f(self.ids)``),
+        ran a method that may have, or was handed ``self``."""
+        for name in self.consts.keys() if names is None else names:
+            held = self.consts.get(name)
+            if isinstance(held, Obj) and held.empty:
+                self.consts[name] = attrs.evolve(held, empty=False)
+
+    def asks_only(self, node: ast.AST) -> bool:
+        """Whether ``node`` (a load of ``self.<field>``) is the container a membership test
+        asks about (``x in self.ids``), which leaves it as it is."""
+        parent = self.analyzer.parents(self.func).get(node)
+        return (
+            isinstance(parent, ast.Compare)
+            and len(parent.ops) == 1
+            and isinstance(parent.ops[0], (ast.In, ast.NotIn))
+            and parent.comparators[0] is node
+        )
+
+    def forget_empty_in(self, loop: ast.For | ast.AsyncFor | ast.While) -> None:
+        """Entering a loop: a later pass sees what the body does to a container known empty
+        (``if r in self.ids: ...; self.ids.add(r)``), so where the loop's text uses such a
+        field otherwise than in a membership test, calls a method on ``self`` or hands
+        ``self`` on, none is known empty in it."""
+        if not self.known_empty():
+            return
+        for node in walk(loop):
+            if isinstance(node, ast.Call) and (
+                _self_rooted(node.func, self.self_name)
+                or any(
+                    isinstance(a, ast.Name) and a.id == self.self_name
+                    for a in (*node.args, *(k.value for k in node.keywords))
+                )
+            ):
+                self.forget_empty()
+                return
+            if (
+                self.is_self_attr(node)
+                and node.attr in self.consts  # type: ignore[attr-defined]
+                and not self.asks_only(node)
+            ):
+                self.forget_empty((node.attr,))  # type: ignore[attr-defined]
 
     @staticmethod
     def membership(op: ast.cmpop, item: object, container: object) -> bool | None:

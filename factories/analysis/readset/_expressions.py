@@ -290,8 +290,12 @@ class ExpressionHandlers:
         Cls.m(ns)``), with what the call binds (``aliases``, ``params``): what it reads is
         off the path the test takes now, so on no certain path and in no block the test
         prepared."""
+        read_before = len(self.rec.reads)
         with self.guarded():
-            self.follow(member, state, aliases=aliases, params=params)
+            walked = self.follow(member, state, aliases=aliases, params=params)
+        if self.context.stated_locals and self.known_empty():  # what it read it may fill
+            read = {r.name for r in self.rec.reads[read_before:]}
+            self.forget_empty(None if walked.skipped else read)
 
     def read_attr(self, name: str, node: ast.AST, state: frozenset[str]) -> State:
         """``self.<name>`` read here: required unless written, universal or defined by the
@@ -299,6 +303,8 @@ class ExpressionHandlers:
         of its members, ``CallContext.bare_self``); a property is followed into its getter."""
         access = AttributeAccess(name, self.loc(node), self.qualname, self.certain, self.chain)
         self.rec.reads.append(access)
+        if self.known_empty(name) and not self.asks_only(node):
+            self.forget_empty((name,))  # ``self.ids.add(r)`` may fill an empty container
         if name in state or name in _OBJECT_ATTRIBUTES:
             return state
         member = self.index.lookup(self.cls, name)
@@ -312,6 +318,10 @@ class ExpressionHandlers:
                 self.rec.required.append(access)
             return state
         if member.kind is MemberKind.PROPERTY:
-            out = self.follow(member, state).state
-            return out if out is not None else state
+            read_before = len(self.rec.reads)
+            walked = self.follow(member, state)
+            if self.context.stated_locals and self.known_empty():  # what it read it may fill
+                read = {r.name for r in self.rec.reads[read_before:]}
+                self.forget_empty(None if walked.skipped else read)
+            return walked.state if walked.state is not None else state
         return state

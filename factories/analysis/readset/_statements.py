@@ -220,6 +220,7 @@ class StatementHandlers:
         self.element_bound(node, state)
         if self.context.stated_locals:
             self.forget_rebound(node)
+            self.forget_empty_in(node)
         stated = self.context.stated_locals and isinstance(node, ast.For)
         count = self.iterations(node.iter) if stated else None
         items = self.container_items(node.iter, node.target) if stated else None
@@ -240,6 +241,7 @@ class StatementHandlers:
     def stmt_While(self, node: ast.While, state: frozenset[str]) -> State:
         if self.context.stated_locals:
             self.forget_rebound(node)
+            self.forget_empty_in(node)
         state = self.expr(node.test, state)
         with self.guarded(loop=node):
             self.block(node.body, state)
