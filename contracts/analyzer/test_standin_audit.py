@@ -7600,6 +7600,65 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-module-a-platform-conditional-names-is-walked-as-one-of-its-candidates",
+        """
+        import importlib
+
+        def test_x(rocm):
+            backend = "mod" if rocm else "pkg.plat.impl"
+            mod = importlib.import_module(f"vllm.{backend}")
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(NOTE, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-patch-through-a-module-of-several-candidates-replaces-it-in-each",
+        """
+        import importlib
+
+        def test_x(monkeypatch, rocm):
+            backend = "mod" if rocm else "pkg.plat.impl"
+            mod = importlib.import_module(f"vllm.{backend}")
+            monkeypatch.setattr(mod, "build_common", lambda common: 0)
+            mod.pass_on(None, SimpleNamespace(common=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-module-a-fixture-returns-in-a-tuple-names-the-functions-called-on-it",
+        """
+        import importlib
+        import pytest
+
+        @pytest.fixture
+        def loaded_pair():
+            root = "vllm"
+            return importlib.import_module(f"{root}.pkg"), importlib.import_module(f"{root}.mod")
+
+        def test_x(loaded_pair):
+            _, mod = loaded_pair
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens"), (STALE, "other")}),
+    ),
+    Case(
+        "a-fixture-tuple-the-test-parametrizes-itself-names-no-module",
+        """
+        import importlib
+        import pytest
+
+        @pytest.fixture
+        def loaded_pair():
+            return importlib.import_module("vllm.pkg"), importlib.import_module("vllm.mod")
+
+        @pytest.mark.parametrize("loaded_pair", [(None, None)])
+        def test_x(loaded_pair):
+            _, mod = loaded_pair
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
 ]
 
 

@@ -917,6 +917,7 @@ def _handed_call(
         overrides=callee.overrides,
         arms=meeting.arms,
         unnamed_patch=meeting.unnamed_patch,
+        unsettled=callee.unsettled,
         text=callee.text,
     )
 

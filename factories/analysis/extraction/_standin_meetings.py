@@ -14,7 +14,7 @@ import attrs
 from factories.analysis._walk import walk
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._events import EventRecorder, _is_dict_of, _module_alias
-from factories.analysis.extraction._follow import MAX_FUNCTION_HOPS
+from factories.analysis.extraction._follow import MAX_FUNCTION_HOPS, _fixture_name, _is_fixture
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import Site, StandInSites
 from factories.analysis.extraction._standin_model import (
@@ -56,6 +56,12 @@ _LOOPS = (
 
 #: Calls that set an attribute named by their second argument on their first.
 _SETTERS = frozenset({"setattr", "__setattr__", "object"})
+
+
+#: The most modules a computed module name may be one of (``_string_choices``).
+MAX_MODULE_CHOICES = 4
+#: The most expressions a computed module name is followed through (``_string_choices``).
+MAX_STRING_STEPS = 8
 
 
 class MeetingMaker:
@@ -161,6 +167,8 @@ class MeetingMaker:
             module = self.loaded_module_member(func)
             if module is not None:
                 made = attrs.evolve(made, dotted=module)
+            else:
+                made = self._chosen_member(made, func)
         if made.dotted is None and method is None and isinstance(func, ast.Attribute):
             return self._on_instance(made, func, call, imports)
         if made.dotted is None and isinstance(func, ast.Call):
@@ -261,6 +269,169 @@ class MeetingMaker:
             for ret in self._returns_of(helper)
         }
         return found.pop() if len(found) == 1 else None
+
+    def _chosen_member(self, made: Callee, func: ast.Attribute) -> Callee:
+        """``mod.Cls`` where ``mod`` is a local bound once to a module the text narrows to a
+        few candidates (``_chosen_modules``): the first candidate's ``Cls``; ``unsettled``
+        where there are several, since the walk then follows one module of those that may
+        run."""
+        links: list[str] = []
+        head: ast.expr = func
+        while isinstance(head, ast.Attribute):
+            links.append(head.attr)
+            head = head.value
+        if not isinstance(head, ast.Name) or head.id in self.sites.imports(head):
+            return made
+        modules = self._chosen_modules(head, 0)
+        if not modules:
+            return made
+        dotted = ".".join([min(modules), *reversed(links)])
+        return attrs.evolve(made, dotted=dotted, unsettled=len(modules) > 1)
+
+    def _chosen_modules(self, expr: ast.expr, depth: int) -> frozenset[str] | None:
+        """The modules ``expr`` may evaluate to, where the text narrows them to a few: what
+        ``_loaded_module`` settles; ``import_module(name)`` with ``name`` an f-string or
+        conditional of literals and locals bound once to such (``_string_choices``: the test
+        picks a module by platform, ``f"vllm.x.{'amd' if rocm else 'nvidia'}.mtp"``); and a
+        local unpacked once from a fixture the function takes (``mtp, model = m3_modules``)
+        whose every ``return`` is a tuple, the item at its position from each.  None where
+        anything is left open."""
+        if depth > MAX_FUNCTION_HOPS:
+            return None
+        settled = self._loaded_module(expr, depth)
+        if settled is not None:
+            return frozenset({settled})
+        if isinstance(expr, ast.Call):
+            imports = self.sites.imports(expr)
+            called = dotted_name(expr.func, imports)
+            if (
+                called not in ("importlib.import_module", "pytest.importorskip")
+                or expr.keywords
+                or len(expr.args) != 1
+            ):
+                return None
+            names = self._string_choices(expr.args[0], 0)
+            if not names or any(name.startswith(".") for name in names):
+                return None
+            return names
+        if not isinstance(expr, ast.Name):
+            return None
+        return self._local_modules(self.scope.enclosing_scope(expr), expr.id, depth)
+
+    def _local_modules(self, scope: ast.AST, name: str, depth: int) -> frozenset[str] | None:
+        """``_chosen_modules`` of the local ``name`` of the function ``scope``, bound once."""
+        bound = self._bound_once(scope, name)
+        if bound is None:
+            return None
+        target, value = bound
+        if target is not None:
+            return self._fixture_item(scope, value, target, depth + 1)
+        return self._chosen_modules(value, depth + 1)
+
+    def _bound_once(self, scope: ast.AST, name: str) -> tuple[int | None, ast.expr] | None:
+        """The value a local ``name`` of the function ``scope`` gets from its one binding, a
+        plain ``name = value`` (position None) or ``a, name = value`` (its position)."""
+        if not isinstance(scope, FUNCTION_DEFS) or _is_param_of(scope, name):
+            return None
+        stores = [
+            n
+            for n in self.scope.nodes(scope)
+            if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        ]
+        if len(stores) != 1:
+            return None
+        parent = self.scope.parents.get(stores[0])
+        if isinstance(parent, ast.Tuple) and isinstance(parent.ctx, ast.Store):
+            assign = self.scope.parents.get(parent)
+            if isinstance(assign, ast.Assign) and assign.targets == [parent]:
+                if any(isinstance(elt, ast.Starred) for elt in parent.elts):
+                    return None
+                return parent.elts.index(stores[0]), assign.value
+            return None
+        if isinstance(parent, ast.Assign) and parent.targets == [stores[0]]:
+            return None, parent.value
+        return None
+
+    def _fixture_item(
+        self, scope: ast.AST, value: ast.expr, position: int, depth: int
+    ) -> frozenset[str] | None:
+        """The modules at ``position`` of what the fixture ``value`` names returns, where
+        ``value`` is a parameter of ``scope`` (never rebound, not parametrized) and the module
+        defines that fixture once at its top level, every ``return`` of it a tuple of that
+        length (``_chosen_modules`` of each item, in the fixture)."""
+        if not (isinstance(value, ast.Name) and _is_param_of(scope, value.id)):
+            return None
+        if any(
+            isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
+            for n in self.scope.nodes(scope)
+        ):
+            return None
+        for deco in getattr(scope, "decorator_list", []):
+            if isinstance(deco, ast.Call) and getattr(deco.func, "attr", "") == "parametrize":
+                names = _argnames(deco)
+                if names is None or value.id in names:
+                    return None  # a case hands the parameter itself
+        fixture = self.scope.module.functions.get(value.id)
+        defs = [
+            stmt
+            for stmt in self.scope.module.tree.body
+            if isinstance(stmt, FUNCTION_DEFS) and stmt.name == value.id
+        ]
+        if fixture is None or defs != [fixture] or not _is_fixture(fixture):
+            return None
+        if _fixture_name(fixture) != value.id:
+            return None
+        found: set[str] = set()
+        returns = self._returns_of(fixture)
+        if not returns or any(
+            isinstance(node, (ast.Yield, ast.YieldFrom)) for node in self.scope.nodes(fixture)
+        ):
+            return None
+        for ret in returns:
+            if not (isinstance(ret.value, ast.Tuple) and len(ret.value.elts) > position):
+                return None
+            if any(isinstance(elt, ast.Starred) for elt in ret.value.elts):
+                return None
+            modules = self._chosen_modules(ret.value.elts[position], depth)
+            if not modules:
+                return None
+            found |= modules
+        return frozenset(found)
+
+    def _string_choices(self, expr: ast.expr, depth: int) -> frozenset[str] | None:
+        """The strings ``expr`` may be, where the text narrows them to a few: a literal, a
+        conditional of such (``"amd" if rocm else "nvidia"``: either arm may run), an
+        f-string of such (each combination), or a local bound once to one (``depth``: the
+        expressions gone through, at most ``MAX_STRING_STEPS``)."""
+        if depth > MAX_STRING_STEPS:
+            return None
+        if isinstance(expr, ast.Constant):
+            return frozenset({expr.value}) if isinstance(expr.value, str) else None
+        if isinstance(expr, ast.IfExp):
+            body = self._string_choices(expr.body, depth + 1)
+            orelse = self._string_choices(expr.orelse, depth + 1)
+            return body | orelse if body and orelse else None
+        if isinstance(expr, ast.JoinedStr):
+            texts: frozenset[str] = frozenset({""})
+            for part in expr.values:
+                if isinstance(part, ast.FormattedValue):
+                    if part.conversion != -1 or part.format_spec is not None:
+                        return None
+                    choices = self._string_choices(part.value, depth + 1)
+                else:
+                    choices = self._string_choices(part, depth + 1)
+                if not choices:
+                    return None
+                texts = frozenset(t + c for t in texts for c in choices)
+                if len(texts) > MAX_MODULE_CHOICES:
+                    return None
+            return texts
+        if isinstance(expr, ast.Name):
+            bound = self._bound_once(self.scope.enclosing_scope(expr), expr.id)
+            if bound is None or bound[0] is not None:
+                return None
+            return self._string_choices(bound[1], depth + 1)
+        return None
 
     def _module_local(self, scope: ast.AST, name: str, depth: int = 0) -> str | None:
         """The module a local ``name`` of the function ``scope`` holds, where the function
@@ -661,6 +832,12 @@ class MeetingMaker:
                         target = f"{imports[head].dotted}.{rest}"
                     elif rest:
                         module = self._module_local(scope, head)
+                        if module is None:
+                            # a module the text narrows to a few: patched under each, since
+                            # whichever of them the test loaded is the one it patched
+                            for chosen in sorted(self._local_modules(scope, head, 0) or ()):
+                                key = f"{chosen}.{rest}"
+                                found[key] = found.get(key, False) or raises
                         target = f"{module}.{rest}" if module is not None else target
                     found[target] = found.get(target, False) or raises
                 for target in by_value:
@@ -950,6 +1127,19 @@ def _bound_names(node: ast.stmt) -> set[str]:
         return {node.name}
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
     return {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
+
+
+def _argnames(deco: ast.Call) -> set[str] | None:
+    """The names a ``parametrize`` call gives values (``"a,b"``, ``["a", "b"]``); None where
+    no literal states them (any name may be one)."""
+    first = deco.args[0] if deco.args else None
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return {part.strip() for part in first.value.split(",")}
+    if isinstance(first, (ast.List, ast.Tuple)) and all(
+        isinstance(elt, ast.Constant) and isinstance(elt.value, str) for elt in first.elts
+    ):
+        return {elt.value for elt in first.elts}  # type: ignore[union-attr]
+    return None
 
 
 def _is_param_of(scope: ast.AST, name: str) -> bool:

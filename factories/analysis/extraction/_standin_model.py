@@ -104,6 +104,10 @@ class Callee:
     # class (``MeetingMaker.fresh``): the object holds what its constructor left
     # (``standin_audit._fresh_literals``).
     fresh: bool = attrs.field(default=False, eq=False)
+    # ``dotted``'s module is one of several the test may load (``MeetingMaker.chosen_module``:
+    # ``import_module(f"vllm.x.{name}")`` with ``name`` one of two literals): the code walked
+    # is one candidate's, which may not be what runs, so what it finds missing is a note.
+    unsettled: bool = attrs.field(default=False, eq=False)
 
 
 @attrs.frozen
