@@ -1756,6 +1756,21 @@ def holding_current(cfg):
     _CURRENT_HOLDER = cfg
     yield
     _CURRENT_HOLDER = None
+
+
+def build_tower(n, factory, prefix=""):
+    return [factory(f"{prefix}.{i}") for i in range(n)]
+
+
+class TowerLayer:
+    def __init__(self, cfg, prefix):
+        self.width = cfg.layer_width
+
+
+class Tower:
+    def __init__(self, *, cfg):
+        self.n = cfg.depth
+        self.layers = build_tower(cfg.depth, lambda prefix: TowerLayer(cfg, prefix), prefix="l")
 """
 
 
@@ -7658,6 +7673,68 @@ CASES = [
             mod.build_common(SimpleNamespace(other=1))
         """,
         frozenset(),
+    ),
+    Case(
+        "a-factory-handed-to-a-replacement-that-calls-it-runs",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(mod, "build_tower", lambda n, factory, prefix: [factory(prefix)])
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset({(NOTE, "cfg.layer_width")}),
+    ),
+    Case(
+        "a-factory-handed-to-a-replacement-ignoring-its-arguments-never-runs",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(mod, "build_tower", lambda *_, **kw: [])
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-factory-handed-to-a-test-function-that-never-reads-that-parameter-never-runs",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            def fake_tower(n, factory, prefix):
+                return [n]
+
+            monkeypatch.setattr(mod, "build_tower", fake_tower)
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-factory-handed-to-a-plain-mock-never-runs",
+        """
+        from unittest.mock import MagicMock
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(mod, "build_tower", MagicMock(return_value=[]))
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-factory-handed-to-a-mock-whose-side-effect-may-call-it-runs",
+        """
+        from unittest.mock import MagicMock
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(
+                mod, "build_tower", MagicMock(side_effect=lambda n, f, prefix: [f(prefix)])
+            )
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset({(NOTE, "cfg.layer_width")}),
     ),
 ]
 

@@ -65,7 +65,7 @@ from factories.analysis.asserted import (
     stated,
 )
 from factories.analysis.baseline import is_suppressed, suppressed_kinds
-from factories.analysis.binding import CallShape, ParamKind, Signature, literal_value
+from factories.analysis.binding import CallShape, ParamKind, Signature, Unheard, literal_value
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import (
     ClassIndex,
@@ -277,6 +277,8 @@ class HandedCall:
     # ``Meeting.raise_tested``: it is a class the test module defines.
     raise_tested: bool = False
     patched: tuple[tuple[str, bool], ...] = ()
+    # ``Meeting.unheard``: replaced functions that never read some arguments they are handed.
+    unheard: tuple[tuple[str, Unheard], ...] = ()
     # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
     returns: tuple[object] | tuple[()] = ()
     # ``(field, value)`` of each field of the call's result the test asserts
@@ -906,6 +908,7 @@ def _handed_call(
         raise_owned=meeting.raise_owned,
         raise_tested=meeting.raise_tested,
         patched=meeting.patched,
+        unheard=meeting.unheard,
         returns=calls.asserted(call),
         result_fields=calls.result_fields(call),
         case_returns=calls.case_asserted(call, meeting.cases),
@@ -1625,6 +1628,11 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         for dotted, field, _ in handed.replaced_sets
         if (method := _method_key(index, handed.module, dotted)) is not None
     )
+    unheard = frozenset(
+        (key, heard)
+        for dotted, heard in handed.unheard
+        if (key := _returned_key(index, handed.module, dotted)) is not None
+    )
     return CallContext(
         replaced=methods,
         patched_functions=functions,
@@ -1638,6 +1646,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         returned=returned,
         installed=installed,
         replaced_sets=replaced_sets,
+        unheard=unheard,
     )
 
 

@@ -12,6 +12,7 @@ import ast
 import attrs
 
 from factories.analysis._walk import walk
+from factories.analysis.binding import Unheard
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._events import EventRecorder, _is_dict_of, _module_alias
 from factories.analysis.extraction._follow import MAX_FUNCTION_HOPS, _fixture_name, _is_fixture
@@ -115,11 +116,13 @@ class MeetingMaker:
         made = self._callee(callee, call)
         if how is MeetingHow.ARGUMENT and position != 0:
             made = self._self_given(made, call)
+        patched = self._patches(call)
         return attrs.evolve(
             self._context(call, cases),
             how=how,
             callee=made,
-            patched=self._patches(call),
+            patched=patched,
+            unheard=self._unheard(call) if patched else (),
             self_shape=shape,
             position=position,
             keyword=keyword,
@@ -542,11 +545,13 @@ class MeetingMaker:
             bound_out=True,
             built_values=self.built_values(holder),
         )
+        patched = self._patches(call)
         return attrs.evolve(
             self._context(call, cases),
             how=MeetingHow.SELF,
             callee=made,
-            patched=self._patches(call),
+            patched=patched,
+            unheard=self._unheard(call) if patched else (),
             shape=self.recorder.shape_of(call, NO_BINDINGS),
             unnamed_patch=self._unnamed_patch(call),
         )
@@ -824,28 +829,59 @@ class MeetingMaker:
             if isinstance(scope, FUNCTION_DEFS):
                 written, by_value = self._scope_patches(scope)
                 for target, raises in written:
-                    # Through the test's imports (a function's own too): ``utils.helper``
-                    # imported inside the test is ``vllm.x.utils.helper``; through a local
-                    # bound to a module the text names (``mod = importlib.reload(m)``).
-                    head, _, rest = target.partition(".")
-                    if head in imports and rest:
-                        target = f"{imports[head].dotted}.{rest}"
-                    elif rest:
-                        module = self._module_local(scope, head)
-                        if module is None:
-                            # a module the text narrows to a few: patched under each, since
-                            # whichever of them the test loaded is the one it patched
-                            for chosen in sorted(self._local_modules(scope, head, 0) or ()):
-                                key = f"{chosen}.{rest}"
-                                found[key] = found.get(key, False) or raises
-                        target = f"{module}.{rest}" if module is not None else target
-                    found[target] = found.get(target, False) or raises
+                    for key in self._written_targets(scope, target, imports):
+                        found[key] = found.get(key, False) or raises
                 for target in by_value:
                     head, _, rest = target.partition(".")
                     if head in imports and rest:
                         target = f"{imports[head].dotted}.{rest}"
                     found.setdefault(target, False)
         return tuple(sorted(found.items()))
+
+    def _written_targets(self, scope: ast.AST, target: str, imports: dict) -> list[str]:
+        """What a patch of ``scope`` written ``target`` replaces: through the test's imports
+        (a function's own too: ``utils.helper`` imported inside the test is
+        ``vllm.x.utils.helper``); through a local bound to a module the text names (``mod =
+        importlib.reload(m)``), or to one of a few (``_local_modules``): patched under each,
+        since whichever of them the test loaded is the one it patched."""
+        head, _, rest = target.partition(".")
+        if head in imports and rest:
+            return [f"{imports[head].dotted}.{rest}"]
+        if not rest:
+            return [target]
+        module = self._module_local(scope, head)
+        if module is not None:
+            return [f"{module}.{rest}"]
+        chosen = sorted(self._local_modules(scope, head, 0) or ())
+        return [*(f"{c}.{rest}" for c in chosen), target]
+
+    def _unheard(self, call: ast.Call) -> tuple[tuple[str, Unheard], ...]:
+        """``(target, unheard)`` of each function the function making ``call`` and its test
+        replace (``_patches``'s scopes) with one that never reads some arguments a call hands
+        it (``EventRecorder.unheard``), where every patch of that target they make is one
+        such, the same (which of several holds at the call is not known)."""
+        scopes = [self.scope.enclosing_scope(call), self._test_function(call)]
+        scopes += [m for s in scopes if s is not None for m in self._own_methods_called(s)]
+        imports = self.sites.imports(call)
+        found: dict[str, set[Unheard | None]] = {}
+        for scope in {id(s): s for s in scopes}.values():
+            if not isinstance(scope, FUNCTION_DEFS):
+                continue
+            for target, unheard in self.recorder.replacements(scope):
+                for key in self._written_targets(scope, target, imports):
+                    found.setdefault(key, set()).add(unheard)
+            for target in self._scope_patches(scope)[1]:
+                head, _, rest = target.partition(".")
+                if head in imports and rest:
+                    target = f"{imports[head].dotted}.{rest}"
+                found.setdefault(target, set()).add(None)
+        return tuple(
+            sorted(
+                (key, next(iter(heard)))
+                for key, heard in found.items()
+                if len(heard) == 1 and None not in heard
+            )
+        )
 
     def _scope_patches(self, scope: ast.AST) -> tuple[list[tuple[str, bool]], list[str]]:
         """The patches function ``scope`` makes, as written (with whether each raises), and

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from factories.analysis.binding import CallShape
+from factories.analysis.binding import CallShape, Unheard
 from factories.analysis.class_refs import ClassRef
 from factories.analysis.findings import Location
 
@@ -150,6 +150,9 @@ class Meeting:
     # ``(dotted target, raises)`` of each patch the function holding a call (and its test)
     # makes: what ran in the callee's place.
     patched: tuple[tuple[str, bool], ...] = ()
+    # ``(dotted target, unheard)`` of each of those whose replacement never reads some
+    # arguments a call hands it (``MeetingMaker._unheard``): a callable handed there never runs.
+    unheard: tuple[tuple[str, Unheard], ...] = ()
     # ``SELF``/``ARGUMENT`` of an object the stand-in was put on, not of the stand-in itself:
     # the fields from that object to the stand-in (``runner.cfg = ns; f(runner)``: ``("cfg",)``).
     via: tuple[str, ...] = ()
