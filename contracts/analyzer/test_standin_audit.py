@@ -1771,6 +1771,21 @@ class Tower:
     def __init__(self, *, cfg):
         self.n = cfg.depth
         self.layers = build_tower(cfg.depth, lambda prefix: TowerLayer(cfg, prefix), prefix="l")
+
+
+def mono_spec(config):
+    if not config.kernel.mono:
+        return None
+    return config.refusals
+
+
+class MonoTop:
+    def __init__(self, *, vllm_config):
+        self.spec = mono_spec(vllm_config)
+
+
+def mono_flip(config):
+    config.kernel.mono = not config.kernel.mono
 """
 
 
@@ -7735,6 +7750,49 @@ CASES = [
             mod.Tower(cfg=SimpleNamespace(depth=2))
         """,
         frozenset({(NOTE, "cfg.layer_width")}),
+    ),
+    Case(
+        "a-fixture-the-test-requests-may-change-the-namespace-before-the-call",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.fixture
+        def mono_cfg():
+            return SimpleNamespace(kernel=SimpleNamespace(mono=False))
+
+        @pytest.fixture
+        def flipped(mono_cfg):
+            mod.mono_flip(mono_cfg)
+            return mono_cfg
+
+        def test_x(mono_cfg, flipped):
+            mod.MonoTop(vllm_config=mono_cfg)
+        """,
+        frozenset({(NOTE, "vllm_config.refusals")}),
+    ),
+    Case(
+        "a-fixture-the-test-never-requests-never-runs-before-its-call",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.fixture
+        def mono_cfg():
+            return SimpleNamespace(kernel=SimpleNamespace(mono=False))
+
+        @pytest.fixture
+        def flipped(mono_cfg):
+            mod.mono_flip(mono_cfg)
+            return mono_cfg
+
+        def test_x(mono_cfg):
+            mod.MonoTop(vllm_config=mono_cfg)
+
+        def test_y(flipped):
+            assert flipped
+        """,
+        frozenset(),
     ),
 ]
 

@@ -2617,8 +2617,17 @@ def _meetings_before(standin: StandIn, event: StubEvent) -> Iterator[Meeting]:
             and meeting.location.line < event.location.line
             and not arms_exclusive(meeting.arms, event.arms)
             and not (standin.per_test and _other_tests(meeting.test, event.test))
+            and not (standin.per_test and _unrequested(meeting, event.test))
         ):
             yield meeting
+
+
+def _unrequested(meeting: Meeting, test: str | None) -> bool:
+    """Whether ``meeting`` lies in a fixture the test ``test`` never requests
+    (``Meeting.requested_by``): it does not run in that test."""
+    if meeting.requested_by is None or test is None:
+        return False
+    return test.partition("[")[0] not in meeting.requested_by
 
 
 def _left_as_built(

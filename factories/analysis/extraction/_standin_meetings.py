@@ -79,6 +79,8 @@ class MeetingMaker:
         # patches it makes as written (``_scope_patches``) and whether one names no target.
         self._patches_of: dict[ast.AST, tuple[list[tuple[str, bool]], list[str]]] = {}
         self._unnamed_in: dict[ast.AST, bool] = {}
+        # The tests of the module that request each of its fixtures (``_fixture_users``).
+        self._users: dict[str, tuple[str, ...]] | None = None
 
     def self_shape(self, call: ast.Call, arg: ast.expr) -> tuple[SelfShape | None, ast.expr]:
         """The spelling by which ``call`` makes ``arg`` ``self``, and the method it names."""
@@ -1016,6 +1018,7 @@ class MeetingMaker:
             how=MeetingHow.ARGUMENT,
             location=self.scope.loc(node),
             test=self.reader.test_of(node, NO_BINDINGS),
+            requested_by=self._requested_by(node),
             cases=cases,
             expect_raise=self.recorder.expects_raise(node),
             arms=self._arms(node),
@@ -1048,6 +1051,67 @@ class MeetingMaker:
             child, current = current, self.scope.parents.get(current)
         return tuple(out)
 
+    def _requested_by(self, node: ast.AST) -> tuple[str, ...] | None:
+        """Where ``node`` lies in a fixture the module defines at its top level (not
+        ``autouse``), the tests of the module that request it, directly or through its
+        other fixtures (``_fixture_users``): it runs in those tests only.  None elsewhere,
+        or where the module may request fixtures in ways its parameters do not show."""
+        outer: ast.AST | None = None
+        current = self.scope.parents.get(node)
+        while current is not None:
+            if isinstance(current, FUNCTION_DEFS):
+                outer = current
+            current = self.scope.parents.get(current)
+        if (
+            not isinstance(outer, FUNCTION_DEFS)
+            or self.scope.parents.get(outer) is not self.scope.module.tree
+            or not _is_fixture(outer)
+            or _autouse(outer)
+        ):
+            return None
+        return self._fixture_users().get(_fixture_name(outer))
+
+    def _fixture_users(self) -> dict[str, tuple[str, ...]]:
+        """The tests (``test_x``, ``TestCls::test_x``, as ``CaseReader.test_of`` names them)
+        of the module that request each fixture name, through their parameters and those of
+        the fixtures they request, transitively: once per module.  Empty where the module
+        requests fixtures some other way (``usefixtures``, ``getfixturevalue``) or an
+        ``autouse`` fixture requests others (they run in every test)."""
+        if self._users is not None:
+            return self._users
+        self._users = {}
+        if self.scope.mentions("usefixtures") or self.scope.mentions("getfixturevalue"):
+            return self._users
+        requests: dict[str, set[str]] = {}  # requester (test or fixture name) -> names
+        tests: list[str] = []
+        for stmt in self.scope.module.tree.body:
+            owner = stmt.name if isinstance(stmt, ast.ClassDef) else None
+            defs = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]
+            for func in defs:
+                if not isinstance(func, FUNCTION_DEFS):
+                    continue
+                params = {a.arg for a in (*func.args.args, *func.args.kwonlyargs)}
+                if _is_fixture(func):
+                    if _autouse(func):
+                        return self._users
+                    requests.setdefault(f"fixture:{_fixture_name(func)}", set()).update(params)
+                elif func.name.startswith("test"):
+                    name = f"{owner}::{func.name}" if owner is not None else func.name
+                    tests.append(name)
+                    requests.setdefault(name, set()).update(params)
+        users: dict[str, set[str]] = {}
+        for test in tests:
+            todo, seen = list(requests[test]), set()
+            while todo:
+                name = todo.pop()
+                if name in seen:
+                    continue
+                seen.add(name)
+                users.setdefault(name, set()).add(test)
+                todo.extend(requests.get(f"fixture:{name}", ()))
+        self._users = {name: tuple(sorted(found)) for name, found in users.items()}
+        return self._users
+
     def _test_function(self, node: ast.AST) -> ast.AST | None:
         found = None
         current = self.scope.parents.get(node)
@@ -1056,6 +1120,19 @@ class MeetingMaker:
                 found = current
             current = self.scope.parents.get(current)
         return found if found is not None and found.name.startswith("test") else None
+
+
+def _autouse(fixture: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``@pytest.fixture(autouse=...)`` with anything but a literal false: it may run in
+    every test of its scope."""
+    return any(
+        isinstance(deco, ast.Call)
+        and any(
+            k.arg == "autouse" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+            for k in deco.keywords
+        )
+        for deco in fixture.decorator_list
+    )
 
 
 def _names_no_target(call: ast.Call) -> bool:

@@ -141,6 +141,9 @@ class Meeting:
     cases: tuple[str, ...] = ()
     expect_raise: bool = False
     shape: CallShape | None = attrs.field(default=None, eq=False)
+    # A place in a fixture of the module (``test`` None): the tests that request it, the
+    # only ones it runs in (``MeetingMaker._requested_by``); None: not known, or any test.
+    requested_by: tuple[str, ...] | None = None
     # The exception ``pytest.raises`` expects there is one only the test's patches raise
     # (``EventRecorder.raise_owned``).
     raise_owned: bool = False
