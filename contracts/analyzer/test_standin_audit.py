@@ -7794,6 +7794,30 @@ CASES = [
         """,
         frozenset(),
     ),
+    Case(
+        "a-call-through-a-module-of-several-candidates-is-judged-in-each",
+        """
+        import importlib
+
+        def test_x(rocm):
+            backend = "mod" if rocm else "pkg.plat.impl"
+            mod = importlib.import_module(f"vllm.{backend}")
+            mod.Outer(SimpleNamespace(y=1))
+        """,
+        frozenset({(NOTE, "cfg.x")}),
+    ),
+    Case(
+        "a-call-through-a-module-of-several-candidates-each-reading-what-it-holds",
+        """
+        import importlib
+
+        def test_x(rocm):
+            backend = "mod" if rocm else "pkg.plat.impl"
+            mod = importlib.import_module(f"vllm.{backend}")
+            mod.Outer(SimpleNamespace(x=1))
+        """,
+        frozenset(),
+    ),
 ]
 
 

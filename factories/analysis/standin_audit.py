@@ -390,7 +390,8 @@ class StandInTable:
                     ):
                         continue
                     _file(meeting, standin, sets, passed, stored)
-                    _hand(calls, meeting, standin, handed)
+                    for candidate in _candidates(meeting):
+                        _hand(calls, candidate, standin, handed)
                     _hand_returned(calls, meeting, bare)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
@@ -1182,6 +1183,17 @@ def _file(
             passed.setdefault((meeting.location, meeting.callee.method), []),  # type: ignore
             PassedStandIn(held_as(standin, meeting.via), position, meeting.keyword),
         )
+
+
+def _candidates(meeting: Meeting) -> Iterator[Meeting]:
+    """The meeting, and where its callee lies in one of several modules the test may load
+    (``Callee.alternatives``: a module picked by platform), the same meeting with each
+    other candidate's callee: the test runs one of them, so each is judged (as notes:
+    ``Callee.unsettled``)."""
+    yield meeting
+    callee = meeting.callee
+    for dotted in callee.alternatives if callee is not None else ():
+        yield attrs.evolve(meeting, callee=attrs.evolve(callee, dotted=dotted, alternatives=()))
 
 
 def _hand(

@@ -277,9 +277,10 @@ class MeetingMaker:
 
     def _chosen_member(self, made: Callee, func: ast.Attribute) -> Callee:
         """``mod.Cls`` where ``mod`` is a local bound once to a module the text narrows to a
-        few candidates (``_chosen_modules``): the first candidate's ``Cls``; ``unsettled``
-        where there are several, since the walk then follows one module of those that may
-        run."""
+        few candidates (``_chosen_modules``): the first candidate's ``Cls``, the others'
+        as ``alternatives`` (each is judged: the test runs one of them, on some platform);
+        ``unsettled`` where there are several, since a walk then follows one module of
+        those that may run."""
         links: list[str] = []
         head: ast.expr = func
         while isinstance(head, ast.Attribute):
@@ -290,8 +291,12 @@ class MeetingMaker:
         modules = self._chosen_modules(head, 0)
         if not modules:
             return made
-        dotted = ".".join([min(modules), *reversed(links)])
-        return attrs.evolve(made, dotted=dotted, unsettled=len(modules) > 1)
+        first, *others = sorted(modules)
+        dotted = ".".join([first, *reversed(links)])
+        alternatives = tuple(".".join([other, *reversed(links)]) for other in others)
+        return attrs.evolve(
+            made, dotted=dotted, unsettled=len(modules) > 1, alternatives=alternatives
+        )
 
     def _chosen_modules(self, expr: ast.expr, depth: int) -> frozenset[str] | None:
         """The modules ``expr`` may evaluate to, where the text narrows them to a few: what

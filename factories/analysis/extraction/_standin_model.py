@@ -108,6 +108,9 @@ class Callee:
     # ``import_module(f"vllm.x.{name}")`` with ``name`` one of two literals): the code walked
     # is one candidate's, which may not be what runs, so what it finds missing is a note.
     unsettled: bool = attrs.field(default=False, eq=False)
+    # With ``unsettled``: ``dotted`` as each other candidate module names it, judged as a
+    # call of its own (``standin_audit._candidates``).
+    alternatives: tuple[str, ...] = attrs.field(default=(), eq=False)
 
 
 @attrs.frozen
