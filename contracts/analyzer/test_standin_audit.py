@@ -1851,6 +1851,36 @@ class RecvSettler:
                 return self.retry_budget
             self.failed_rids.add(request.rid)
         return self.window_tokens
+
+
+def build_tower(n, factory, prefix=""):
+    return [factory(f"{prefix}.{i}") for i in range(n)]
+
+
+class TowerLayer:
+    def __init__(self, cfg, prefix):
+        self.width = cfg.layer_width
+
+
+class Tower:
+    def __init__(self, *, cfg):
+        self.n = cfg.depth
+        self.layers = build_tower(cfg.depth, lambda prefix: TowerLayer(cfg, prefix), prefix="l")
+
+
+def mono_spec(config):
+    if not config.kernel.mono:
+        return None
+    return config.refusals
+
+
+class MonoTop:
+    def __init__(self, *, vllm_config):
+        self.spec = mono_spec(vllm_config)
+
+
+def mono_flip(config):
+    config.kernel.mono = not config.kernel.mono
 """
 
 
@@ -7838,6 +7868,194 @@ CASES = [
             )
         """,
         frozenset({(NOTE, "window_tokens"), (NOTE, "retry_budget")}),
+    ),
+    Case(
+        "a-module-a-platform-conditional-names-is-walked-as-one-of-its-candidates",
+        """
+        import importlib
+
+        def test_x(rocm):
+            backend = "mod" if rocm else "pkg.plat.impl"
+            mod = importlib.import_module(f"vllm.{backend}")
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(NOTE, "common.num_actual_tokens")}),
+    ),
+    Case(
+        "a-patch-through-a-module-of-several-candidates-replaces-it-in-each",
+        """
+        import importlib
+
+        def test_x(monkeypatch, rocm):
+            backend = "mod" if rocm else "pkg.plat.impl"
+            mod = importlib.import_module(f"vllm.{backend}")
+            monkeypatch.setattr(mod, "build_common", lambda common: 0)
+            mod.pass_on(None, SimpleNamespace(common=SimpleNamespace(other=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-module-a-fixture-returns-in-a-tuple-names-the-functions-called-on-it",
+        """
+        import importlib
+        import pytest
+
+        @pytest.fixture
+        def loaded_pair():
+            root = "vllm"
+            return importlib.import_module(f"{root}.pkg"), importlib.import_module(f"{root}.mod")
+
+        def test_x(loaded_pair):
+            _, mod = loaded_pair
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset({(ERROR, "common.num_actual_tokens"), (STALE, "other")}),
+    ),
+    Case(
+        "a-fixture-tuple-the-test-parametrizes-itself-names-no-module",
+        """
+        import importlib
+        import pytest
+
+        @pytest.fixture
+        def loaded_pair():
+            return importlib.import_module("vllm.pkg"), importlib.import_module("vllm.mod")
+
+        @pytest.mark.parametrize("loaded_pair", [(None, None)])
+        def test_x(loaded_pair):
+            _, mod = loaded_pair
+            mod.build_common(SimpleNamespace(other=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-factory-handed-to-a-replacement-that-calls-it-runs",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(mod, "build_tower", lambda n, factory, prefix: [factory(prefix)])
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset({(NOTE, "cfg.layer_width")}),
+    ),
+    Case(
+        "a-factory-handed-to-a-replacement-ignoring-its-arguments-never-runs",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(mod, "build_tower", lambda *_, **kw: [])
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-factory-handed-to-a-test-function-that-never-reads-that-parameter-never-runs",
+        """
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            def fake_tower(n, factory, prefix):
+                return [n]
+
+            monkeypatch.setattr(mod, "build_tower", fake_tower)
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-factory-handed-to-a-plain-mock-never-runs",
+        """
+        from unittest.mock import MagicMock
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(mod, "build_tower", MagicMock(return_value=[]))
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-factory-handed-to-a-mock-whose-side-effect-may-call-it-runs",
+        """
+        from unittest.mock import MagicMock
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            monkeypatch.setattr(
+                mod, "build_tower", MagicMock(side_effect=lambda n, f, prefix: [f(prefix)])
+            )
+            mod.Tower(cfg=SimpleNamespace(depth=2))
+        """,
+        frozenset({(NOTE, "cfg.layer_width")}),
+    ),
+    Case(
+        "a-fixture-the-test-requests-may-change-the-namespace-before-the-call",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.fixture
+        def mono_cfg():
+            return SimpleNamespace(kernel=SimpleNamespace(mono=False))
+
+        @pytest.fixture
+        def flipped(mono_cfg):
+            mod.mono_flip(mono_cfg)
+            return mono_cfg
+
+        def test_x(mono_cfg, flipped):
+            mod.MonoTop(vllm_config=mono_cfg)
+        """,
+        frozenset({(NOTE, "vllm_config.refusals")}),
+    ),
+    Case(
+        "a-fixture-the-test-never-requests-never-runs-before-its-call",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        @pytest.fixture
+        def mono_cfg():
+            return SimpleNamespace(kernel=SimpleNamespace(mono=False))
+
+        @pytest.fixture
+        def flipped(mono_cfg):
+            mod.mono_flip(mono_cfg)
+            return mono_cfg
+
+        def test_x(mono_cfg):
+            mod.MonoTop(vllm_config=mono_cfg)
+
+        def test_y(flipped):
+            assert flipped
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-call-through-a-module-of-several-candidates-is-judged-in-each",
+        """
+        import importlib
+
+        def test_x(rocm):
+            backend = "mod" if rocm else "pkg.plat.impl"
+            mod = importlib.import_module(f"vllm.{backend}")
+            mod.Outer(SimpleNamespace(y=1))
+        """,
+        frozenset({(NOTE, "cfg.x")}),
+    ),
+    Case(
+        "a-call-through-a-module-of-several-candidates-each-reading-what-it-holds",
+        """
+        import importlib
+
+        def test_x(rocm):
+            backend = "mod" if rocm else "pkg.plat.impl"
+            mod = importlib.import_module(f"vllm.{backend}")
+            mod.Outer(SimpleNamespace(x=1))
+        """,
+        frozenset(),
     ),
 ]
 

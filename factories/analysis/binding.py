@@ -12,6 +12,7 @@ import enum
 
 import attrs
 
+from factories.analysis._walk import walk
 from factories.analysis.findings import FindingKind
 
 
@@ -215,3 +216,72 @@ class Signature:
                 )
             )
         return out
+
+
+#: Calls by which a body may read its parameters without naming them.
+_INTROSPECTION = frozenset({"locals", "vars", "currentframe", "_getframe"})
+
+
+@attrs.frozen
+class Unheard:
+    """The arguments a function the test wrote never uses, as a call binds them: what a
+    replacement it installed (``monkeypatch.setattr(mod, "make_layers", lambda *_, **kw:
+    ...)``) leaves untouched of what vLLM hands it.  A callable vLLM hands there (the layer
+    factory ``lambda prefix: Layer(cfg, prefix)``) is never called, so its body is no code
+    that runs (``CallHandlers.call``).
+
+    ``positions``: per positional parameter, whether the body never reads it; ``names``: the
+    parameters a keyword may bind that it never reads, of ``keywords``, all of them;
+    ``rest``/``rest_keywords``: surplus positional/keyword arguments land in a ``*args``/
+    ``**kwargs`` it never reads (or, for a mock, go nowhere)."""
+
+    positions: tuple[bool, ...] = ()
+    names: frozenset[str] = frozenset()
+    keywords: frozenset[str] = frozenset()
+    rest: bool = False
+    rest_keywords: bool = False
+
+    @classmethod
+    def of(cls, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef) -> Unheard | None:
+        """What ``node`` never reads of its arguments (a read anywhere in its body, nested
+        scopes too, counts); None where it reads them all, or may read them unnamed
+        (``locals()``, a frame)."""
+        args = node.args
+        body = [node.body] if isinstance(node, ast.Lambda) else node.body
+        read: set[str] = set()
+        for stmt in body:
+            for sub in walk(stmt):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+                    read.add(sub.id)
+                elif isinstance(sub, ast.Attribute) and sub.attr in _INTROSPECTION:
+                    return None
+        if read & _INTROSPECTION:
+            return None
+        positional = [*args.posonlyargs, *args.args]
+        keywords = [*args.args, *args.kwonlyargs]
+        made = cls(
+            positions=tuple(a.arg not in read for a in positional),
+            names=frozenset(a.arg for a in keywords if a.arg not in read),
+            keywords=frozenset(a.arg for a in keywords),
+            rest=args.vararg is not None and args.vararg.arg not in read,
+            rest_keywords=args.kwarg is not None and args.kwarg.arg not in read,
+        )
+        if not (any(made.positions) or made.names or made.rest or made.rest_keywords):
+            return None
+        return made
+
+    @classmethod
+    def deaf(cls) -> Unheard:
+        """A mock: it takes any arguments and calls none of them."""
+        return cls(rest=True, rest_keywords=True)
+
+    def ignores(self, position: int | None, keyword: str | None) -> bool:
+        """Whether the argument at ``position`` (counted before any ``*`` unpacking) or
+        handed as ``keyword`` lands on a parameter the body never reads."""
+        if keyword is not None:
+            return keyword in self.names if keyword in self.keywords else self.rest_keywords
+        if position is None:
+            return False
+        if position < len(self.positions):
+            return self.positions[position]
+        return self.rest

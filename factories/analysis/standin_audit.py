@@ -66,7 +66,7 @@ from factories.analysis.asserted import (
     stated,
 )
 from factories.analysis.baseline import is_suppressed, suppressed_kinds
-from factories.analysis.binding import CallShape, ParamKind, Signature, literal_value
+from factories.analysis.binding import CallShape, ParamKind, Signature, Unheard, literal_value
 from factories.analysis.called_mocks import called_mocks
 from factories.analysis.class_refs import NamedClass
 from factories.analysis.classes import (
@@ -300,6 +300,8 @@ class HandedCall:
     # ``Meeting.raise_tested``: it is a class the test module defines.
     raise_tested: bool = False
     patched: tuple[tuple[str, bool], ...] = ()
+    # ``Meeting.unheard``: replaced functions that never read some arguments they are handed.
+    unheard: tuple[tuple[str, Unheard], ...] = ()
     # ``(value,)`` where the test asserts the call returns that literal (``_asserted``).
     returns: tuple[object] | tuple[()] = ()
     # ``(field, value)`` of each field of the call's result the test asserts
@@ -411,7 +413,8 @@ class StandInTable:
                     ):
                         continue
                     _file(meeting, standin, sets, passed, stored)
-                    _hand(calls, meeting, standin, handed)
+                    for candidate in _candidates(meeting):
+                        _hand(calls, candidate, standin, handed)
                     _hand_returned(calls, meeting, bare)
                     if meeting.how is MeetingHow.ATTRIBUTE and "." in (meeting.owner or ""):
                         late.add((meeting.owner.rsplit(".", 1)[1], meeting.field or ""))
@@ -929,6 +932,7 @@ def _handed_call(
         raise_owned=meeting.raise_owned,
         raise_tested=meeting.raise_tested,
         patched=meeting.patched,
+        unheard=meeting.unheard,
         returns=calls.asserted(call),
         result_fields=calls.result_fields(call),
         case_returns=calls.case_asserted(call, meeting.cases),
@@ -940,6 +944,7 @@ def _handed_call(
         overrides=callee.overrides,
         arms=meeting.arms,
         unnamed_patch=meeting.unnamed_patch,
+        unsettled=callee.unsettled,
         text=callee.text,
     )
 
@@ -1201,6 +1206,17 @@ def _file(
             passed.setdefault((meeting.location, meeting.callee.method), []),  # type: ignore
             PassedStandIn(held_as(standin, meeting.via), position, meeting.keyword),
         )
+
+
+def _candidates(meeting: Meeting) -> Iterator[Meeting]:
+    """The meeting, and where its callee lies in one of several modules the test may load
+    (``Callee.alternatives``: a module picked by platform), the same meeting with each
+    other candidate's callee: the test runs one of them, so each is judged (as notes:
+    ``Callee.unsettled``)."""
+    yield meeting
+    callee = meeting.callee
+    for dotted in callee.alternatives if callee is not None else ():
+        yield attrs.evolve(meeting, callee=attrs.evolve(callee, dotted=dotted, alternatives=()))
 
 
 def _hand(
@@ -1647,6 +1663,11 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         for dotted, field, _ in handed.replaced_sets
         if (method := _method_key(index, handed.module, dotted)) is not None
     )
+    unheard = frozenset(
+        (key, heard)
+        for dotted, heard in handed.unheard
+        if (key := _returned_key(index, handed.module, dotted)) is not None
+    )
     return CallContext(
         replaced=methods,
         patched_functions=functions,
@@ -1660,6 +1681,7 @@ def _handed_context(index, handed: HandedCall, roots: Mapping[str, object]) -> C
         returned=returned,
         installed=installed,
         replaced_sets=replaced_sets,
+        unheard=unheard,
     )
 
 
@@ -2643,8 +2665,17 @@ def _meetings_before(standin: StandIn, event: StubEvent) -> Iterator[Meeting]:
             and meeting.location.line < event.location.line
             and not arms_exclusive(meeting.arms, event.arms)
             and not (standin.per_test and _other_tests(meeting.test, event.test))
+            and not (standin.per_test and _unrequested(meeting, event.test))
         ):
             yield meeting
+
+
+def _unrequested(meeting: Meeting, test: str | None) -> bool:
+    """Whether ``meeting`` lies in a fixture the test ``test`` never requests
+    (``Meeting.requested_by``): it does not run in that test."""
+    if meeting.requested_by is None or test is None:
+        return False
+    return test.partition("[")[0] not in meeting.requested_by
 
 
 def _left_as_built(

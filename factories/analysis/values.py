@@ -182,6 +182,16 @@ def raises_when_called(node: ast.expr | None, resolve: Callable[[ast.expr], obje
     return any(k.arg == "side_effect" and is_exception_expr(k.value) for k in node.keywords)
 
 
+def mock_runs_nothing(node: ast.expr | None) -> bool:
+    """Whether ``node`` builds a mock whose calls run nothing they are handed (no
+    ``side_effect``, ``wraps`` or ``**`` keywords): a callable vLLM hands it never runs."""
+    return (
+        isinstance(node, ast.Call)
+        and _callee_name(node.func) in _MOCKS
+        and not any(kw.arg in ("side_effect", "wraps") or kw.arg is None for kw in node.keywords)
+    )
+
+
 def is_exception_expr(node: ast.expr) -> bool:
     target = node.func if isinstance(node, ast.Call) else node
     return is_exception_name(_callee_name(target))

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 
 import attrs
 
 from factories.analysis._walk import walk
-from factories.analysis.binding import CallShape
+from factories.analysis.binding import CallShape, Unheard
 from factories.analysis.class_refs import NamedClass
-from factories.analysis.extraction._cases import Bindings, CaseReader
+from factories.analysis.extraction._cases import NO_BINDINGS, Bindings, CaseReader
 from factories.analysis.extraction._model import EventKind, StubEvent
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._syntax import (
@@ -29,10 +30,13 @@ from factories.analysis.values import (
     Obj,
     built_array,
     is_exception_expr,
+    mock_runs_nothing,
     raises_when_called,
     returning,
 )
 
+# Keywords of a mock or patch that make it run something it is handed or given.
+_RUNS_GIVEN = frozenset({"side_effect", "wraps", "new_callable"})
 # How many levels of same-module helpers are searched for the patches a test applies.
 _MAX_PATCH_HELPER_DEPTH = 4
 _CALLED_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -131,6 +135,7 @@ class EventRecorder:
         self.reader = reader
         self._patch_cache: dict[tuple, list[tuple[str, bool]]] = {}
         self._may_patch_cache: dict[int, bool] = {}
+        self._unheard_cache: dict[int, list[tuple[str, Unheard | None]]] = {}
 
     def record(self, node: ast.AST, names: set[str], track: Track, bindings: Bindings) -> None:
         """The events of one node of the scope: assignments, calls, the test's own reads."""
@@ -449,13 +454,74 @@ class EventRecorder:
             return self._patch_cache[key]
         out = []
         helpers: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        for node, target, replacement in self._patch_calls(scope, names, seen, helpers):
+            out.append((target, self.replacement_raises(node, replacement, bindings)))
+        if depth < _MAX_PATCH_HELPER_DEPTH:
+            inner = seen | {id(scope)} | {id(h) for h in helpers}
+            for helper in dict.fromkeys(helpers):
+                out.extend(self.class_patches(helper, set(), bindings, depth + 1, inner))
+        self._patch_cache[key] = out
+        return out
+
+    def replacements(
+        self, scope: ast.AST, depth: int = 0, seen: frozenset[int] = frozenset()
+    ) -> list[tuple[str, Unheard | None]]:
+        """``(target, unheard)`` of each patch ``class_patches`` finds in ``scope`` (no
+        name left out), with what its replacement never reads of the arguments a call hands
+        it (``unheard``): once per function."""
+        key = id(scope)
+        if key in self._unheard_cache:
+            return self._unheard_cache[key]
+        out: list[tuple[str, Unheard | None]] = []
+        helpers: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        for node, target, replacement in self._patch_calls(scope, set(), seen, helpers):
+            out.append((target, self.unheard(node, replacement)))
+        if depth < _MAX_PATCH_HELPER_DEPTH:
+            inner = seen | {id(scope)} | {id(h) for h in helpers}
+            for helper in dict.fromkeys(helpers):
+                out.extend(self.replacements(helper, depth + 1, inner))
+        self._unheard_cache[key] = out
+        return out
+
+    def unheard(self, patch: ast.Call, replacement: ast.expr | None) -> Unheard | None:
+        """What the replacement a patch installs never reads of its arguments: a lambda or
+        a function the test defines (``Unheard.of``), or a mock it builds in the patch
+        itself with nothing to run (no ``side_effect``/``wraps``, and no ``side_effect``
+        the function making the patch sets later); None where it is not known."""
+        if replacement is None or any(k.arg in _RUNS_GIVEN for k in patch.keywords):
+            return None
+        if isinstance(replacement, ast.Name):
+            bound = self.reader.resolve_local(replacement, NO_BINDINGS)
+            if bound is None:
+                func = self.scope.local_def(replacement)
+                return Unheard.of(func) if func is not None else None
+            replacement = bound
+        if isinstance(replacement, ast.Lambda):
+            return Unheard.of(replacement)
+        if mock_runs_nothing(replacement) and not any(
+            isinstance(n, ast.Attribute) and n.attr in _RUNS_GIVEN
+            for n in self.scope.nodes(self.scope.enclosing_scope(patch))
+        ):
+            return Unheard.deaf()
+        return None
+
+    def _patch_calls(
+        self,
+        scope: ast.AST,
+        names: set[str],
+        seen: frozenset[int],
+        helpers: list[ast.FunctionDef | ast.AsyncFunctionDef],
+    ) -> Iterator[tuple[ast.Call, str, ast.expr | None]]:
+        """``(patch, target as written, replacement)`` of each patch written in ``scope``
+        (its decorators too) whose target is written out and not on a name of ``names``;
+        the same-module functions it calls that may patch go to ``helpers``."""
         decorators = [sub for deco in getattr(scope, "decorator_list", []) for sub in walk(deco)]
         for node in decorators + self.scope.nodes(scope):
             if not isinstance(node, ast.Call):
                 continue
             target = _dotted_patch_target(node)
             if target is not None:
-                out.append((target, self.replacement_raises(node, _nth(node, 1), bindings)))
+                yield node, target, _nth(node, 1)
                 continue
             if isinstance(node.func, ast.Name):
                 helper = self.scope.module.functions.get(node.func.id)
@@ -473,14 +539,7 @@ class EventRecorder:
                 continue
             first, literal = node.args[0], str_literal(node.args[1])
             if literal is not None and not is_name_in(first, names):
-                raises = self.replacement_raises(node, _nth(node, 2), bindings)
-                out.append((f"{ast.unparse(first)}.{literal}", raises))
-        if depth < _MAX_PATCH_HELPER_DEPTH:
-            inner = seen | {id(scope)} | {id(h) for h in helpers}
-            for helper in dict.fromkeys(helpers):
-                out.extend(self.class_patches(helper, set(), bindings, depth + 1, inner))
-        self._patch_cache[key] = out
-        return out
+                yield node, f"{ast.unparse(first)}.{literal}", _nth(node, 2)
 
     def _may_patch(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether ``func``, or a same-module function it calls, mentions a patch: a text

@@ -74,6 +74,10 @@ class ModuleScope:
         found = self._walked.get(id(node))
         return found if found is not None else walk(node)
 
+    def mentions(self, word: str) -> bool:
+        """Whether the module's text holds ``word`` anywhere at its top level's statements."""
+        return any(word in text for text in self._texts)
+
     def text_of_function(self, func: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
         """The source text of a definition, decorators included."""
         return "\n".join(self.module.lines[first_line(func) - 1 : func.end_lineno or func.lineno])

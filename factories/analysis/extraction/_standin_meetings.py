@@ -12,9 +12,10 @@ import ast
 import attrs
 
 from factories.analysis._walk import walk
+from factories.analysis.binding import Unheard
 from factories.analysis.extraction._cases import NO_BINDINGS, CaseReader
 from factories.analysis.extraction._events import EventRecorder, _is_dict_of, _module_alias
-from factories.analysis.extraction._follow import MAX_FUNCTION_HOPS
+from factories.analysis.extraction._follow import MAX_FUNCTION_HOPS, _fixture_name, _is_fixture
 from factories.analysis.extraction._scope import ModuleScope
 from factories.analysis.extraction._standin_index import Site, StandInSites
 from factories.analysis.extraction._standin_model import (
@@ -58,6 +59,12 @@ _LOOPS = (
 _SETTERS = frozenset({"setattr", "__setattr__", "object"})
 
 
+#: The most modules a computed module name may be one of (``_string_choices``).
+MAX_MODULE_CHOICES = 4
+#: The most expressions a computed module name is followed through (``_string_choices``).
+MAX_STRING_STEPS = 8
+
+
 class MeetingMaker:
     """Builds the meetings of one module's stand-ins."""
 
@@ -72,6 +79,8 @@ class MeetingMaker:
         # patches it makes as written (``_scope_patches``) and whether one names no target.
         self._patches_of: dict[ast.AST, tuple[list[tuple[str, bool]], list[str]]] = {}
         self._unnamed_in: dict[ast.AST, bool] = {}
+        # The tests of the module that request each of its fixtures (``_fixture_users``).
+        self._users: dict[str, tuple[str, ...]] | None = None
 
     def self_shape(self, call: ast.Call, arg: ast.expr) -> tuple[SelfShape | None, ast.expr]:
         """The spelling by which ``call`` makes ``arg`` ``self``, and the method it names."""
@@ -109,11 +118,13 @@ class MeetingMaker:
         made = self._callee(callee, call)
         if how is MeetingHow.ARGUMENT and position != 0:
             made = self._self_given(made, call)
+        patched = self._patches(call)
         return attrs.evolve(
             self._context(call, cases),
             how=how,
             callee=made,
-            patched=self._patches(call),
+            patched=patched,
+            unheard=self._unheard(call) if patched else (),
             self_shape=shape,
             position=position,
             keyword=keyword,
@@ -161,6 +172,8 @@ class MeetingMaker:
             module = self.loaded_module_member(func)
             if module is not None:
                 made = attrs.evolve(made, dotted=module)
+            else:
+                made = self._chosen_member(made, func)
         if made.dotted is None and method is None and isinstance(func, ast.Attribute):
             return self._on_instance(made, func, call, imports)
         if made.dotted is None and isinstance(func, ast.Call):
@@ -261,6 +274,174 @@ class MeetingMaker:
             for ret in self._returns_of(helper)
         }
         return found.pop() if len(found) == 1 else None
+
+    def _chosen_member(self, made: Callee, func: ast.Attribute) -> Callee:
+        """``mod.Cls`` where ``mod`` is a local bound once to a module the text narrows to a
+        few candidates (``_chosen_modules``): the first candidate's ``Cls``, the others'
+        as ``alternatives`` (each is judged: the test runs one of them, on some platform);
+        ``unsettled`` where there are several, since a walk then follows one module of
+        those that may run."""
+        links: list[str] = []
+        head: ast.expr = func
+        while isinstance(head, ast.Attribute):
+            links.append(head.attr)
+            head = head.value
+        if not isinstance(head, ast.Name) or head.id in self.sites.imports(head):
+            return made
+        modules = self._chosen_modules(head, 0)
+        if not modules:
+            return made
+        first, *others = sorted(modules)
+        dotted = ".".join([first, *reversed(links)])
+        alternatives = tuple(".".join([other, *reversed(links)]) for other in others)
+        return attrs.evolve(
+            made, dotted=dotted, unsettled=len(modules) > 1, alternatives=alternatives
+        )
+
+    def _chosen_modules(self, expr: ast.expr, depth: int) -> frozenset[str] | None:
+        """The modules ``expr`` may evaluate to, where the text narrows them to a few: what
+        ``_loaded_module`` settles; ``import_module(name)`` with ``name`` an f-string or
+        conditional of literals and locals bound once to such (``_string_choices``: the test
+        picks a module by platform, ``f"vllm.x.{'amd' if rocm else 'nvidia'}.mtp"``); and a
+        local unpacked once from a fixture the function takes (``mtp, model = m3_modules``)
+        whose every ``return`` is a tuple, the item at its position from each.  None where
+        anything is left open."""
+        if depth > MAX_FUNCTION_HOPS:
+            return None
+        settled = self._loaded_module(expr, depth)
+        if settled is not None:
+            return frozenset({settled})
+        if isinstance(expr, ast.Call):
+            imports = self.sites.imports(expr)
+            called = dotted_name(expr.func, imports)
+            if (
+                called not in ("importlib.import_module", "pytest.importorskip")
+                or expr.keywords
+                or len(expr.args) != 1
+            ):
+                return None
+            names = self._string_choices(expr.args[0], 0)
+            if not names or any(name.startswith(".") for name in names):
+                return None
+            return names
+        if not isinstance(expr, ast.Name):
+            return None
+        return self._local_modules(self.scope.enclosing_scope(expr), expr.id, depth)
+
+    def _local_modules(self, scope: ast.AST, name: str, depth: int) -> frozenset[str] | None:
+        """``_chosen_modules`` of the local ``name`` of the function ``scope``, bound once."""
+        bound = self._bound_once(scope, name)
+        if bound is None:
+            return None
+        target, value = bound
+        if target is not None:
+            return self._fixture_item(scope, value, target, depth + 1)
+        return self._chosen_modules(value, depth + 1)
+
+    def _bound_once(self, scope: ast.AST, name: str) -> tuple[int | None, ast.expr] | None:
+        """The value a local ``name`` of the function ``scope`` gets from its one binding, a
+        plain ``name = value`` (position None) or ``a, name = value`` (its position)."""
+        if not isinstance(scope, FUNCTION_DEFS) or _is_param_of(scope, name):
+            return None
+        stores = [
+            n
+            for n in self.scope.nodes(scope)
+            if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+        ]
+        if len(stores) != 1:
+            return None
+        parent = self.scope.parents.get(stores[0])
+        if isinstance(parent, ast.Tuple) and isinstance(parent.ctx, ast.Store):
+            assign = self.scope.parents.get(parent)
+            if isinstance(assign, ast.Assign) and assign.targets == [parent]:
+                if any(isinstance(elt, ast.Starred) for elt in parent.elts):
+                    return None
+                return parent.elts.index(stores[0]), assign.value
+            return None
+        if isinstance(parent, ast.Assign) and parent.targets == [stores[0]]:
+            return None, parent.value
+        return None
+
+    def _fixture_item(
+        self, scope: ast.AST, value: ast.expr, position: int, depth: int
+    ) -> frozenset[str] | None:
+        """The modules at ``position`` of what the fixture ``value`` names returns, where
+        ``value`` is a parameter of ``scope`` (never rebound, not parametrized) and the module
+        defines that fixture once at its top level, every ``return`` of it a tuple of that
+        length (``_chosen_modules`` of each item, in the fixture)."""
+        if not (isinstance(value, ast.Name) and _is_param_of(scope, value.id)):
+            return None
+        if any(
+            isinstance(n, ast.Name) and n.id == value.id and not isinstance(n.ctx, ast.Load)
+            for n in self.scope.nodes(scope)
+        ):
+            return None
+        for deco in getattr(scope, "decorator_list", []):
+            if isinstance(deco, ast.Call) and getattr(deco.func, "attr", "") == "parametrize":
+                names = _argnames(deco)
+                if names is None or value.id in names:
+                    return None  # a case hands the parameter itself
+        fixture = self.scope.module.functions.get(value.id)
+        defs = [
+            stmt
+            for stmt in self.scope.module.tree.body
+            if isinstance(stmt, FUNCTION_DEFS) and stmt.name == value.id
+        ]
+        if fixture is None or defs != [fixture] or not _is_fixture(fixture):
+            return None
+        if _fixture_name(fixture) != value.id:
+            return None
+        found: set[str] = set()
+        returns = self._returns_of(fixture)
+        if not returns or any(
+            isinstance(node, (ast.Yield, ast.YieldFrom)) for node in self.scope.nodes(fixture)
+        ):
+            return None
+        for ret in returns:
+            if not (isinstance(ret.value, ast.Tuple) and len(ret.value.elts) > position):
+                return None
+            if any(isinstance(elt, ast.Starred) for elt in ret.value.elts):
+                return None
+            modules = self._chosen_modules(ret.value.elts[position], depth)
+            if not modules:
+                return None
+            found |= modules
+        return frozenset(found)
+
+    def _string_choices(self, expr: ast.expr, depth: int) -> frozenset[str] | None:
+        """The strings ``expr`` may be, where the text narrows them to a few: a literal, a
+        conditional of such (``"amd" if rocm else "nvidia"``: either arm may run), an
+        f-string of such (each combination), or a local bound once to one (``depth``: the
+        expressions gone through, at most ``MAX_STRING_STEPS``)."""
+        if depth > MAX_STRING_STEPS:
+            return None
+        if isinstance(expr, ast.Constant):
+            return frozenset({expr.value}) if isinstance(expr.value, str) else None
+        if isinstance(expr, ast.IfExp):
+            body = self._string_choices(expr.body, depth + 1)
+            orelse = self._string_choices(expr.orelse, depth + 1)
+            return body | orelse if body and orelse else None
+        if isinstance(expr, ast.JoinedStr):
+            texts: frozenset[str] = frozenset({""})
+            for part in expr.values:
+                if isinstance(part, ast.FormattedValue):
+                    if part.conversion != -1 or part.format_spec is not None:
+                        return None
+                    choices = self._string_choices(part.value, depth + 1)
+                else:
+                    choices = self._string_choices(part, depth + 1)
+                if not choices:
+                    return None
+                texts = frozenset(t + c for t in texts for c in choices)
+                if len(texts) > MAX_MODULE_CHOICES:
+                    return None
+            return texts
+        if isinstance(expr, ast.Name):
+            bound = self._bound_once(self.scope.enclosing_scope(expr), expr.id)
+            if bound is None or bound[0] is not None:
+                return None
+            return self._string_choices(bound[1], depth + 1)
+        return None
 
     def _module_local(self, scope: ast.AST, name: str, depth: int = 0) -> str | None:
         """The module a local ``name`` of the function ``scope`` holds, where the function
@@ -371,11 +552,13 @@ class MeetingMaker:
             bound_out=True,
             built_values=self.built_values(holder),
         )
+        patched = self._patches(call)
         return attrs.evolve(
             self._context(call, cases),
             how=MeetingHow.SELF,
             callee=made,
-            patched=self._patches(call),
+            patched=patched,
+            unheard=self._unheard(call) if patched else (),
             shape=self.recorder.shape_of(call, NO_BINDINGS),
             unnamed_patch=self._unnamed_patch(call),
         )
@@ -653,22 +836,59 @@ class MeetingMaker:
             if isinstance(scope, FUNCTION_DEFS):
                 written, by_value = self._scope_patches(scope)
                 for target, raises in written:
-                    # Through the test's imports (a function's own too): ``utils.helper``
-                    # imported inside the test is ``vllm.x.utils.helper``; through a local
-                    # bound to a module the text names (``mod = importlib.reload(m)``).
-                    head, _, rest = target.partition(".")
-                    if head in imports and rest:
-                        target = f"{imports[head].dotted}.{rest}"
-                    elif rest:
-                        module = self._module_local(scope, head)
-                        target = f"{module}.{rest}" if module is not None else target
-                    found[target] = found.get(target, False) or raises
+                    for key in self._written_targets(scope, target, imports):
+                        found[key] = found.get(key, False) or raises
                 for target in by_value:
                     head, _, rest = target.partition(".")
                     if head in imports and rest:
                         target = f"{imports[head].dotted}.{rest}"
                     found.setdefault(target, False)
         return tuple(sorted(found.items()))
+
+    def _written_targets(self, scope: ast.AST, target: str, imports: dict) -> list[str]:
+        """What a patch of ``scope`` written ``target`` replaces: through the test's imports
+        (a function's own too: ``utils.helper`` imported inside the test is
+        ``vllm.x.utils.helper``); through a local bound to a module the text names (``mod =
+        importlib.reload(m)``), or to one of a few (``_local_modules``): patched under each,
+        since whichever of them the test loaded is the one it patched."""
+        head, _, rest = target.partition(".")
+        if head in imports and rest:
+            return [f"{imports[head].dotted}.{rest}"]
+        if not rest:
+            return [target]
+        module = self._module_local(scope, head)
+        if module is not None:
+            return [f"{module}.{rest}"]
+        chosen = sorted(self._local_modules(scope, head, 0) or ())
+        return [*(f"{c}.{rest}" for c in chosen), target]
+
+    def _unheard(self, call: ast.Call) -> tuple[tuple[str, Unheard], ...]:
+        """``(target, unheard)`` of each function the function making ``call`` and its test
+        replace (``_patches``'s scopes) with one that never reads some arguments a call hands
+        it (``EventRecorder.unheard``), where every patch of that target they make is one
+        such, the same (which of several holds at the call is not known)."""
+        scopes = [self.scope.enclosing_scope(call), self._test_function(call)]
+        scopes += [m for s in scopes if s is not None for m in self._own_methods_called(s)]
+        imports = self.sites.imports(call)
+        found: dict[str, set[Unheard | None]] = {}
+        for scope in {id(s): s for s in scopes}.values():
+            if not isinstance(scope, FUNCTION_DEFS):
+                continue
+            for target, unheard in self.recorder.replacements(scope):
+                for key in self._written_targets(scope, target, imports):
+                    found.setdefault(key, set()).add(unheard)
+            for target in self._scope_patches(scope)[1]:
+                head, _, rest = target.partition(".")
+                if head in imports and rest:
+                    target = f"{imports[head].dotted}.{rest}"
+                found.setdefault(target, set()).add(None)
+        return tuple(
+            sorted(
+                (key, next(iter(heard)))
+                for key, heard in found.items()
+                if len(heard) == 1 and None not in heard
+            )
+        )
 
     def _scope_patches(self, scope: ast.AST) -> tuple[list[tuple[str, bool]], list[str]]:
         """The patches function ``scope`` makes, as written (with whether each raises), and
@@ -803,6 +1023,7 @@ class MeetingMaker:
             how=MeetingHow.ARGUMENT,
             location=self.scope.loc(node),
             test=self.reader.test_of(node, NO_BINDINGS),
+            requested_by=self._requested_by(node),
             cases=cases,
             expect_raise=self.recorder.expects_raise(node),
             arms=self._arms(node),
@@ -835,6 +1056,67 @@ class MeetingMaker:
             child, current = current, self.scope.parents.get(current)
         return tuple(out)
 
+    def _requested_by(self, node: ast.AST) -> tuple[str, ...] | None:
+        """Where ``node`` lies in a fixture the module defines at its top level (not
+        ``autouse``), the tests of the module that request it, directly or through its
+        other fixtures (``_fixture_users``): it runs in those tests only.  None elsewhere,
+        or where the module may request fixtures in ways its parameters do not show."""
+        outer: ast.AST | None = None
+        current = self.scope.parents.get(node)
+        while current is not None:
+            if isinstance(current, FUNCTION_DEFS):
+                outer = current
+            current = self.scope.parents.get(current)
+        if (
+            not isinstance(outer, FUNCTION_DEFS)
+            or self.scope.parents.get(outer) is not self.scope.module.tree
+            or not _is_fixture(outer)
+            or _autouse(outer)
+        ):
+            return None
+        return self._fixture_users().get(_fixture_name(outer))
+
+    def _fixture_users(self) -> dict[str, tuple[str, ...]]:
+        """The tests (``test_x``, ``TestCls::test_x``, as ``CaseReader.test_of`` names them)
+        of the module that request each fixture name, through their parameters and those of
+        the fixtures they request, transitively: once per module.  Empty where the module
+        requests fixtures some other way (``usefixtures``, ``getfixturevalue``) or an
+        ``autouse`` fixture requests others (they run in every test)."""
+        if self._users is not None:
+            return self._users
+        self._users = {}
+        if self.scope.mentions("usefixtures") or self.scope.mentions("getfixturevalue"):
+            return self._users
+        requests: dict[str, set[str]] = {}  # requester (test or fixture name) -> names
+        tests: list[str] = []
+        for stmt in self.scope.module.tree.body:
+            owner = stmt.name if isinstance(stmt, ast.ClassDef) else None
+            defs = stmt.body if isinstance(stmt, ast.ClassDef) else [stmt]
+            for func in defs:
+                if not isinstance(func, FUNCTION_DEFS):
+                    continue
+                params = {a.arg for a in (*func.args.args, *func.args.kwonlyargs)}
+                if _is_fixture(func):
+                    if _autouse(func):
+                        return self._users
+                    requests.setdefault(f"fixture:{_fixture_name(func)}", set()).update(params)
+                elif func.name.startswith("test"):
+                    name = f"{owner}::{func.name}" if owner is not None else func.name
+                    tests.append(name)
+                    requests.setdefault(name, set()).update(params)
+        users: dict[str, set[str]] = {}
+        for test in tests:
+            todo, seen = list(requests[test]), set()
+            while todo:
+                name = todo.pop()
+                if name in seen:
+                    continue
+                seen.add(name)
+                users.setdefault(name, set()).add(test)
+                todo.extend(requests.get(f"fixture:{name}", ()))
+        self._users = {name: tuple(sorted(found)) for name, found in users.items()}
+        return self._users
+
     def _test_function(self, node: ast.AST) -> ast.AST | None:
         found = None
         current = self.scope.parents.get(node)
@@ -843,6 +1125,19 @@ class MeetingMaker:
                 found = current
             current = self.scope.parents.get(current)
         return found if found is not None and found.name.startswith("test") else None
+
+
+def _autouse(fixture: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """``@pytest.fixture(autouse=...)`` with anything but a literal false: it may run in
+    every test of its scope."""
+    return any(
+        isinstance(deco, ast.Call)
+        and any(
+            k.arg == "autouse" and not (isinstance(k.value, ast.Constant) and not k.value.value)
+            for k in deco.keywords
+        )
+        for deco in fixture.decorator_list
+    )
 
 
 def _names_no_target(call: ast.Call) -> bool:
@@ -950,6 +1245,19 @@ def _bound_names(node: ast.stmt) -> set[str]:
         return {node.name}
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]  # type: ignore[attr-defined]
     return {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
+
+
+def _argnames(deco: ast.Call) -> set[str] | None:
+    """The names a ``parametrize`` call gives values (``"a,b"``, ``["a", "b"]``); None where
+    no literal states them (any name may be one)."""
+    first = deco.args[0] if deco.args else None
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return {part.strip() for part in first.value.split(",")}
+    if isinstance(first, (ast.List, ast.Tuple)) and all(
+        isinstance(elt, ast.Constant) and isinstance(elt.value, str) for elt in first.elts
+    ):
+        return {elt.value for elt in first.elts}  # type: ignore[union-attr]
+    return None
 
 
 def _is_param_of(scope: ast.AST, name: str) -> bool:

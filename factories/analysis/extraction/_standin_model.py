@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import attrs
 
-from factories.analysis.binding import CallShape
+from factories.analysis.binding import CallShape, Unheard
 from factories.analysis.class_refs import ClassRef
 from factories.analysis.findings import Location
 
@@ -104,6 +104,13 @@ class Callee:
     # class (``MeetingMaker.fresh``): the object holds what its constructor left
     # (``standin_audit._fresh_literals``).
     fresh: bool = attrs.field(default=False, eq=False)
+    # ``dotted``'s module is one of several the test may load (``MeetingMaker.chosen_module``:
+    # ``import_module(f"vllm.x.{name}")`` with ``name`` one of two literals): the code walked
+    # is one candidate's, which may not be what runs, so what it finds missing is a note.
+    unsettled: bool = attrs.field(default=False, eq=False)
+    # With ``unsettled``: ``dotted`` as each other candidate module names it, judged as a
+    # call of its own (``standin_audit._candidates``).
+    alternatives: tuple[str, ...] = attrs.field(default=(), eq=False)
 
 
 @attrs.frozen
@@ -137,6 +144,9 @@ class Meeting:
     cases: tuple[str, ...] = ()
     expect_raise: bool = False
     shape: CallShape | None = attrs.field(default=None, eq=False)
+    # A place in a fixture of the module (``test`` None): the tests that request it, the
+    # only ones it runs in (``MeetingMaker._requested_by``); None: not known, or any test.
+    requested_by: tuple[str, ...] | None = None
     # The exception ``pytest.raises`` expects there is one only the test's patches raise
     # (``EventRecorder.raise_owned``).
     raise_owned: bool = False
@@ -146,6 +156,9 @@ class Meeting:
     # ``(dotted target, raises)`` of each patch the function holding a call (and its test)
     # makes: what ran in the callee's place.
     patched: tuple[tuple[str, bool], ...] = ()
+    # ``(dotted target, unheard)`` of each of those whose replacement never reads some
+    # arguments a call hands it (``MeetingMaker._unheard``): a callable handed there never runs.
+    unheard: tuple[tuple[str, Unheard], ...] = ()
     # ``SELF``/``ARGUMENT`` of an object the stand-in was put on, not of the stand-in itself:
     # the fields from that object to the stand-in (``runner.cfg = ns; f(runner)``: ``("cfg",)``).
     via: tuple[str, ...] = ()

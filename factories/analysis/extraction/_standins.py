@@ -17,7 +17,7 @@ from collections.abc import Mapping
 import attrs
 
 from factories.analysis._walk import child_nodes, statements, walk
-from factories.analysis.binding import CallShape
+from factories.analysis.binding import CallShape, Unheard
 from factories.analysis.extraction._cases import (
     NO_BINDINGS,
     Bindings,
@@ -1843,9 +1843,17 @@ class StandInExtractor:
         if _others(shape, meeting) == _others(meeting.shape, meeting):
             return meeting  # nothing more stated beside the stand-in itself
         patched = dict(meeting.patched)
-        for target, raises in self.meet._patches(entry):
+        entry_patched = self.meet._patches(entry)
+        for target, raises in entry_patched:
             patched[target] = patched.get(target, False) or raises
-        return attrs.evolve(meeting, shape=shape, test=test, patched=tuple(sorted(patched.items())))
+        heard = self.meet._unheard(entry) if entry_patched else ()
+        return attrs.evolve(
+            meeting,
+            shape=shape,
+            test=test,
+            patched=tuple(sorted(patched.items())),
+            unheard=_merged_unheard(meeting.patched, meeting.unheard, entry_patched, heard),
+        )
 
     def _stores_of(self, func: ast.AST) -> tuple[frozenset[str], Mapping[str, frozenset[str]]]:
         """The names ``func`` binds and the fields it stores on each (``_fields_stored``),
@@ -2234,6 +2242,24 @@ def _fields_stored(func: ast.AST) -> dict[str, frozenset[str]]:
             name = _str(node.args[1]) if len(node.args) > 1 else None
             out.setdefault(node.args[0].id, set()).add(name or "*")
     return {name: frozenset(fields) for name, fields in out.items()}
+
+
+def _merged_unheard(
+    first: tuple[tuple[str, bool], ...],
+    first_unheard: tuple[tuple[str, Unheard], ...],
+    second: tuple[tuple[str, bool], ...],
+    second_unheard: tuple[tuple[str, Unheard], ...],
+) -> tuple[tuple[str, Unheard], ...]:
+    """``Meeting.unheard`` of two sets of patches that both hold at a call (a helper's and
+    its test's): a target's, where each set that patches it states the same (which of two
+    different replacements holds there is not known)."""
+    heard = [dict(first_unheard), dict(second_unheard)]
+    patched = [dict(first), dict(second)]
+    out: dict[str, Unheard] = {}
+    for target, unheard in (*first_unheard, *second_unheard):
+        if all(target not in p or h.get(target) == unheard for p, h in zip(patched, heard)):
+            out[target] = unheard
+    return tuple(sorted(out.items()))
 
 
 def _unstored(shape: CallShape, call: ast.Call, stored: Mapping[str, frozenset[str]]) -> CallShape:

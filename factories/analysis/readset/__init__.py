@@ -46,8 +46,11 @@ unchanged (``super().__init__(*args, **kwargs)``) binds its callee to the test's
 values included (``CALL_SHAPE``).
 
 What the test arranged around the call (methods and functions it patched, which of them raise,
-``pytest.raises``, a task it may cancel) is a ``CallContext`` passed into ``analyze``; nothing
-is set on the analyzer from outside, so a call's report does not depend on earlier calls.
+which arguments their replacements never read, ``pytest.raises``, a task it may cancel) is a
+``CallContext`` passed into ``analyze``; nothing is set on the analyzer from outside, so a
+call's report does not depend on earlier calls.  A lambda handed to a parameter the test's
+replacement never reads (the layer factory a ``make_layers`` replaced by ``lambda *_, **kw:
+...`` is handed) is never called: its body is not walked (``CallContext.unheard``).
 
 Besides ``self``, a call reads the stand-ins a test hands it as arguments
 (``SimpleNamespace(prefill=...)``) and nested objects it set on the stub (``stub.mla_dims =

@@ -10,7 +10,7 @@ import builtins
 import attrs
 
 from factories.analysis._walk import statements
-from factories.analysis.binding import CallShape
+from factories.analysis.binding import CallShape, Unheard
 from factories.analysis.classes import ClassInfo, FunctionRef, Member, MemberKind
 from factories.analysis.readset._chains import bound_name
 from factories.analysis.readset._handovers import plain_function
@@ -36,9 +36,16 @@ class CallHandlers:
 
     def call(self, node: ast.Call, state: frozenset[str]) -> frozenset[str]:
         func = node.func
-        for arg in node.args:
+        unheard = self.unheard_by(node) if self.context.unheard else None
+        starred = False
+        for i, arg in enumerate(node.args):
+            starred = starred or isinstance(arg, ast.Starred)
+            if unheard_lambda(arg, unheard, None if starred else i, None):
+                continue
             state = self.expr(arg.value if isinstance(arg, ast.Starred) else arg, state)
         for kw in node.keywords:
+            if unheard_lambda(kw.value, unheard, None, kw.arg):
+                continue
             state = self.expr(kw.value, state)
         state = self.chain_probe(node, state)
         if (
@@ -119,6 +126,28 @@ class CallHandlers:
             return state
 
         return self.call_out(node, state)
+
+    def unheard_by(self, node: ast.Call) -> Unheard | None:
+        """What the function ``node`` calls never reads of its arguments, where the test
+        replaced it with one of its own (``CallContext.unheard``): a global of this module
+        by its name here (``make_layers(...)``; the module's own binding is what the call
+        looks up, what ``monkeypatch.setattr(mod, "make_layers", ...)`` replaced), a name
+        this function imports when it runs, or an attribute of a module (``mod.f(...)``)."""
+        func = node.func
+        if isinstance(func, ast.Name):
+            if func.id in self.params or func.id in self.aliases:
+                return None
+            if func.id in self.local_imports:
+                key = self.call_target(func)
+            elif func.id in self.locals:
+                return None
+            else:
+                key = f"{self.module.name}.{func.id}"
+        elif isinstance(func, ast.Attribute):
+            key = self.call_target(func)
+        else:
+            return None
+        return next((heard for name, heard in self.context.unheard if name == key), None)
 
     def bound_method(self, stored: object) -> Member | None:
         """The method a field holds bound to the object walked (``Obj.bound``), where the
@@ -429,3 +458,19 @@ def bound_arguments(
             out.append((id(call), i))
     out.extend((id(call), kw.arg) for kw in call.keywords if kw.arg in named and kw.arg in aliases)
     return out
+
+
+def unheard_lambda(
+    arg: ast.expr, unheard: Unheard | None, position: int | None, keyword: str | None
+) -> bool:
+    """Whether ``arg`` is a lambda handed to a parameter the test's replacement of the
+    callee never reads (``Unheard.ignores``): it is never called, so its body is no code
+    that runs (the layer factory handed to a ``make_layers`` the test replaced with
+    ``lambda *_, **kw: (0, 0, [])``).  Making it reads nothing."""
+    return (
+        unheard is not None
+        and isinstance(arg, ast.Lambda)
+        and not arg.args.defaults
+        and not any(arg.args.kw_defaults)
+        and unheard.ignores(position, keyword)
+    )

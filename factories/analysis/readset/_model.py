@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import attrs
 
-from factories.analysis.binding import CallShape, Signature
+from factories.analysis.binding import CallShape, Signature, Unheard
 from factories.analysis.findings import Location
 
 State = frozenset[str] | None  # None: this path cannot be reached (after return/raise)
@@ -329,6 +329,11 @@ class CallContext:
     # that sets ``field`` of its object to a stand-in; past a call of it, ``self.<field>`` is
     # a chain on ``root`` (``ReadSetAnalyzer.set_by_replacement``).
     replaced_sets: frozenset[tuple[str, str, str, str]] = frozenset()
+    # ``(function key, unheard)``: the test replaced the function (a key of
+    # ``patched_functions``) with one that never reads some arguments a call hands it
+    # (``Unheard``); a lambda handed there is never called, so its body is not walked
+    # (``_calls.unheard_lambda``).
+    unheard: frozenset[tuple[str, Unheard]] = frozenset()
     whole: tuple[tuple[str, frozenset[str]], ...] = ()
     # The chains at which the call's stand-ins hold a tuple the test wrote out
     # (``self.pair``, ``self.reqs.[]``): a position read there is that item
