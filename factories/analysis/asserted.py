@@ -32,6 +32,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from factories.analysis._walk import child_nodes, link_parents, statements
+from factories.analysis.readset._syntax import compared_to_true
 from factories.analysis.values import NotNone, Truth, test_value
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -278,28 +279,17 @@ def result_asserts(
     per assignment before it (``_Effects``; ``effects``: a cache of them, by position, that
     ``result_item_asserts`` of the same block may share)."""
     effects = {} if effects is None else effects
-    for i, stmt in enumerate(block):
-        if not (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Call)
-        ):
-            continue
-        local = stmt.targets[0].id
-        for j in range(i + 1, len(block)):
-            later = effects.get(j)
-            if later is None:
-                later = effects[j] = _Effects.of(block[j], names)
+    for i, call, local in _call_results(block):
+        for later in _later_effects(block, i, names, effects):
             for expression, value in later.states:
                 if isinstance(expression, ast.Name) and expression.id == local:
-                    yield stmt.value, None, value
+                    yield call, None, value
                 elif (
                     isinstance(expression, ast.Attribute)
                     and isinstance(expression.value, ast.Name)
                     and expression.value.id == local
                 ):
-                    yield stmt.value, expression.attr, value
+                    yield call, expression.attr, value
             if later.leaves or local in later.binds:
                 break
 
@@ -316,39 +306,22 @@ def result_item_asserts(
     between the call and the ``assert``: the search stops at anything else (which might
     change the items), and where ``result_asserts``' does."""
     effects = {} if effects is None else effects
-    for i, stmt in enumerate(block):
-        if not (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-            and isinstance(stmt.value, ast.Call)
-        ):
-            continue
-        local = stmt.targets[0].id
+    for i, call, local in _call_results(block):
         held: dict[str, str] = {}  # a local bound to an item of the result -> its list field
-        for j in range(i + 1, len(block)):
-            later = effects.get(j)
-            if later is None:
-                later = effects[j] = _Effects.of(block[j], names)
+        for j, later in enumerate(_later_effects(block, i, names, effects), start=i + 1):
             for expression, value in later.states:
-                if (
-                    isinstance(expression, ast.Compare)
-                    and len(expression.ops) == 1
-                    and isinstance(expression.ops[0], (ast.Is, ast.Eq))
-                    and isinstance(expression.comparators[0], ast.Constant)
-                    and expression.comparators[0].value is True
-                    and value[0] == Truth(True)
-                ):
-                    expression = expression.left  # ``assert req.can_save is True``
+                compared = compared_to_true(expression)
+                if compared is not None and value[0] == Truth(True):
+                    expression = compared  # ``assert req.can_save is True``
                 if not (isinstance(expression, ast.Attribute) and _true(value[0])):
                     continue
                 owner = expression.value
                 if isinstance(owner, ast.Name) and owner.id in held:
-                    yield stmt.value, held[owner.id], expression.attr
+                    yield call, held[owner.id], expression.attr
                 elif isinstance(owner, ast.Subscript):
                     items = _item_of(owner.value, local)
                     if items is not None:
-                        yield stmt.value, items, expression.attr
+                        yield call, items, expression.attr
             if later.leaves or local in later.binds:
                 break
             item = block[j]
@@ -363,6 +336,31 @@ def result_item_asserts(
             ):
                 break  # anything else may change the items before the asserts
             held[item.targets[0].id] = _item_of(item.value.value, local)  # type: ignore[assignment]
+
+
+def _call_results(block: list[ast.stmt]) -> Iterator[tuple[int, ast.Call, str]]:
+    """``(position, call, x)`` for each ``x = call(...)`` of ``block``: the results whose
+    later asserts ``result_asserts`` and ``result_item_asserts`` read."""
+    for i, stmt in enumerate(block):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Call)
+        ):
+            yield i, stmt.value, stmt.targets[0].id
+
+
+def _later_effects(
+    block: list[ast.stmt], i: int, names: TestNames, effects: dict[int, _Effects]
+) -> Iterator[_Effects]:
+    """The ``_Effects`` of the statements after position ``i``, in order, each read once
+    for the block (``effects``, by position)."""
+    for j in range(i + 1, len(block)):
+        later = effects.get(j)
+        if later is None:
+            later = effects[j] = _Effects.of(block[j], names)
+        yield later
 
 
 def _item_of(node: ast.expr, local: str) -> str | None:

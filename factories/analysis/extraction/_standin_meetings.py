@@ -446,19 +446,10 @@ class MeetingMaker:
     def _module_local(self, scope: ast.AST, name: str, depth: int = 0) -> str | None:
         """The module a local ``name`` of the function ``scope`` holds, where the function
         binds it once, by a plain ``name = value`` the text settles (``_loaded_module``)."""
-        if not isinstance(scope, FUNCTION_DEFS) or _is_param_of(scope, name):
+        bound = self._bound_once(scope, name)
+        if bound is None or bound[0] is not None:
             return None
-        stores = [
-            n
-            for n in self.scope.nodes(scope)
-            if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-        ]
-        if len(stores) != 1:
-            return None
-        parent = self.scope.parents.get(stores[0])
-        if not (isinstance(parent, ast.Assign) and parent.targets == [stores[0]]):
-            return None
-        return self._loaded_module(parent.value, depth + 1)
+        return self._loaded_module(bound[1], depth + 1)
 
     def _on_instance(
         self, made: Callee, func: ast.Attribute, call: ast.Call, imports: dict

@@ -47,6 +47,7 @@ from collections.abc import Callable, Sequence
 
 from factories.analysis._walk import child_nodes, walk, walk_all
 from factories.analysis.classes import ClassIndex, ClassInfo, External
+from factories.analysis.readset._syntax import compared_to_true
 
 #: The bases outside the tree that give a dataclass no code of their own on construction.
 _INERT_BASES = frozenset({"object", "typing.Generic", "abc.ABC"})
@@ -563,14 +564,7 @@ def filtered_items(value: ast.expr, held: dict[str, set[tuple[str, str]]]) -> bo
     ):
         return False
     condition = generator.ifs[0]
-    if (
-        isinstance(condition, ast.Compare)
-        and len(condition.ops) == 1
-        and isinstance(condition.ops[0], (ast.Is, ast.Eq))
-        and isinstance(condition.comparators[0], ast.Constant)
-        and condition.comparators[0].value is True
-    ):
-        condition = condition.left
+    condition = compared_to_true(condition) or condition
     return (
         isinstance(condition, ast.Attribute)
         and isinstance(condition.value, ast.Name)

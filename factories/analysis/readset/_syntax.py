@@ -9,6 +9,20 @@ from collections.abc import Callable
 from factories.analysis._walk import walk
 
 
+def compared_to_true(node: ast.AST) -> ast.expr | None:
+    """``x`` of ``x is True`` or ``x == True``, which hold where ``x`` is true (the spelling
+    tests and comprehension filters use for a flag); None for any other node."""
+    if (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], (ast.Is, ast.Eq))
+        and isinstance(node.comparators[0], ast.Constant)
+        and node.comparators[0].value is True
+    ):
+        return node.left
+    return None
+
+
 def sized(node: ast.expr | None) -> ast.expr | None:
     """``x`` of ``len(x)``, ``x.shape[0]`` or ``x.size(0)``: the expressions whose value is
     the length of ``x``."""
