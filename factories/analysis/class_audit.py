@@ -152,6 +152,9 @@ class ClassAuditor:
         last_call_index = max(
             (i for i, e in enumerate(stub.events) if e.kind is EventKind.CALL), default=-1
         )
+        # The test the stub's calls run in: a helper's set of its parameter holds what that
+        # test handed it (``StubStandIns.set_by``).
+        stub_test = next((e.test for e in stub.events if e.test is not None), None)
         keyed: set[str] = set()  # fields ``nested`` holds a container of (``keyed_holder``)
         fresh: set[str] = set()  # fields set to a new empty dict, untouched since
         for i, event in enumerate(stub.events):
@@ -179,7 +182,7 @@ class ClassAuditor:
                 fresh.discard(event.name)
                 if standins is not None and standins.empties(event):
                     fresh.add(event.name)
-                on_field = standins.set_by(event) if standins is not None else None
+                on_field = standins.set_by(event, stub_test) if standins is not None else None
                 if on_field is not None:
                     nested[event.name] = on_field
                 else:
