@@ -1889,6 +1889,11 @@ class PerTestHeld:
 
     def read_right(self):
         return self.held.right
+
+    def read_gated(self):
+        if self.held.gate:
+            return self.held.left
+        return 0
 """
 
 
@@ -8098,6 +8103,36 @@ CASES = [
 
         def test_y():
             _held(SimpleNamespace(right=1)).read_right()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-helper-stores-a-tests-namespace-whose-stated-gate-opens-the-read",
+        """
+        from vllm.mod import PerTestHeld
+
+        def _held(ns):
+            stub = object.__new__(PerTestHeld)
+            stub.held = ns
+            return stub
+
+        def test_x():
+            _held(SimpleNamespace(gate=True)).read_gated()
+        """,
+        frozenset({(ERROR, "self.held.left")}),
+    ),
+    Case(
+        "a-helper-stores-a-tests-namespace-whose-stated-gate-closes-the-read",
+        """
+        from vllm.mod import PerTestHeld
+
+        def _held(ns):
+            stub = object.__new__(PerTestHeld)
+            stub.held = ns
+            return stub
+
+        def test_x():
+            _held(SimpleNamespace(gate=False)).read_gated()
         """,
         frozenset(),
     ),

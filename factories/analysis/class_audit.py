@@ -133,6 +133,7 @@ class ClassAuditor:
                 missing_fields,
                 on_some_run,
                 run_shapes,
+                stated_obj,
                 tuple_chains,
                 typed_chains,
                 whole_chains,
@@ -155,6 +156,9 @@ class ClassAuditor:
         # The test the stub's calls run in: a helper's set of its parameter holds what that
         # test handed it (``StubStandIns.set_by``).
         stub_test = next((e.test for e in stub.events if e.test is not None), None)
+        # Fields a helper set to the namespace the test handed it (``StubStandIns.own_set``):
+        # the set's text states nothing of it, the namespace as the test built it does.
+        handed_in: set[str] = set()
         keyed: set[str] = set()  # fields ``nested`` holds a container of (``keyed_holder``)
         fresh: set[str] = set()  # fields set to a new empty dict, untouched since
         for i, event in enumerate(stub.events):
@@ -187,6 +191,13 @@ class ClassAuditor:
                     nested[event.name] = on_field
                 else:
                     nested.pop(event.name, None)
+                handed_in.discard(event.name)
+                if (
+                    on_field is not None
+                    and not (event.has_value or event.stated)
+                    and standins.own_set(event, stub_test) is on_field  # type: ignore[union-attr]
+                ):
+                    handed_in.add(event.name)
                 continue
             if event.via is not None and not self._runs_own_method(stub, cls, event):
                 continue  # ``Other.m(stub)``: not a method of the stub's class
@@ -251,6 +262,10 @@ class ClassAuditor:
                 )
                 if roots or nested:
                     known = {**known, **stated}
+                    for name in handed_in & nested.keys():
+                        built = stated_obj(nested[name], event, standins)
+                        if built is not None and name not in known:
+                            known[name] = built
                     context = attrs.evolve(
                         context,
                         chains=True,

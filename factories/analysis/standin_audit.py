@@ -237,12 +237,14 @@ class StubStandIns:
     def set_by(self, event: StubEvent, test: str | None = None) -> StandIn | None:
         """The stand-in the set ``event`` puts on the stub's field: where ``test`` (the test
         the stub's calls run in, ``StubEvent.test``) built one of its own there, that one."""
-        key = (event.location, event.name)
-        if test is not None:
-            mine = self.sets_by_test.get(key, {}).get(test.split("[", 1)[0])
-            if mine is not None:
-                return mine
-        return self.sets.get(key)
+        return self.own_set(event, test) or self.sets.get((event.location, event.name))
+
+    def own_set(self, event: StubEvent, test: str | None) -> StandIn | None:
+        """The stand-in ``test`` built and a helper's set ``event`` puts on the stub's field
+        (``sets_by_test``), or None."""
+        if test is None:
+            return None
+        return self.sets_by_test.get((event.location, event.name), {}).get(test.split("[", 1)[0])
 
     def empties(self, event: StubEvent) -> bool:
         """Whether ``event`` (a set) sets the field to a new empty dict (``emptied``)."""
