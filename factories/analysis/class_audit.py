@@ -153,9 +153,12 @@ class ClassAuditor:
         last_call_index = max(
             (i for i, e in enumerate(stub.events) if e.kind is EventKind.CALL), default=-1
         )
-        # The test the stub's calls run in: a helper's set of its parameter holds what that
-        # test handed it (``StubStandIns.set_by``).
-        stub_test = next((e.test for e in stub.events if e.test is not None), None)
+        # The test each set's next calls run in (its own where it names one): a helper's set
+        # of its parameter holds what that test handed it (``StubStandIns.set_by``).
+        tests_after: list[str | None] = []
+        for event in reversed(stub.events):
+            tests_after.append(event.test or (tests_after[-1] if tests_after else None))
+        tests_after.reverse()
         # Fields a helper set to the namespace the test handed it (``StubStandIns.own_set``):
         # the set's text states nothing of it, the namespace as the test built it does.
         handed_in: set[str] = set()
@@ -186,6 +189,7 @@ class ClassAuditor:
                 fresh.discard(event.name)
                 if standins is not None and standins.empties(event):
                     fresh.add(event.name)
+                stub_test = tests_after[i]
                 on_field = standins.set_by(event, stub_test) if standins is not None else None
                 if on_field is not None:
                     nested[event.name] = on_field
