@@ -1881,6 +1881,19 @@ class MonoTop:
 
 def mono_flip(config):
     config.kernel.mono = not config.kernel.mono
+
+
+class PerTestHeld:
+    def read_left(self):
+        return self.held.left
+
+    def read_right(self):
+        return self.held.right
+
+    def read_gated(self):
+        if self.held.gate:
+            return self.held.left
+        return 0
 """
 
 
@@ -8054,6 +8067,72 @@ CASES = [
             backend = "mod" if rocm else "pkg.plat.impl"
             mod = importlib.import_module(f"vllm.{backend}")
             mod.Outer(SimpleNamespace(x=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-helper-stores-each-tests-namespace-on-its-stub-and-each-test-reads-its-own",
+        """
+        from vllm.mod import PerTestHeld
+
+        def _held(ns):
+            stub = object.__new__(PerTestHeld)
+            stub.held = ns
+            return stub
+
+        def test_x():
+            _held(SimpleNamespace(right=1)).read_left()
+
+        def test_y():
+            _held(SimpleNamespace(left=1, right=1)).read_right()
+        """,
+        frozenset({(ERROR, "self.held.left")}),
+    ),
+    Case(
+        "a-helper-stores-each-tests-namespace-on-its-stub-another-tests-lacks-nothing",
+        """
+        from vllm.mod import PerTestHeld
+
+        def _held(ns):
+            stub = object.__new__(PerTestHeld)
+            stub.held = ns
+            return stub
+
+        def test_x():
+            _held(SimpleNamespace(left=1)).read_left()
+
+        def test_y():
+            _held(SimpleNamespace(right=1)).read_right()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-helper-stores-a-tests-namespace-whose-stated-gate-opens-the-read",
+        """
+        from vllm.mod import PerTestHeld
+
+        def _held(ns):
+            stub = object.__new__(PerTestHeld)
+            stub.held = ns
+            return stub
+
+        def test_x():
+            _held(SimpleNamespace(gate=True)).read_gated()
+        """,
+        frozenset({(ERROR, "self.held.left")}),
+    ),
+    Case(
+        "a-helper-stores-a-tests-namespace-whose-stated-gate-closes-the-read",
+        """
+        from vllm.mod import PerTestHeld
+
+        def _held(ns):
+            stub = object.__new__(PerTestHeld)
+            stub.held = ns
+            return stub
+
+        def test_x():
+            _held(SimpleNamespace(gate=False)).read_gated()
         """,
         frozenset(),
     ),

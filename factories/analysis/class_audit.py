@@ -133,6 +133,7 @@ class ClassAuditor:
                 missing_fields,
                 on_some_run,
                 run_shapes,
+                stated_obj,
                 tuple_chains,
                 typed_chains,
                 whole_chains,
@@ -152,6 +153,15 @@ class ClassAuditor:
         last_call_index = max(
             (i for i, e in enumerate(stub.events) if e.kind is EventKind.CALL), default=-1
         )
+        # The test each set's next calls run in (its own where it names one): a helper's set
+        # of its parameter holds what that test handed it (``StubStandIns.set_by``).
+        tests_after: list[str | None] = []
+        for event in reversed(stub.events):
+            tests_after.append(event.test or (tests_after[-1] if tests_after else None))
+        tests_after.reverse()
+        # Fields a helper set to the namespace the test handed it (``StubStandIns.own_set``):
+        # the set's text states nothing of it, the namespace as the test built it does.
+        handed_in: set[str] = set()
         keyed: set[str] = set()  # fields ``nested`` holds a container of (``keyed_holder``)
         fresh: set[str] = set()  # fields set to a new empty dict, untouched since
         for i, event in enumerate(stub.events):
@@ -179,11 +189,19 @@ class ClassAuditor:
                 fresh.discard(event.name)
                 if standins is not None and standins.empties(event):
                     fresh.add(event.name)
-                on_field = standins.set_by(event) if standins is not None else None
+                stub_test = tests_after[i]
+                on_field = standins.set_by(event, stub_test) if standins is not None else None
                 if on_field is not None:
                     nested[event.name] = on_field
                 else:
                     nested.pop(event.name, None)
+                handed_in.discard(event.name)
+                if (
+                    on_field is not None
+                    and not (event.has_value or event.stated)
+                    and standins.own_set(event, stub_test) is on_field  # type: ignore[union-attr]
+                ):
+                    handed_in.add(event.name)
                 continue
             if event.via is not None and not self._runs_own_method(stub, cls, event):
                 continue  # ``Other.m(stub)``: not a method of the stub's class
@@ -248,6 +266,10 @@ class ClassAuditor:
                 )
                 if roots or nested:
                     known = {**known, **stated}
+                    for name in handed_in & nested.keys():
+                        built = stated_obj(nested[name], event, standins)
+                        if built is not None and name not in known:
+                            known[name] = built
                     context = attrs.evolve(
                         context,
                         chains=True,

@@ -179,6 +179,11 @@ class StubStandIns:
     # asserts a stub's method call returns (``asserted``).  An index of the module's text,
     # not part of what the table holds: tables built from the same text are equal.
     calls: Mapping[str, _CallIndex] = attrs.field(factory=dict, eq=False)
+    # The stand-in each test function hands to a stub's field (by the ``(location, field)``
+    # of the set, then the test's name, ``Class::test_x``), where a helper stores its
+    # parameter there (``stub.sampler = sampler``) and several tests call it: each test's
+    # stub holds the one that test built, not the last one the module builds (``sets``).
+    sets_by_test: Mapping[tuple[Location, str], Mapping[str, StandIn]] = attrs.field(factory=dict)
 
     def joined(self, other: StubStandIns) -> StubStandIns:
         """These and ``other``'s, as one test file's stubs meet them: a stub a shared
@@ -194,6 +199,7 @@ class StubStandIns:
             {**other.stored, **self.stored},
             self.emptied | other.emptied,
             {**other.calls, **self.calls},
+            {**other.sets_by_test, **self.sets_by_test},
         )
 
     def asserted(self, event: StubEvent) -> tuple[object] | tuple[()]:
@@ -228,8 +234,17 @@ class StubStandIns:
             return frozenset(), frozenset()
         return calls.called_mocks(calls.method_call_at(event.location.line, event.name))
 
-    def set_by(self, event: StubEvent) -> StandIn | None:
-        return self.sets.get((event.location, event.name))
+    def set_by(self, event: StubEvent, test: str | None = None) -> StandIn | None:
+        """The stand-in the set ``event`` puts on the stub's field: where ``test`` (the test
+        the stub's calls run in, ``StubEvent.test``) built one of its own there, that one."""
+        return self.own_set(event, test) or self.sets.get((event.location, event.name))
+
+    def own_set(self, event: StubEvent, test: str | None) -> StandIn | None:
+        """The stand-in ``test`` built and a helper's set ``event`` puts on the stub's field
+        (``sets_by_test``), or None."""
+        if test is None:
+            return None
+        return self.sets_by_test.get((event.location, event.name), {}).get(test.split("[", 1)[0])
 
     def empties(self, event: StubEvent) -> bool:
         """Whether ``event`` (a set) sets the field to a new empty dict (``emptied``)."""
@@ -397,6 +412,7 @@ class StandInTable:
         bare: dict[tuple, HandedCall] = {}  # calls a patch's namespace may reach (only)
         selves: list[SelfCall] = []
         late: set[tuple[str, str]] = set()
+        by_test: dict[tuple[Location, str], dict[str, StandIn]] = {}
         calls = _CallIndex(module, walk)
         for root in standins:
             for standin in root.walk():
@@ -413,6 +429,11 @@ class StandInTable:
                     ):
                         continue
                     _file(meeting, standin, sets, passed, stored)
+                    if _on_stub_field(meeting) and not (meeting.keyed or meeting.item):
+                        test = _test_function(module, standin.location)
+                        if test is not None:
+                            at = (meeting.location, meeting.field or "")
+                            by_test.setdefault(at, {})[test] = standin
                     for candidate in _candidates(meeting):
                         _hand(calls, candidate, standin, handed)
                     _hand_returned(calls, meeting, bare)
@@ -454,6 +475,7 @@ class StandInTable:
                 stored=stored,
                 emptied=_emptied(module) if stored else frozenset(),
                 calls={str(module.path): calls},
+                sets_by_test=by_test,
             ),
             tuple(selves),
             calls_made,
@@ -1058,6 +1080,29 @@ def _statement_parts(items: list) -> Iterator[list[ast.stmt]]:
             yield [item]
         else:
             yield item.body
+
+
+def _test_function(module: ModuleInfo, location: Location) -> str | None:
+    """The test function of ``module`` whose text holds ``location``, as a stub event names
+    the test (``test_x``, ``Class::test_x``); None outside one (a fixture, a helper, another
+    module: built for whichever test calls it)."""
+    if location.path != str(module.path):
+        return None
+    line = location.line
+    for stmt in module.tree.body:
+        if not stmt.lineno <= line <= (stmt.end_lineno or 0):
+            continue
+        if isinstance(stmt, FUNCTION_DEFS) and stmt.name.startswith("test"):
+            return stmt.name
+        if isinstance(stmt, ast.ClassDef):
+            for item in stmt.body:
+                if (
+                    isinstance(item, FUNCTION_DEFS)
+                    and item.name.startswith("test")
+                    and item.lineno <= line <= (item.end_lineno or 0)
+                ):
+                    return f"{stmt.name}::{item.name}"
+    return None
 
 
 def _top_function(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
