@@ -1881,6 +1881,25 @@ class MonoTop:
 
 def mono_flip(config):
     config.kernel.mono = not config.kernel.mono
+
+
+def hop_mode_check(config):
+    return config.hop_mode
+
+
+def hop_mode_resolve(config):
+    return hop_mode_check(config)
+
+
+class HopBase:
+    def __init__(self, cfg):
+        self.kind = cfg.hop_kind
+        self.mode = hop_mode_resolve(cfg)
+
+
+class HopLeaf(HopBase):
+    def __init__(self, cfg):
+        super().__init__(cfg)
 """
 
 
@@ -8054,6 +8073,26 @@ CASES = [
             backend = "mod" if rocm else "pkg.plat.impl"
             mod = importlib.import_module(f"vllm.{backend}")
             mod.Outer(SimpleNamespace(x=1))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-constructor-chain-of-one-object-is-one-hop-of-the-function-depth",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            mod.HopLeaf(SimpleNamespace(hop_kind=1))
+        """,
+        frozenset({(ERROR, "cfg.hop_mode")}),
+    ),
+    Case(
+        "a-constructor-chain-of-one-object-reaching-a-field-the-namespace-holds",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            mod.HopLeaf(SimpleNamespace(hop_kind=1, hop_mode=2))
         """,
         frozenset(),
     ),

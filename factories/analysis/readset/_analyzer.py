@@ -467,10 +467,13 @@ class ReadSetAnalyzer:
         params: dict[str, object] | None = None,
         after: ClassInfo | None = None,
         certain: bool = True,
+        frame: str = "",
     ) -> Walked:
         """Walk ``member`` (or ``body``, a property's setter) from ``state``; ``stack`` names
         the calls being walked above it, ``certain`` whether the caller's call runs on every
-        run.  Block ids in the result are relative to this call (the caller places them)."""
+        run.  Block ids in the result are relative to this call (the caller places them).
+        ``frame``: the prefix of its entry in the stack (``BUILT_FRAME``: a constructor a
+        stand-in was passed on to, which ``MAX_FUNCTION_DEPTH`` counts)."""
         node = body or member.node
         consts = consts or {}
         if self.is_replaced(context, cls, member, after):
@@ -490,7 +493,7 @@ class ReadSetAnalyzer:
                 skipped=True,
             )
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
+        key_name = f"{frame}{member.owner.qualname}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
         entry = not stack  # the analysed call: its own parameters are stand-ins
