@@ -41,7 +41,7 @@ from factories.analysis.readset._paths import (
     provisioned,
 )
 from factories.analysis.readset._returned import returned_build, returned_local
-from factories.analysis.readset._syntax import forwards_only
+from factories.analysis.readset._syntax import forwards_only, gathered_keywords
 from factories.analysis.readset._walker import Walker, statements_and_exprs
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
 from factories.errors import MethodNotFoundError
@@ -288,6 +288,8 @@ class ReadSetAnalyzer:
         bound = member.kind is not MemberKind.STATICMETHOD
         if member.kind in (MemberKind.METHOD, MemberKind.PROPERTY):
             params = call.bind_literals(node, bound=True) if call is not None else {}
+            if call is not None and context.stated_locals:
+                params.update(gathered_keywords(node, call))
             if call is not None and context.stated_locals and forwards_only(node):
                 params[CALL_SHAPE] = shaped(call)
             walked = self.walk(
@@ -357,6 +359,8 @@ class ReadSetAnalyzer:
         ``analyze``'s).  ``klass``: the class a class method is called on (its ``cls``)."""
         node = function.node
         params = call.bind_literals(node, bound=bound) if call is not None else {}
+        if call is not None and context.stated_locals:
+            params.update(gathered_keywords(node, call))
         walked = self.walk_function(
             context, function, frozenset(), {}, (), params, entry=True, klass=klass
         )
