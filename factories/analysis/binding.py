@@ -236,8 +236,8 @@ class Unheard:
     ``**kwargs`` it never reads (or, for a mock, go nowhere).  ``silent``: calling it never
     raises, whatever a call hands it: it takes any arguments (``*args`` and ``**kwargs``, no
     parameter without a default) and its body only gives a literal (``lambda *a, **k:
-    None``), or it is a mock with nothing to run; under ``pytest.raises`` the exception the
-    test expects never comes from it (``CallHandlers.call_out``)."""
+    None``); under ``pytest.raises`` the exception the test expects never comes from it
+    (``CallHandlers.call_out``)."""
 
     positions: tuple[bool, ...] = ()
     names: frozenset[str] = frozenset()
@@ -278,8 +278,9 @@ class Unheard:
 
     @classmethod
     def deaf(cls) -> Unheard:
-        """A mock: it takes any arguments, calls none of them, and raises nothing."""
-        return cls(rest=True, rest_keywords=True, silent=True)
+        """A mock: it takes any arguments and calls none of them (a spec may still make a
+        call raise, so it is not ``silent``)."""
+        return cls(rest=True, rest_keywords=True)
 
     def ignores(self, position: int | None, keyword: str | None) -> bool:
         """Whether the argument at ``position`` (counted before any ``*`` unpacking) or
