@@ -1894,6 +1894,49 @@ class PerTestHeld:
         if self.held.gate:
             return self.held.left
         return 0
+
+
+def hop_mode_check(config):
+    return config.hop_mode
+
+
+def hop_mode_resolve(config):
+    return hop_mode_check(config)
+
+
+class HopBase:
+    def __init__(self, cfg):
+        self.kind = cfg.hop_kind
+        self.mode = hop_mode_resolve(cfg)
+
+
+class HopLeaf(HopBase):
+    def __init__(self, cfg):
+        super().__init__(cfg)
+
+
+class KwRunner:
+    @staticmethod
+    def run(*args, rank=0, **kwargs):
+        cfg = kwargs["cfg"]
+        many = cfg.kw_par.size > 1 or rank > 0
+        if many:
+            return cfg.kw_deep
+        return 0
+
+
+def rr_setup():
+    return None
+
+
+class RaiseRunner:
+    @staticmethod
+    def run(cfg):
+        rr_setup()
+        many = cfg.rr_par.size > 1
+        if many:
+            return cfg.rr_deep
+        raise SystemExit(0)
 """
 
 
@@ -8133,6 +8176,77 @@ CASES = [
 
         def test_x():
             _held(SimpleNamespace(gate=False)).read_gated()
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-constructor-chain-of-one-object-is-one-hop-of-the-function-depth",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            mod.HopLeaf(SimpleNamespace(hop_kind=1))
+        """,
+        frozenset({(ERROR, "cfg.hop_mode")}),
+    ),
+    Case(
+        "a-constructor-chain-of-one-object-reaching-a-field-the-namespace-holds",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            mod.HopLeaf(SimpleNamespace(hop_kind=1, hop_mode=2))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-keyword-landing-in-kwargs-is-its-item-with-the-stated-value",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            mod.KwRunner.run(cfg=SimpleNamespace(kw_par=SimpleNamespace(size=2)))
+        """,
+        frozenset({(ERROR, "kwargs['cfg'].kw_deep")}),
+    ),
+    Case(
+        "a-keyword-landing-in-kwargs-decides-the-branch-away-from-the-read",
+        """
+        import vllm.mod as mod
+
+        def test_x():
+            mod.KwRunner.run(cfg=SimpleNamespace(kw_par=SimpleNamespace(size=1)))
+        """,
+        frozenset(),
+    ),
+    Case(
+        "a-replacement-that-may-raise-under-pytest-raises-leaves-the-path-open",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        def _boom(*args, **kwargs):
+            raise SystemExit(1)
+
+        def test_x(monkeypatch):
+            for name in ("rr_setup",):
+                monkeypatch.setattr(mod, name, _boom)
+            with pytest.raises(SystemExit):
+                mod.RaiseRunner.run(SimpleNamespace(rr_par=SimpleNamespace(size=1)))
+        """,
+        frozenset({(NOTE, "cfg.rr_deep")}),
+    ),
+    Case(
+        "a-replacement-that-only-gives-a-literal-never-raises-what-pytest-raises-expects",
+        """
+        import pytest
+        import vllm.mod as mod
+
+        def test_x(monkeypatch):
+            for name in ("rr_setup",):
+                monkeypatch.setattr(mod, name, lambda *args, **kwargs: None)
+            with pytest.raises(SystemExit):
+                mod.RaiseRunner.run(SimpleNamespace(rr_par=SimpleNamespace(size=1)))
         """,
         frozenset(),
     ),

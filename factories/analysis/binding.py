@@ -233,13 +233,18 @@ class Unheard:
     ``positions``: per positional parameter, whether the body never reads it; ``names``: the
     parameters a keyword may bind that it never reads, of ``keywords``, all of them;
     ``rest``/``rest_keywords``: surplus positional/keyword arguments land in a ``*args``/
-    ``**kwargs`` it never reads (or, for a mock, go nowhere)."""
+    ``**kwargs`` it never reads (or, for a mock, go nowhere).  ``silent``: calling it never
+    raises, whatever a call hands it: it takes any arguments (``*args`` and ``**kwargs``, no
+    parameter without a default) and its body only gives a literal (``lambda *a, **k:
+    None``); under ``pytest.raises`` the exception the test expects never comes from it
+    (``CallHandlers.call_out``)."""
 
     positions: tuple[bool, ...] = ()
     names: frozenset[str] = frozenset()
     keywords: frozenset[str] = frozenset()
     rest: bool = False
     rest_keywords: bool = False
+    silent: bool = False
 
     @classmethod
     def of(cls, node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef) -> Unheard | None:
@@ -265,6 +270,7 @@ class Unheard:
             keywords=frozenset(a.arg for a in keywords),
             rest=args.vararg is not None and args.vararg.arg not in read,
             rest_keywords=args.kwarg is not None and args.kwarg.arg not in read,
+            silent=_takes_anything(args) and _gives_literal(node),
         )
         if not (any(made.positions) or made.names or made.rest or made.rest_keywords):
             return None
@@ -272,7 +278,8 @@ class Unheard:
 
     @classmethod
     def deaf(cls) -> Unheard:
-        """A mock: it takes any arguments and calls none of them."""
+        """A mock: it takes any arguments and calls none of them (a spec may still make a
+        call raise, so it is not ``silent``)."""
         return cls(rest=True, rest_keywords=True)
 
     def ignores(self, position: int | None, keyword: str | None) -> bool:
@@ -285,3 +292,32 @@ class Unheard:
         if position < len(self.positions):
             return self.positions[position]
         return self.rest
+
+
+def _takes_anything(args: ast.arguments) -> bool:
+    """Whether a call binds any arguments to these parameters without a ``TypeError``."""
+    return (
+        args.vararg is not None
+        and args.kwarg is not None
+        and len(args.defaults) == len(args.posonlyargs) + len(args.args)
+        and all(d is not None for d in args.kw_defaults)
+    )
+
+
+def _gives_literal(node: ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether the body of ``node`` only gives a literal: a lambda of one, or a ``def`` of a
+    docstring, ``pass`` and ``return`` of one (or of nothing); the defaults a call skips are
+    evaluated at definition, not at the call."""
+    if isinstance(node, ast.Lambda):
+        return isinstance(node.body, ast.Constant)
+    if isinstance(node, ast.AsyncFunctionDef) or node.decorator_list:
+        return False
+    return all(
+        isinstance(stmt, ast.Pass)
+        or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))
+        or (
+            isinstance(stmt, ast.Return)
+            and (stmt.value is None or isinstance(stmt.value, ast.Constant))
+        )
+        for stmt in node.body
+    )

@@ -868,7 +868,15 @@ class MeetingMaker:
             for target, unheard in self.recorder.replacements(scope):
                 for key in self._written_targets(scope, target, imports):
                     found.setdefault(key, set()).add(unheard)
+            looped = self._looped_replacements(scope)
+            for target, unheard in looped:
+                head, _, rest = target.partition(".")
+                if head in imports and rest:
+                    target = f"{imports[head].dotted}.{rest}"
+                found.setdefault(target, set()).add(unheard)
             for target in self._scope_patches(scope)[1]:
+                if any(target == written for written, _ in looped):
+                    continue  # its replacement is known
                 head, _, rest = target.partition(".")
                 if head in imports and rest:
                     target = f"{imports[head].dotted}.{rest}"
@@ -880,6 +888,27 @@ class MeetingMaker:
                 if len(heard) == 1 and None not in heard
             )
         )
+
+    def _looped_replacements(self, scope: ast.AST) -> list[tuple[str, Unheard | None]]:
+        """``(target as written, unheard)`` of each patch in ``scope`` made in a loop over
+        literal names (``for name in ("a", "b"): monkeypatch.setattr(mod, name, lambda *a,
+        **k: None)``, ``_looped_names``): one replacement, the same for each name, whose
+        arguments the recorder reads as a written patch's (``EventRecorder.unheard``)."""
+        out: list[tuple[str, Unheard | None]] = []
+        for node in self.scope.nodes(scope):
+            if not (isinstance(node, ast.Call) and _names_no_target(node)):
+                continue
+            func, args = node.func, node.args
+            if not (isinstance(func, ast.Attribute) and func.attr == "setattr" and len(args) > 2):
+                continue
+            if isinstance(args[0], ast.Constant):
+                continue
+            looped = self._looped_names(node, args[1])
+            if not looped:
+                continue
+            unheard = self.recorder.unheard(node, args[2])
+            out.extend((f"{ast.unparse(args[0])}.{name}", unheard) for name in looped)
+        return out
 
     def _scope_patches(self, scope: ast.AST) -> tuple[list[tuple[str, bool]], list[str]]:
         """The patches function ``scope`` makes, as written (with whether each raises), and

@@ -43,7 +43,12 @@ body runs), a list of stand-ins past ``if not layers: raise`` (it holds an item:
 all make it before they may (``if cache: n = md.n; ... return``, then ``md.n``) is on every
 path (``Walker.uncover``); a method taking only ``*args``/``**kwargs`` that hands them on
 unchanged (``super().__init__(*args, **kwargs)``) binds its callee to the test's call, stated
-values included (``CALL_SHAPE``).
+values included (``CALL_SHAPE``).  Keywords of the test's call that no named parameter takes
+are the items of the callee's ``**kwargs`` with their stated values, where it only reads that
+dict by key (``_syntax.gathered_keywords``: ``kwargs["vllm_config"]``); a function the test
+replaced with one that takes any arguments and gives a literal (``lambda *a, **k: None``,
+``Unheard.silent``) never raises what ``pytest.raises`` expects, so calling it leaves them
+known.
 
 What the test arranged around the call (methods and functions it patched, which of them raise,
 which arguments their replacements never read, ``pytest.raises``, a task it may cancel) is a

@@ -41,7 +41,7 @@ from factories.analysis.readset._paths import (
     provisioned,
 )
 from factories.analysis.readset._returned import returned_build, returned_local
-from factories.analysis.readset._syntax import forwards_only
+from factories.analysis.readset._syntax import forwards_only, gathered_keywords
 from factories.analysis.readset._walker import Walker, statements_and_exprs
 from factories.analysis.source_tree import ImportTarget, ModuleInfo, function_imports
 from factories.errors import MethodNotFoundError
@@ -288,6 +288,8 @@ class ReadSetAnalyzer:
         bound = member.kind is not MemberKind.STATICMETHOD
         if member.kind in (MemberKind.METHOD, MemberKind.PROPERTY):
             params = call.bind_literals(node, bound=True) if call is not None else {}
+            if call is not None and context.stated_locals:
+                params.update(gathered_keywords(node, call))
             if call is not None and context.stated_locals and forwards_only(node):
                 params[CALL_SHAPE] = shaped(call)
             walked = self.walk(
@@ -357,6 +359,8 @@ class ReadSetAnalyzer:
         ``analyze``'s).  ``klass``: the class a class method is called on (its ``cls``)."""
         node = function.node
         params = call.bind_literals(node, bound=bound) if call is not None else {}
+        if call is not None and context.stated_locals:
+            params.update(gathered_keywords(node, call))
         walked = self.walk_function(
             context, function, frozenset(), {}, (), params, entry=True, klass=klass
         )
@@ -467,10 +471,13 @@ class ReadSetAnalyzer:
         params: dict[str, object] | None = None,
         after: ClassInfo | None = None,
         certain: bool = True,
+        frame: str = "",
     ) -> Walked:
         """Walk ``member`` (or ``body``, a property's setter) from ``state``; ``stack`` names
         the calls being walked above it, ``certain`` whether the caller's call runs on every
-        run.  Block ids in the result are relative to this call (the caller places them)."""
+        run.  Block ids in the result are relative to this call (the caller places them).
+        ``frame``: the prefix of its entry in the stack (``BUILT_FRAME``: a constructor a
+        stand-in was passed on to, which ``MAX_FUNCTION_DEPTH`` counts)."""
         node = body or member.node
         consts = consts or {}
         if self.is_replaced(context, cls, member, after):
@@ -490,7 +497,7 @@ class ReadSetAnalyzer:
                 skipped=True,
             )
         assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-        key_name = f"{member.owner.qualname}.{node.name}:{node.lineno}"
+        key_name = f"{frame}{member.owner.qualname}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
             return Walked(Recorder(), state, skipped=True)
         entry = not stack  # the analysed call: its own parameters are stand-ins

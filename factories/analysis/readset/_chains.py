@@ -32,11 +32,18 @@ from factories.analysis.readset._syntax import getattr_probe, literal_name
 from factories.errors import SourceError
 
 #: How many module functions deep a stand-in is followed (``f(metadata)`` calling
-#: ``g(metadata.prefill)``...); deeper functions are assumed to read nothing from it.
+#: ``g(metadata.prefill)``...); deeper functions are assumed to read nothing from it.  A hop
+#: is a callee it is passed on to (``passed_frames``): a function or another object's
+#: constructor, not ``super().__init__(...)`` of the object being built.
 MAX_FUNCTION_DEPTH = 3
 
 #: The prefix of a function's entry in a walk's call stack (methods have none).
 FUNCTION_FRAME = "fn:"
+
+#: The prefix of the entry of a constructor's ``__init__`` a stand-in was passed on to
+#: (``Other(cfg)``, ``PassedCallee.built``), in a walk's call stack: a hop to another object,
+#: unlike the ``super().__init__(...)`` frames of the object's own constructor chain.
+BUILT_FRAME = "new:"
 
 #: The prefix of an alias key that names an element of a variadic parameter (``element_key``).
 STAR_ELEMENT = "*"
@@ -84,10 +91,20 @@ class PassedCallee:
     klass: ClassInfo | None = None
 
 
-def _passed_frame(frame: str) -> bool:
-    """Whether a frame of the call stack is a callee a stand-in was passed on to (a function,
-    a constructor): what ``MAX_FUNCTION_DEPTH`` bounds."""
-    return frame.startswith(FUNCTION_FRAME) or ".__init__:" in frame
+def passed_frames(stack: tuple[str, ...]) -> int:
+    """How many frames of the call stack are callees a stand-in was passed on to (a function,
+    a constructor built with it, or the analysed call when it is a constructor): what
+    ``MAX_FUNCTION_DEPTH`` bounds.  A method the walk followed on the same object is no hop:
+    ``super().__init__(...)`` down a constructor chain runs on the object the first
+    ``__init__`` builds, so a builder whose ``__init__`` hands its config to its base's spends
+    none of the depth on that (``GDN.__init__`` passing ``vllm_config`` on to
+    ``_resolve_gdn_prefill_backend``, which hands it to a check that reads it)."""
+    entry = 1 if stack and ".__init__:" in stack[0] and not _prefixed(stack[0]) else 0
+    return entry + sum(1 for frame in stack if _prefixed(frame))
+
+
+def _prefixed(frame: str) -> bool:
+    return frame.startswith((FUNCTION_FRAME, BUILT_FRAME))
 
 
 def _outer(state: frozenset[str]) -> frozenset[str]:
@@ -484,7 +501,7 @@ class ChainHandlers:
         ]
         if not passed and not spread:
             return state
-        if sum(1 for frame in self.stack if _passed_frame(frame)) >= MAX_FUNCTION_DEPTH:
+        if passed_frames(self.stack) >= MAX_FUNCTION_DEPTH:
             return state
         func = call.func
         if not isinstance(func, (ast.Name, ast.Attribute)):
@@ -526,6 +543,7 @@ class ChainHandlers:
                 aliases,
                 self.stack,
                 params=params,
+                frame=BUILT_FRAME,
             )
         else:
             walked = self.analyzer.walk_function(

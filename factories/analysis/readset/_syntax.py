@@ -6,7 +6,9 @@ import ast
 import functools
 from collections.abc import Callable
 
-from factories.analysis._walk import walk
+from factories.analysis._walk import link_parents, walk
+from factories.analysis.binding import CallShape
+from factories.analysis.values import Obj
 
 
 def compared_to_true(node: ast.AST) -> ast.expr | None:
@@ -162,4 +164,56 @@ def forwards(func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call) -> bo
             and keyword.value.id == args.kwarg.arg
         ):
             return False
+    return True
+
+
+def gathered_keywords(
+    func: ast.FunctionDef | ast.AsyncFunctionDef, call: CallShape
+) -> dict[str, object]:
+    """``{kwargs: dict}`` where ``func`` takes ``**kwargs`` and ``call`` (the test's call, no
+    ``**`` of its own) passes keywords no named parameter takes: they are that dict's items,
+    each with the value the call states (``Obj.items``), so ``kwargs["vllm_config"]`` is the
+    namespace the test handed (``run_engine_core(vllm_config=ns)``) and its stated fields
+    decide branches as a named parameter's do.  Only where ``func`` reads the dict by key and
+    nothing else (``kwargs[k]``, ``kwargs.get(k)``, ``**kwargs`` handed on, which copies it):
+    a store, ``pop``, or the dict handed to other code may change what it holds."""
+    var = func.args.kwarg
+    if var is None or call.star_kwargs:
+        return {}
+    named = {a.arg for a in (*func.args.args, *func.args.kwonlyargs)}
+    extra = [k for k in call.keywords if k not in named]
+    if not extra or not _read_only(func, var.arg):
+        return {}
+    stated = dict(call.keyword_literals)
+    items = tuple((k, (stated[k],) if k in stated else ()) for k in extra)
+    return {var.arg: Obj(truthy=True, length=len(extra), kind="dict", items=items)}
+
+
+def _read_only(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """Every use of ``name`` in ``func`` (nested functions included) reads the dict it holds
+    by key or hands it on unpacked, and nothing rebinds it."""
+    parents: dict[ast.AST, ast.AST] = {}
+    for node in link_parents(func, parents):
+        if isinstance(node, ast.arg) and node.arg == name and parents.get(node) is not func.args:
+            return False  # a nested function's parameter of the same name
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        if not isinstance(node.ctx, ast.Load):
+            return False
+        parent = parents.get(node)
+        if isinstance(parent, ast.Subscript) and parent.value is node:
+            if not isinstance(parent.ctx, ast.Load):
+                return False
+            continue
+        if isinstance(parent, ast.keyword) and parent.arg is None:
+            continue  # ``f(**kwargs)``: the callee gets a copy
+        user = parents.get(parent) if parent is not None else None
+        if (
+            isinstance(parent, ast.Attribute)
+            and parent.attr == "get"
+            and isinstance(user, ast.Call)
+            and user.func is parent
+        ):
+            continue
+        return False
     return True
