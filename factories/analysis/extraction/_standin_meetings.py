@@ -233,6 +233,16 @@ class MeetingMaker:
         ``mod = _reload()`` with a helper of the module ``return importlib.reload(
         importlib.import_module("vllm.x.core_client"))``) calls the module's code under
         that local (``_loaded_module``)."""
+        local = self._local_head(func)
+        if local is None:
+            return None
+        head, links = local
+        module = self._loaded_module(head, 0)
+        return ".".join([module, *links]) if module is not None else None
+
+    def _local_head(self, func: ast.Attribute) -> tuple[ast.Name, list[str]] | None:
+        """``(mod, ["sub", "Cls"])`` of ``mod.sub.Cls`` where ``mod`` is a name the imports
+        do not bind (a local that may hold a module); None otherwise."""
         links: list[str] = []
         head: ast.expr = func
         while isinstance(head, ast.Attribute):
@@ -240,8 +250,7 @@ class MeetingMaker:
             head = head.value
         if not isinstance(head, ast.Name) or head.id in self.sites.imports(head):
             return None
-        module = self._loaded_module(head, 0)
-        return ".".join([module, *reversed(links)]) if module is not None else None
+        return head, links[::-1]
 
     def _loaded_module(self, expr: ast.expr, depth: int) -> str | None:
         """The module ``expr`` evaluates to, where the text settles it: a name the imports
@@ -281,19 +290,16 @@ class MeetingMaker:
         as ``alternatives`` (each is judged: the test runs one of them, on some platform);
         ``unsettled`` where there are several, since a walk then follows one module of
         those that may run."""
-        links: list[str] = []
-        head: ast.expr = func
-        while isinstance(head, ast.Attribute):
-            links.append(head.attr)
-            head = head.value
-        if not isinstance(head, ast.Name) or head.id in self.sites.imports(head):
+        local = self._local_head(func)
+        if local is None:
             return made
+        head, links = local
         modules = self._chosen_modules(head, 0)
         if not modules:
             return made
         first, *others = sorted(modules)
-        dotted = ".".join([first, *reversed(links)])
-        alternatives = tuple(".".join([other, *reversed(links)]) for other in others)
+        dotted = ".".join([first, *links])
+        alternatives = tuple(".".join([other, *links]) for other in others)
         return attrs.evolve(
             made, dotted=dotted, unsettled=len(modules) > 1, alternatives=alternatives
         )
