@@ -18,14 +18,17 @@ elsewhere everything runs in the calling process.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import Connection, wait
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from factories.analysis.file_audit import FileAudit
 from factories.errors import SourceError
+
+if TYPE_CHECKING:  # ``multiprocessing`` loads where workers run: a run without them (a warm
+    # pre-commit trigger) does not pay for its import
+    from multiprocessing.connection import Connection
 
 #: Fewer files than this run in the calling process: forking costs more than they take.
 MIN_FILES = 4
@@ -42,10 +45,12 @@ def usable_cpus() -> int:
 def worker_count(jobs: int, files: int) -> int:
     """How many workers a run of ``files`` computed files uses with ``--jobs jobs`` (0: one
     per usable CPU): none (the calling process) where fork is missing or it would not pay."""
-    if "fork" not in multiprocessing.get_all_start_methods() or files < MIN_FILES:
-        return 0
     wanted = usable_cpus() if jobs == 0 else jobs
-    return 0 if wanted < 2 else min(wanted, files)
+    if wanted < 2 or files < MIN_FILES:
+        return 0
+    import multiprocessing
+
+    return min(wanted, files) if "fork" in multiprocessing.get_all_start_methods() else 0
 
 
 def audits_in_workers(
@@ -57,6 +62,9 @@ def audits_in_workers(
     """``compute(path)`` for each of ``paths`` in ``workers`` forked processes: the audit, or
     the ``SourceError`` it raised, by path.  Paths missing from the answer were not computed
     (see the module docstring); ``progress`` is told how many files are done after each."""
+    import multiprocessing
+    from multiprocessing.connection import wait
+
     order = sorted(range(len(paths)), key=lambda i: -_size(paths[i]))
     context = multiprocessing.get_context("fork")
     following = context.Value("i", 0)
