@@ -477,7 +477,10 @@ class ReadSetAnalyzer:
         the calls being walked above it, ``certain`` whether the caller's call runs on every
         run.  Block ids in the result are relative to this call (the caller places them).
         ``frame``: the prefix of its entry in the stack (``BUILT_FRAME``: a constructor a
-        stand-in was passed on to, which ``MAX_FUNCTION_DEPTH`` counts)."""
+        stand-in was passed on to, which ``MAX_FUNCTION_DEPTH`` counts).  The memo's key holds
+        ``stack``: the depth bounds and the recursion check read it, so a walk made under
+        other calls is another walk, and no call's findings depend on the walks made before
+        it."""
         node = body or member.node
         consts = consts or {}
         if self.is_replaced(context, cls, member, after):
@@ -516,6 +519,7 @@ class ReadSetAnalyzer:
             certain,
             context,
             entry,
+            stack,
         )
         walked = self._memo.get(memo_key)
         if walked is None:
@@ -550,7 +554,8 @@ class ReadSetAnalyzer:
         one, as chains of the analysed call), from ``state``'s chain marks, as if called on
         every run (the caller places the result, so calls from anywhere share the walk).
         ``entry``: the function is the analysed call itself, so every parameter holds a
-        stand-in.  ``klass``: a class method's class, what its first parameter is."""
+        stand-in.  ``klass``: a class method's class, what its first parameter is.  Memoised
+        with ``stack`` in the key, as ``walk`` is."""
         node = function.node
         key_name = f"{FUNCTION_FRAME}{function.module.name}.{node.name}:{node.lineno}"
         if key_name in stack or len(stack) > MAX_CALL_DEPTH:
@@ -567,6 +572,7 @@ class ReadSetAnalyzer:
             context,
             entry,
             klass.qualname if klass is not None else None,
+            stack,
         )
         walked = self._memo.get(memo_key)
         if walked is None:
