@@ -304,9 +304,19 @@ def run_release_summary(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     status = run(args)
     specs_seconds = time.perf_counter() - start
-    _note(args, f"auditing vLLM {version}'s own tests (stand-ins too; a minute or two)")
+    _note(
+        args,
+        f"auditing vLLM {version}'s own tests (stand-ins too; under a minute, "
+        "seconds from the result cache)",
+    )
     progress = None if args.quiet else (lambda line: print(f"{PROG}: {line}", file=sys.stderr))
-    summary = summarize_tree(release, release / "tests", progress)
+    summary = summarize_tree(
+        release,
+        release / "tests",
+        progress,
+        cache=_result_cache(args, release, Overlay()),
+        jobs=args.jobs,
+    )
     verdict = {0: "clean", 1: "drift found"}.get(status, "bad input")
     full = f"audit-stubs --vllm-src {release} --standins --show-possible {release / 'tests'}"
     lines = [
@@ -430,15 +440,14 @@ def _known_reads(
 def _result_cache(args: argparse.Namespace, root: Path, overlay: Overlay) -> ResultCache | None:
     """The result cache of this run (None with ``--no-cache``).  Its salt holds what changes
     results besides the files' contents: the vLLM root and the overlay's folders (findings
-    spell their paths) and ``--standins``; the allowlist, the baseline, ``--since``'s marks and
-    the output format apply to the cached values on every run."""
+    spell their paths; each entry's key holds ``--standins``); the allowlist, the baseline,
+    ``--since``'s marks and the output format apply to the cached values on every run."""
     if args.no_cache:
         return None
     from factories.analysis.result_cache import ResultCache, default_results_dir
 
     options = [
         f"root={root}",
-        f"standins={args.standins}",
         f"folders={sorted((k, str(v)) for k, v in overlay.folders.items())}",
         # A base version's results apart from the tree's: each would otherwise replace the
         # other's entry for a file consulting a changed module on every --since run.

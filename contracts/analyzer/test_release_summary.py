@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from contracts.analyzer.cases import cli
-from factories.analysis.audit import StubAuditor
-from factories.analysis.release_summary import KeepingAuditor, format_summary, summarize_tree
+from factories.analysis.release_summary import format_summary, summarize_tree
+from factories.analysis.result_cache import ResultCache
 from factories.testing.releases import CACHE_ENV
 from factories.testing.selfcheck import SELFCHECK_DEFAULT
 
@@ -157,10 +157,22 @@ def test_release_summary_ends_the_specs_run_and_keeps_its_status(tmp_path, monke
     assert err == ""
 
 
-@pytest.mark.parametrize("body", sorted({c[1] for c in CASES}))
-def test_the_census_auditor_builds_the_tables_the_audit_does(tmp_path, body):
-    """The summary's auditor keeps what it extracts; its tables must stay the base's."""
-    root = _release(tmp_path, body)
-    test = root / "tests" / "test_x.py"
-    kept = KeepingAuditor(root).standins_of(test, has_stubs=True)
-    assert kept == StubAuditor(root).standins_of(test, has_stubs=True)
+def _counted(root: Path, **how) -> str:
+    summary = summarize_tree(root, root / "tests", clock=itertools.count(0.0, 2.5).__next__, **how)
+    return "\n".join(format_summary(summary, "vLLM 0.0.0's own tests", "CMD"))
+
+
+def test_workers_and_the_cache_count_what_one_process_counts(tmp_path):
+    """The census travels in each file's audit: worker processes and a warm cache summarize
+    a tree as one process does (one test file per case of the table, enough for workers)."""
+    root = _release(tmp_path / "release", "")
+    bodies = sorted({c[1] for c in CASES})
+    for i, body in enumerate(bodies):
+        test = "def test_x():\n" + textwrap.indent(body or "pass", "    ") + "\n"
+        (root / "tests" / f"test_{i}.py").write_text(HEAD + test)
+    alone = _counted(root, jobs=1)
+    cache = ResultCache.at(tmp_path / "cache", ["summary"], warn=pytest.fail)
+    assert _counted(root, jobs=2) == alone
+    assert _counted(root, jobs=2, cache=cache) == alone  # cold: fills the cache
+    assert _counted(root, jobs=1, cache=cache) == alone  # warm: every file from the cache
+    assert re.search(rf"{NS}\s+[1-9]\d*\s+[1-9]\d* meet vLLM code", alone), alone

@@ -26,7 +26,7 @@ from factories.analysis.baseline import finding_file, is_suppressed, suppressed_
 from factories.analysis.class_audit import ClassAuditor
 from factories.analysis.classes import ClassIndex, ClassInfo, MemberKind, Missing
 from factories.analysis.extraction import Stub, has_object_new
-from factories.analysis.file_audit import FileAudit, StubRecord, StubSite
+from factories.analysis.file_audit import Census, FileAudit, StubRecord, StubSite
 from factories.analysis.findings import Finding, FindingKind, Location, Severity
 from factories.analysis.readset import ReadSetAnalyzer
 from factories.analysis.report import (
@@ -68,6 +68,8 @@ class AuditSummary:
     blocked: int = 0
     # Findings an ``# audit-stubs: ignore[...]`` comment silenced.
     suppressed: int = 0
+    # With ``--standins``: the stand-ins the files build, by kind (``FileAudit.census``).
+    census: Census = ()
 
     def __str__(self) -> str:
         kinds = ", ".join(f"{k}={n}" for k, n in self.findings_by_kind) or "none"
@@ -367,7 +369,7 @@ class StubAuditor:
         there is no entry, or a module it consulted differs and is not among ``changed``."""
         if self.cache is None:
             return None
-        found = self.cache.read(self._key(path, data))
+        found = self.cache.read(self._key(path, data, standins))
         if found is None:
             return None
         consulted, payload = found
@@ -460,13 +462,21 @@ class StubAuditor:
             [u for unit in units.values() for u in unit.uses],
         )
         audited = tuple(p for p in files if not any(e.path == p for e in unreadable))
-        return attrs.evolve(result, files=audited)
+        summary = result.summary
+        if standins:
+            summary = attrs.evolve(
+                summary, census=extraction.census_sum(unit.census for unit in units.values())
+            )
+        return attrs.evolve(result, files=audited, summary=summary)
 
     # -- one test file, cached --------------------------------------------------------
 
-    def _key(self, path: Path, data: bytes, *more: str) -> str:
+    def _key(self, path: Path, data: bytes, standins: bool, *more: str) -> str:
+        """The cache key of one test file's audit: its path and content, and whether the
+        stand-ins are audited (one cache serves both kinds of run)."""
         assert self.cache is not None
-        return self.cache.key("file", str(path), _digest(data), *more)
+        mode = "standins" if standins else "stubs"
+        return self.cache.key("file", str(path), _digest(data), mode, *more)
 
     def _decoded(self, payload: object) -> FileAudit | None:
         try:
@@ -521,7 +531,7 @@ class StubAuditor:
                 standins and extraction.might_hold_standins(text)
             ):
                 return FileAudit()
-        key = self._key(path, data) if self.cache is not None else None
+        key = self._key(path, data, standins) if self.cache is not None else None
         if key is not None:
             assert self.cache is not None
             payload = self.cache.get(key, self.tree.digest)
@@ -613,7 +623,8 @@ class StubAuditor:
         recorded: bool = False,
     ) -> FileAudit:
         found = list(known) if known else self._stubs_of(path, explicit)
-        table = self.standins_of(path, bool(found), analysis.index) if standins else None
+        roots = self.standins_found(path, bool(found)) if standins else ()
+        table = self._table_of(path, roots, analysis.index)
         records = tuple(self._record(analysis, stub, table) for stub in found)
         selves: tuple[Finding, ...] = ()
         handed: tuple[Finding, ...] = ()
@@ -636,6 +647,7 @@ class StubAuditor:
             uses=uses,
             exports=tuple(name for name, _, _ in exported[1]) if exported else (),
             dependencies=dependencies,
+            census=extraction.census(roots) if roots else (),
         )
 
     def _imported_records(
@@ -669,7 +681,7 @@ class StubAuditor:
         exporters = [
             f"{p}={_digest(blobs[p]) if p in blobs else self.tree.file_digest(p)}" for p in shared
         ]
-        key = self._key(path, data, "imported", *exporters)
+        key = self._key(path, data, standins, "imported", *exporters)
         payload = self.cache.get(key, self.tree.digest)
         unit = None if payload is None else self._decoded(payload)
         if unit is not None:
@@ -896,7 +908,12 @@ class StubAuditor:
         """The stand-ins of one test file as the audit judges them (``index``: the tree's
         classes, which settle what a spec'd mock lacks); None where it builds none that
         meets vLLM code."""
-        found = self.standins_found(path, has_stubs)
+        return self._table_of(path, self.standins_found(path, has_stubs), index)
+
+    def _table_of(
+        self, path: Path, found: Sequence[extraction.StandIn], index: ClassIndex | None
+    ) -> StandInTable | None:
+        """``standins_of`` of the stand-ins ``standins_found`` gave for ``path``."""
         if not found:
             return None
         from factories.analysis.standin_audit import StandInTable  # --standins runs only

@@ -22,6 +22,10 @@ from factories.analysis.findings import Finding, FindingKind, Location
 from factories.analysis.report import FieldUsage, NamespaceSite, NamespaceUse
 from factories.errors import SourceError
 
+#: Stand-ins by kind (``extraction.census``): ``(the kind's value, how many the tests build,
+#: how many of those meet vLLM code)``, in ``StandInKind``'s order, the kinds found only.
+Census = tuple[tuple[str, int, int], ...]
+
 
 @attrs.frozen
 class StubSite:
@@ -87,7 +91,8 @@ class FileAudit:
     ``has_standins`` whether any of them meets vLLM code; ``exports``: the names of helpers
     returning a stub that other test files may import; ``dependencies``: the vLLM modules its
     stubs depend on (``StubAuditor.dependencies``, the source-change trigger's index);
-    ``consulted``: every module its audit asked the tree for."""
+    ``consulted``: every module its audit asked the tree for; ``census``: with
+    ``--standins``, the stand-ins it builds by kind (the main job's summary counts them)."""
 
     stubs: int = 0
     records: tuple[StubRecord, ...] = ()
@@ -101,6 +106,7 @@ class FileAudit:
     # it hands them to read of them (their stale fields are judged over the run).
     sites: tuple[NamespaceSite, ...] = ()
     uses: tuple[NamespaceUse, ...] = ()
+    census: Census = ()
 
     def to_json(self) -> dict:
         return {
@@ -114,6 +120,7 @@ class FileAudit:
             "exports": list(self.exports),
             "dependencies": sorted(self.dependencies),
             "consulted": sorted(self.consulted),
+            "census": [list(kind) for kind in self.census],
         }
 
     @classmethod
@@ -129,6 +136,7 @@ class FileAudit:
             exports=tuple(data["exports"]),
             dependencies=frozenset(data["dependencies"]),
             consulted=frozenset(data["consulted"]),
+            census=tuple((kind, int(n), int(meeting)) for kind, n, meeting in data["census"]),
         )
 
 

@@ -8,8 +8,10 @@ spec'd mocks), how many of them reach vLLM code, and the findings by level and b
 The tree is audited twice with one ``StubAuditor`` (the parsed modules are shared): once as the
 stub audit runs in pre-commit, once with the experimental stand-in audit on (``--standins``).
 The second run's findings that the first lacks are what the stand-in half adds, so its numbers
-are never mixed into the stub audit's.  ``census`` counts every stand-in the second run's
-extraction found; the namespaces and the spec'd mocks are audited.
+are never mixed into the stub audit's.  Each file's audit in the second run counts the
+stand-ins its extraction found (``extraction.census``, a value of the file's audit like its
+findings, so worker processes and the result cache serve the summary as they serve the audit);
+the namespaces and the spec'd mocks are audited.
 """
 
 from __future__ import annotations
@@ -18,14 +20,18 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from factories.analysis.audit import AuditResult, StubAuditor
-from factories.analysis.extraction import MeetingHow, StandIn, StandInKind
+from factories.analysis.extraction import StandInKind
 from factories.analysis.findings import Finding, Severity
 from factories.analysis.report import dedup_key
 from factories.analysis.standin_audit import AUDITED_KINDS
+
+if TYPE_CHECKING:
+    from factories.analysis.result_cache import ResultCache
 
 Progress = Callable[[str], None]
 
@@ -77,61 +83,28 @@ class TreeSummary:
     seconds: float
 
 
-def census(roots: Iterable[StandIn]) -> Counter:
-    """Stand-ins by kind (``kind``) and those in a tree that meets vLLM code
-    (``(kind, "code")``), over the roots a test module builds; nested ones count too.  A
-    creation the audit follows once per set of values (a parametrized namespace, one stand-in
-    per case) is one stand-in here: counted by where the test builds it, meeting code where
-    any of its variants does."""
-    meets_at: dict[tuple, bool] = {}
-    for root in roots:
-        meets = any(
-            m.how is not MeetingHow.ATTRIBUTE or m.owner_kind is StandInKind.OBJECT_NEW
-            for standin in root.walk()
-            for m in standin.meetings
-        )
-        for standin in root.walk():
-            site = (standin.kind, standin.location, standin.column)
-            meets_at[site] = meets_at.get(site, False) or meets
-    counts: Counter = Counter()
-    for (kind, _, _), meets in meets_at.items():
-        counts[kind] += 1
-        counts[kind, "code"] += meets
-    return counts
-
-
-class KeepingAuditor(StubAuditor):
-    """A ``StubAuditor`` that keeps each test file's stand-ins as its ``--standins`` run
-    extracts them (``kept``), so that the census reads them instead of extracting every file
-    a second time (~20 s of CPU on vLLM 0.34.0's tests)."""
-
-    def __init__(self, vllm_src: Path) -> None:
-        super().__init__(vllm_src)
-        self.kept: dict[Path, tuple[StandIn, ...]] = {}
-
-    def standins_found(self, path: Path, has_stubs: bool) -> tuple[StandIn, ...]:
-        found = super().standins_found(path, has_stubs)
-        self.kept[path] = found
-        return found
-
-
 def summarize_tree(
-    vllm_src: Path, tests: Path, progress: Progress | None = None, clock=None
+    vllm_src: Path,
+    tests: Path,
+    progress: Progress | None = None,
+    clock=None,
+    cache: ResultCache | None = None,
+    jobs: int = 1,
 ) -> TreeSummary:
     """Audit ``tests`` against ``vllm_src``: the stubs, then the stand-ins (experimental).
-    ``clock``: where the run's seconds are read (``time.perf_counter``)."""
+    ``clock``: where the run's seconds are read (``time.perf_counter``); ``cache`` and
+    ``jobs``: the result cache and the worker processes, as ``StubAuditor`` takes them (the
+    census travels in each file's audit, so workers and cache hits count what a single
+    process does)."""
     clock = clock or time.perf_counter
     start = clock()
-    auditor = KeepingAuditor(vllm_src)
+    auditor = StubAuditor(vllm_src, cache=cache, jobs=jobs)
     say = progress or (lambda line: None)
     say(f"[1/2] object.__new__ stubs in {tests}")
     plain = auditor.audit_paths([tests], progress=progress)
     say("[2/2] the same files with the stand-ins (experimental)")
     with_standins = auditor.audit_paths([tests], progress=progress, standins=True)
-    counts: Counter = Counter()
-    for found in auditor.kept.values():
-        counts.update(census(found))
-    return _summary(tests, vllm_src, plain, with_standins, counts, clock() - start)
+    return _summary(tests, vllm_src, plain, with_standins, clock() - start)
 
 
 def _summary(
@@ -139,14 +112,14 @@ def _summary(
     vllm_src: Path,
     plain: AuditResult,
     with_standins: AuditResult,
-    counts: Counter,
     seconds: float,
 ) -> TreeSummary:
     before = {dedup_key(f) for f in plain.findings}
     after = {dedup_key(f) for f in with_standins.findings}
     added = [f for f in with_standins.findings if dedup_key(f) not in before]
+    counts = {kind: (n, meeting) for kind, n, meeting in with_standins.summary.census}
     kinds = tuple(
-        KindCount(kind, counts[kind], counts[kind, "code"])
+        KindCount(kind, *counts.get(kind.value, (0, 0)))
         for kind in StandInKind
         if kind not in (StandInKind.OBJECT_NEW, StandInKind.HOLDER)
     )

@@ -76,6 +76,8 @@ if TYPE_CHECKING:
         StandInField,
         StandInKind,
         arms_exclusive,
+        census,
+        census_sum,
     )
     from factories.analysis.extraction._standin_sites import might_hold_standins
     from factories.analysis.extraction._standins import StandInExtractor
@@ -101,6 +103,8 @@ _LAZY = {
     "StandInField": "_standin_model",
     "StandInKind": "_standin_model",
     "arms_exclusive": "_standin_model",
+    "census": "_standin_model",
+    "census_sum": "_standin_model",
     "call_binding": "_class_choice",
     "might_hold_standins": "_standin_sites",
     "StandInExtractor": "_standins",
@@ -143,6 +147,8 @@ __all__ = [
     "UnsettledClass",
     "arms_exclusive",
     "call_binding",
+    "census",
+    "census_sum",
     "has_object_new",
     "is_object_new",
     "might_hold_standins",

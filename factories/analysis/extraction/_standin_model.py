@@ -10,13 +10,17 @@ wrongly).  A *meeting* is one place where the test hands it to code it did not w
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import attrs
 
 from factories.analysis.binding import CallShape, Unheard
 from factories.analysis.class_refs import ClassRef
 from factories.analysis.findings import Location
+
+if TYPE_CHECKING:
+    from factories.analysis.file_audit import Census
 
 
 class StandInKind(enum.Enum):
@@ -301,3 +305,39 @@ class StandIn:
         yield self
         for child in self.children:
             yield from child.walk()
+
+
+def census(roots: Iterable[StandIn]) -> Census:
+    """Stand-ins by kind over the roots a test module builds (nested ones count too), and
+    how many of them belong to a tree that meets vLLM code: one of it is made ``self``,
+    passed as an argument, or set on an ``object.__new__`` stub.  A creation the audit
+    follows once per set of values (a parametrized namespace, one stand-in per case) is one
+    stand-in here: counted by where the test builds it, meeting code where any of its
+    variants does."""
+    meets_at: dict[tuple, bool] = {}
+    for root in roots:
+        meets = any(
+            m.how is not MeetingHow.ATTRIBUTE or m.owner_kind is StandInKind.OBJECT_NEW
+            for standin in root.walk()
+            for m in standin.meetings
+        )
+        for standin in root.walk():
+            site = (standin.kind, standin.location, standin.column)
+            meets_at[site] = meets_at.get(site, False) or meets
+    found: dict[StandInKind, list[int]] = {}
+    for (kind, _, _), meets in meets_at.items():
+        counts = found.setdefault(kind, [0, 0])
+        counts[0] += 1
+        counts[1] += meets
+    return tuple((k.value, *found[k]) for k in StandInKind if k in found)  # type: ignore[misc]
+
+
+def census_sum(parts: Iterable[Census]) -> Census:
+    """The census of several files: theirs added up, kind by kind."""
+    found: dict[str, list[int]] = {}
+    for part in parts:
+        for kind, n, meeting in part:
+            counts = found.setdefault(kind, [0, 0])
+            counts[0] += n
+            counts[1] += meeting
+    return tuple((k.value, *found[k.value]) for k in StandInKind if k.value in found)  # type: ignore[misc]
