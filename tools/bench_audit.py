@@ -18,6 +18,8 @@ audit and its workers together:
   cold run of the whole tree with the same options filled: the last run of the cold-cache
   job where it ran, else one more cold run; for a trigger that is what gives it its reverse
   index).  Jobs without "cache" in their name run with ``--no-cache``;
+* **main job**: the README's ``--release-summary`` (the specs, then the pinned release's
+  own ``tests/`` twice, without and with stand-ins), without a cache and from a warm one;
 * **module edited**: the pre-commit case, on a copy of the tree: a warm cache, then before each
   run an edit (one more comment line) to the trigger's module, so the files whose audit read it
   are analysed again and the others come from the cache.
@@ -213,6 +215,7 @@ def jobs(root: Path, tests: Path) -> list[Job]:
     src = ["--vllm-src", str(root), "--format", "json"]
     tree, trigger = [*src, str(tests)], [*src, str(root / TRIGGER_MODULE)]
     standins = ["--standins"]
+    summary = ["--vllm-src", str(root), "--release-summary"]  # the pinned release's tests
     return [
         Job("tree", tree, against=True),
         Job("specs", src, against=True),
@@ -238,6 +241,8 @@ def jobs(root: Path, tests: Path) -> list[Job]:
             floor_of="trigger --standins",
             prime=[*standins, *tree],
         ),
+        Job("main job", summary),
+        Job("main job, warm cache", summary, "warm", floor_of="main job"),
     ]
 
 
@@ -293,7 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.against:
             codes[args.against] = export(args.against, Path(tmp))
         opened_by: dict[str, list[str]] = {}  # job -> the files its cold run opened
-        warm_dirs: dict[bool, Path] = {}  # --standins -> a filled cache folder
+        # The command whose cold run filled a cache folder -> that folder.
+        warm_dirs: dict[tuple[str, ...], Path] = {}
 
         def cold_opened(name: str) -> list[str]:
             if name not in opened_by:  # its cold job did not run (yet): one cold run
@@ -302,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
 
         for job in selected:
             job_codes = {k: v for k, v in codes.items() if k == HEAD or job.against}
-            standins = "--standins" in job.args
+            filler = tuple(job.prime or job.args)  # what fills the folder of a warm run
             cold_dirs: list[Path] = []
 
             edited: EditedTree | None = None
@@ -327,18 +333,17 @@ def main(argv: list[str] | None = None) -> int:
                 if job.cache == "none":
                     return [*workers, "--no-cache", *job.args]
                 if job.cache == "warm":
-                    warm = warm_dirs["--standins" in job.args]
+                    warm = warm_dirs[tuple(job.prime or job.args)]
                     return [*workers, "--cache-dir", str(warm), *job.args]
                 cold_dirs.append(Path(tempfile.mkdtemp(prefix="cold-", dir=tmp)))
                 return [*workers, "--cache-dir", str(cold_dirs[-1]), *job.args]
 
-            if job.cache == "warm" and standins not in warm_dirs:
+            if job.cache == "warm" and filler not in warm_dirs:
                 # Filled by one cold run of the whole tree with the same options; for a tree
                 # job that run is also its cold run (the floor's files).
-                warm_dirs[standins] = Path(tempfile.mkdtemp(prefix="warm-", dir=tmp))
-                prime = job.prime or job.args
+                warm_dirs[filler] = Path(tempfile.mkdtemp(prefix="warm-", dir=tmp))
                 print(f"[bench_audit] {job.name}: filling the cache", file=sys.stderr, flush=True)
-                run = audit_run(REPO, [*workers, "--cache-dir", str(warm_dirs[standins]), *prime])
+                run = audit_run(REPO, [*workers, "--cache-dir", str(warm_dirs[filler]), *filler])
                 if job.prime is None and job.floor_of is not None:
                     opened_by.setdefault(job.floor_of, run[2])
                     floor = parse_floor(run[2])
@@ -358,8 +363,8 @@ def main(argv: list[str] | None = None) -> int:
                 for label, code in job_codes.items():  # interleaved: load changes hit every code
                     print(f"[bench_audit] {job.name}: {label}", file=sys.stderr, flush=True)
                     samples[label].append(audit_run(code, command(label)))
-            if job.cache == "cold" and standins not in warm_dirs:
-                warm_dirs[standins] = cold_dirs[-1]  # a whole cold run's entries: warm
+            if job.cache == "cold" and filler not in warm_dirs:
+                warm_dirs[filler] = cold_dirs[-1]  # a whole cold run's entries: warm
             for label, runs in samples.items():
                 opened = runs[-1][2]
                 if label == HEAD and job.cache not in ("warm", "edited"):
