@@ -32,7 +32,8 @@ cache saves.
 ``factories/`` and ``tools/``, exported to a temporary folder), runs interleaved with the
 current tree's so that a load change hits both, and prints both ratios: "no slower than
 before" is a ratio no larger than the other's, read off one run.  Only the jobs without a
-cache or ``--standins`` run there (a revision before them has neither).
+cache or ``--standins`` run there (a revision before them has neither), and the main job (a
+revision before its cache and workers runs it in one process, without a cache).
 
 Median of ``--runs`` (3) per job and code; the floor is the median of 3 in-process parses with
 the cyclic GC paused, as the audit parses.  Prints a markdown table for ``docs/BENCHMARKS.md``.
@@ -241,7 +242,7 @@ def jobs(root: Path, tests: Path) -> list[Job]:
             floor_of="trigger --standins",
             prime=[*standins, *tree],
         ),
-        Job("main job", summary),
+        Job("main job", summary, against=True),
         Job("main job, warm cache", summary, "warm", floor_of="main job"),
     ]
 
