@@ -329,7 +329,7 @@ def census(roots: Iterable[StandIn]) -> Census:
         counts = found.setdefault(kind, [0, 0])
         counts[0] += 1
         counts[1] += meets
-    return tuple((k.value, *found[k]) for k in StandInKind if k in found)  # type: ignore[misc]
+    return tuple((k.value, found[k][0], found[k][1]) for k in StandInKind if k in found)
 
 
 def census_sum(parts: Iterable[Census]) -> Census:
@@ -340,4 +340,5 @@ def census_sum(parts: Iterable[Census]) -> Census:
             counts = found.setdefault(kind, [0, 0])
             counts[0] += n
             counts[1] += meeting
-    return tuple((k.value, *found[k.value]) for k in StandInKind if k.value in found)  # type: ignore[misc]
+    kinds = [k.value for k in StandInKind if k.value in found]
+    return tuple((kind, found[kind][0], found[kind][1]) for kind in kinds)
