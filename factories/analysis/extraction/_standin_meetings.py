@@ -79,6 +79,8 @@ class MeetingMaker:
         # patches it makes as written (``_scope_patches``) and whether one names no target.
         self._patches_of: dict[ast.AST, tuple[list[tuple[str, bool]], list[str]]] = {}
         self._unnamed_in: dict[ast.AST, bool] = {}
+        # Per function of the module: each name's stores in it (``_stores_in``).
+        self._stores: dict[ast.AST, dict[str, list[ast.Name]]] = {}
         # The tests of the module that request each of its fixtures (``_fixture_users``).
         self._users: dict[str, tuple[str, ...]] | None = None
 
@@ -344,16 +346,24 @@ class MeetingMaker:
             return self._fixture_item(scope, value, target, depth + 1)
         return self._chosen_modules(value, depth + 1)
 
+    def _stores_in(self, scope: ast.AST) -> dict[str, list[ast.Name]]:
+        """Each name ``scope`` stores or deletes -> those ``Name`` nodes, in the order of
+        ``ModuleScope.nodes``: read once per function, where ``_bound_once`` asks about the
+        same few functions' names thousands of times."""
+        found = self._stores.get(scope)
+        if found is None:
+            found = self._stores[scope] = {}
+            for node in self.scope.nodes(scope):
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    found.setdefault(node.id, []).append(node)
+        return found
+
     def _bound_once(self, scope: ast.AST, name: str) -> tuple[int | None, ast.expr] | None:
         """The value a local ``name`` of the function ``scope`` gets from its one binding, a
         plain ``name = value`` (position None) or ``a, name = value`` (its position)."""
         if not isinstance(scope, FUNCTION_DEFS) or _is_param_of(scope, name):
             return None
-        stores = [
-            n
-            for n in self.scope.nodes(scope)
-            if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-        ]
+        stores = self._stores_in(scope).get(name, ())
         if len(stores) != 1:
             return None
         parent = self.scope.parents.get(stores[0])
