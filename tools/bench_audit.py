@@ -323,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
             def command(
                 label: str,
                 job: Job = job,
+                filler: tuple[str, ...] = filler,
                 cold_dirs: list[Path] = cold_dirs,
                 edited: EditedTree | None = edited,
             ) -> list[str]:
@@ -334,8 +335,7 @@ def main(argv: list[str] | None = None) -> int:
                 if job.cache == "none":
                     return [*workers, "--no-cache", *job.args]
                 if job.cache == "warm":
-                    warm = warm_dirs[tuple(job.prime or job.args)]
-                    return [*workers, "--cache-dir", str(warm), *job.args]
+                    return [*workers, "--cache-dir", str(warm_dirs[filler]), *job.args]
                 cold_dirs.append(Path(tempfile.mkdtemp(prefix="cold-", dir=tmp)))
                 return [*workers, "--cache-dir", str(cold_dirs[-1]), *job.args]
 

@@ -70,24 +70,32 @@ def _sections(text: str) -> dict[str, str]:
     return {"stubs": stubs, "standins": standins, "all": text}
 
 
+def _test_module(body: str) -> str:
+    """A test file whose one test runs ``body``."""
+    return HEAD + "def test_x():\n" + textwrap.indent(body or "pass", "    ") + "\n"
+
+
 def _release(root: Path, body: str) -> Path:
     (root / "vllm").mkdir(parents=True)
     (root / "vllm" / "__init__.py").write_text("")
     (root / "vllm" / "mod.py").write_text(MOD)
     (root / "tests").mkdir()
-    test = "def test_x():\n" + textwrap.indent(body or "pass", "    ") + "\n"
-    (root / "tests" / "test_x.py").write_text(HEAD + test)
+    (root / "tests" / "test_x.py").write_text(_test_module(body))
     return root
+
+
+def _counted(root: Path, **how) -> str:
+    """The summary of ``root``'s tests as the main job prints it (``how``: ``cache``,
+    ``jobs``), its seconds read off a clock that ticks 2.5 s a reading."""
+    summary = summarize_tree(root, root / "tests", clock=itertools.count(0.0, 2.5).__next__, **how)
+    return "\n".join(format_summary(summary, "vLLM 0.0.0's own tests", "CMD"))
 
 
 @pytest.mark.parametrize(
     ("body", "section", "pattern"), [pytest.param(*c[1:], id=c[0]) for c in CASES]
 )
 def test_summary_says(tmp_path, body, section, pattern):
-    root = _release(tmp_path, body)
-    ticks = itertools.count(0.0, 2.5)
-    summary = summarize_tree(root, root / "tests", clock=lambda: next(ticks))
-    text = "\n".join(format_summary(summary, "vLLM 0.0.0's own tests", "CMD"))
+    text = _counted(_release(tmp_path, body))
     assert re.search(pattern, _sections(text)[section]), text
 
 
@@ -102,8 +110,7 @@ def test_a_namespace_followed_once_per_case_is_one_stand_in(tmp_path):
         "    b = object.__new__(Builder)\n"
         "    b.build(SimpleNamespace(prefill=n), SimpleNamespace(num_actual_tokens=n))\n"
     )
-    summary = summarize_tree(root, root / "tests", clock=itertools.count(0.0, 2.5).__next__)
-    text = "\n".join(format_summary(summary, "vLLM 0.0.0's own tests", "CMD"))
+    text = _counted(root)
     assert re.search(rf"{NS}\s+2\s+2 meet vLLM code", _sections(text)["stubs"]), text
 
 
@@ -157,19 +164,13 @@ def test_release_summary_ends_the_specs_run_and_keeps_its_status(tmp_path, monke
     assert err == ""
 
 
-def _counted(root: Path, **how) -> str:
-    summary = summarize_tree(root, root / "tests", clock=itertools.count(0.0, 2.5).__next__, **how)
-    return "\n".join(format_summary(summary, "vLLM 0.0.0's own tests", "CMD"))
-
-
 def test_workers_and_the_cache_count_what_one_process_counts(tmp_path):
     """The census travels in each file's audit: worker processes and a warm cache summarize
     a tree as one process does (one test file per case of the table, enough for workers)."""
     root = _release(tmp_path / "release", "")
     bodies = sorted({c[1] for c in CASES})
     for i, body in enumerate(bodies):
-        test = "def test_x():\n" + textwrap.indent(body or "pass", "    ") + "\n"
-        (root / "tests" / f"test_{i}.py").write_text(HEAD + test)
+        (root / "tests" / f"test_{i}.py").write_text(_test_module(body))
     alone = _counted(root, jobs=1)
     cache = ResultCache.at(tmp_path / "cache", ["summary"], warn=pytest.fail)
     assert _counted(root, jobs=2) == alone
